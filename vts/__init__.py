@@ -1,0 +1,3 @@
+"""nnvts: a conformance harness for NN HAL accelerator drivers."""
+
+__version__ = "0.1.0"

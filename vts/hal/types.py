@@ -1,0 +1,215 @@
+"""NN HAL 1.3 structures, rendered as Python dataclasses.
+
+Field names are the HAL's in snake_case and keep the HAL's field order, so a
+reader can hold this file beside types.hal.  Numeric fields stay plain ints
+(not enums) where a validation test must be able to store an out-of-range
+value: a mutated model with operand type 9999 is a legal *object* that the
+driver must reject, not something the constructor refuses.
+
+The structures are mutable on purpose: validation mutators copy a model with
+``copy.deepcopy`` and then change one field, exactly as the HAL's VTS does.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Union
+
+from vts.hal.enums import NO_TIMING, OperandLifeTime
+
+if TYPE_CHECKING:
+    from vts.hal.memory import Memory
+
+
+@dataclass(slots=True)
+class DataLocation:
+    pool_index: int = 0
+    offset: int = 0
+    length: int = 0
+
+
+@dataclass(slots=True)
+class SymmPerChannelQuantParams:
+    scales: list[float]
+    channel_dim: int
+
+
+@dataclass(slots=True)
+class Operand:
+    """One operand of a subgraph (HAL 1.3 ``Operand``).
+
+    ``extra_params`` follows the HAL's safe_union: ``None`` (none), a
+    ``SymmPerChannelQuantParams`` (channelQuant) or ``bytes`` (extension).
+    """
+
+    type: int
+    dimensions: list[int]
+    number_of_consumers: int
+    scale: float
+    zero_point: int
+    lifetime: int
+    location: DataLocation = field(default_factory=DataLocation)
+    extra_params: SymmPerChannelQuantParams | bytes | None = None
+
+
+@dataclass(slots=True)
+class Operation:
+    type: int
+    inputs: list[int]
+    outputs: list[int]
+
+
+@dataclass(slots=True)
+class Subgraph:
+    operands: list[Operand]
+    operations: list[Operation]
+    input_indexes: list[int]
+    output_indexes: list[int]
+
+
+@dataclass(slots=True)
+class ExtensionNameAndPrefix:
+    name: str
+    prefix: int
+
+
+@dataclass(slots=True)
+class Model:
+    main: Subgraph
+    referenced: list[Subgraph] = field(default_factory=list)
+    operand_values: bytes = b""
+    pools: list[Memory] = field(default_factory=list)
+    relax_computation_float32_to_float16: bool = False
+    extension_name_to_prefix: list[ExtensionNameAndPrefix] = field(default_factory=list)
+
+    def copy(self) -> Model:
+        """Deep copy of the structure that shares the (immutable) memory pools."""
+        pools = self.pools
+        self.pools = []
+        try:
+            clone = copy.deepcopy(self)
+        finally:
+            self.pools = pools
+        clone.pools = list(pools)
+        return clone
+
+
+@dataclass(slots=True)
+class RequestArgument:
+    has_no_value: bool = False
+    location: DataLocation = field(default_factory=DataLocation)
+    dimensions: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryToken:
+    """A request pool that names a driver-allocated buffer (memory domains)."""
+
+    token: int
+
+
+RequestPool = Union["Memory", MemoryToken]
+
+
+@dataclass(slots=True)
+class Request:
+    inputs: list[RequestArgument]
+    outputs: list[RequestArgument]
+    pools: list[RequestPool]
+
+    def copy(self) -> Request:
+        return Request(
+            inputs=copy.deepcopy(self.inputs),
+            outputs=copy.deepcopy(self.outputs),
+            pools=list(self.pools),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PerformanceInfo:
+    """Speed and power relative to the CPU: lower is better, 1.0 is parity."""
+
+    exec_time: float
+    power_usage: float
+
+
+@dataclass(frozen=True, slots=True)
+class OperandPerformance:
+    type: int
+    info: PerformanceInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    relaxed_float32_to_float16_performance_scalar: PerformanceInfo
+    relaxed_float32_to_float16_performance_tensor: PerformanceInfo
+    operand_performance: tuple[OperandPerformance, ...]
+    if_performance: PerformanceInfo
+    while_performance: PerformanceInfo
+
+    def performance_of(self, operand_type: int) -> PerformanceInfo:
+        """The HAL rule: a type missing from the table counts as FLT_MAX."""
+        for entry in self.operand_performance:
+            if entry.type == operand_type:
+                return entry.info
+        flt_max = 3.4028234663852886e38
+        return PerformanceInfo(flt_max, flt_max)
+
+
+@dataclass(frozen=True, slots=True)
+class OperandTypeInformation:
+    type: int
+    is_tensor: bool
+    byte_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Extension:
+    name: str
+    operand_types: tuple[OperandTypeInformation, ...] = ()
+
+
+@dataclass(slots=True)
+class BufferDesc:
+    dimensions: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class BufferRole:
+    model_index: int
+    io_index: int
+    frequency: float
+
+
+@dataclass(frozen=True, slots=True)
+class OutputShape:
+    dimensions: tuple[int, ...]
+    is_sufficient: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Microseconds; ``NO_TIMING`` (UINT64_MAX) means "not measured"."""
+
+    time_on_device: int = NO_TIMING
+    time_in_driver: int = NO_TIMING
+
+    @property
+    def measured(self) -> bool:
+        return self.time_on_device != NO_TIMING or self.time_in_driver != NO_TIMING
+
+
+NO_TIMING_INFO = Timing()
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionResult:
+    """What a successful execution returns (status NONE)."""
+
+    output_shapes: tuple[OutputShape, ...] = ()
+    timing: Timing = NO_TIMING_INFO
+
+
+def is_constant(lifetime: int) -> bool:
+    return lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
