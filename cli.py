@@ -1,0 +1,182 @@
+"""The ``nnvts`` command line: a thin layer over the ``vts`` library.
+
+Parsing and exit codes live here, nothing else: 0 when every case passed,
+1 when any case failed, 2 for usage and input errors (a malformed spec, an
+unknown driver or family).  Heavy modules (numpy, jsonschema, rich, the
+drivers) are imported inside the commands so ``nnvts --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+DEFAULT_SPECS = ("generated_tests",)
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _usage_error(message: str) -> None:
+    click.echo(f"nnvts: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _spec_paths(specs: Sequence[str], extra: Sequence[str]) -> list[str]:
+    return list(specs) + list(extra) or list(DEFAULT_SPECS)
+
+
+def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str], shard: str | None):
+    from vts.run.runner import Selection
+    from vts.run.selection import SelectionError, Shard, parse_expression
+
+    try:
+        return Selection(
+            spec_paths=specs,
+            families=list(families) or None,
+            keyword=parse_expression(keyword) if keyword else None,
+            shard=Shard.parse(shard) if shard else None,
+        )
+    except SelectionError as error:
+        _usage_error(str(error))
+        raise AssertionError from None  # unreachable
+
+
+def _check_specs(paths: Sequence[str]) -> None:
+    """Validate every spec file before anything runs or is written (exit 2 on the first bad one)."""
+    from vts.spec.errors import SpecError
+    from vts.spec.loader import load_paths
+
+    try:
+        for _ in load_paths(paths):
+            pass
+    except SpecError as error:
+        _usage_error(str(error))
+
+
+def _warn_unmatched(selection) -> None:
+    if selection.keyword is not None:
+        for term in selection.keyword.unmatched():
+            click.echo(f"nnvts: warning: -k term {term!r} matched no case", err=True)
+
+
+_SELECTION_OPTIONS = [
+    click.option("--specs", "specs", multiple=True, metavar="PATH",
+                 help="Spec file or directory (repeatable). Default: generated_tests/."),
+    click.option("-k", "keyword", metavar="EXPR", help="Select cases by name: substrings or globs with and/or/not."),
+    click.option("--family", "families", multiple=True, metavar="NAME",
+                 help="Test family to run (repeatable). Default: every applicable family."),
+    click.option("--shard", metavar="I/N", help="Run only shard I of N (stable split by case name)."),
+]
+
+
+def selection_options(fn):
+    for option in reversed(_SELECTION_OPTIONS):
+        fn = option(fn)
+    return click.argument("extra_specs", nargs=-1, type=click.Path())(fn)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="nnvts", message="nnvts %(version)s")
+def main() -> None:
+    """nnvts: conformance tests for NN HAL accelerator drivers."""
+
+
+@main.command()
+@click.option("--driver", default="reference", show_default=True,
+              help="Driver: an installed name, module:attr, or exec:COMMAND.")
+@selection_options
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
+              help="Stream one JSON line per case here (survives a killed run).")
+@click.option("--timeout", "case_timeout", type=float, default=60.0, show_default=True,
+              help="Seconds a case may take before it is recorded as a timeout.")
+@click.option("--pool", "pool_kind", type=click.Choice(["ashmem", "mmap_fd", "hardware_buffer_blob"]),
+              default="ashmem", show_default=True, help="Shared-memory kind for requests and constants.")
+@click.option("--expected-failures", type=click.Path(exists=True, dir_okay=False),
+              help="File of case-name globs expected to fail (xfail / xpass).")
+@click.option("-v", "--verbose", is_flag=True, help="Print every case as it ends.")
+def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
+        families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
+        jsonl_path: str | None, case_timeout: float, pool_kind: str, expected_failures: str | None,
+        verbose: bool) -> None:
+    """Run test cases against a driver."""
+    from vts.run.session import RunRequest, run_session
+
+    paths = _spec_paths(specs, extra_specs)
+    selection = _selection(paths, keyword, families, shard)
+    _check_specs(paths)
+    code = run_session(RunRequest(
+        driver=driver, selection=selection, json_path=json_path, junit_path=junit_path, jsonl_path=jsonl_path,
+        case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures, verbose=verbose,
+        argv=sys.argv[1:]), usage_error=_usage_error)
+    _warn_unmatched(selection)
+    sys.exit(code)
+
+
+@main.command(name="list")
+@selection_options
+@click.option("--count", is_flag=True, help="Print only the number of cases.")
+def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
+               families: tuple[str, ...], shard: str | None, count: bool) -> None:
+    """Print the names of the cases a run would select, one per line."""
+    from vts.spec.errors import SpecError
+
+    from vts.run.runner import UnknownFamily, iter_cases
+
+    paths = _spec_paths(specs, extra_specs)
+    selection = _selection(paths, keyword, families, shard)
+    total = 0
+    try:
+        out = sys.stdout
+        for _family, case in iter_cases(selection):
+            total += 1
+            if not count:
+                out.write(case.name + "\n")
+    except (SpecError, UnknownFamily) as error:
+        _usage_error(str(error))
+    if count:
+        click.echo(total)
+    _warn_unmatched(selection)
+
+
+@main.command()
+@click.option("--specs", "specs", multiple=True, default=("specs",), show_default=True, metavar="PATH",
+              help="Authoring specs to expand.")
+@click.option("--out", "out_dir", default="generated_tests", show_default=True, type=click.Path(file_okay=False))
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when the output is stale.")
+def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
+    """Expand specs/ into concrete cases under generated_tests/."""
+    from vts.spec.errors import SpecError
+    from vts.spec.loader import iter_spec_paths, load_file
+    from vts.spec.writer import write_generated
+
+    try:
+        files = [load_file(p) for p in iter_spec_paths(list(specs))]
+        result = write_generated(files, out_dir, check=check)
+    except SpecError as error:
+        _usage_error(str(error))
+        return
+    stale = list(getattr(result, "stale", ()) or ())
+    if check:
+        if stale:
+            click.echo(f"nnvts: {out_dir} is stale ({len(stale)} files): run `nnvts generate`", err=True)
+            for name in stale[:20]:
+                click.echo(f"  {name}", err=True)
+            sys.exit(EXIT_FAILED)
+        click.echo(f"{out_dir} is up to date")
+        return
+    click.echo(f"generated {out_dir}: {result}")
+
+
+@main.command()
+def drivers() -> None:
+    """List the drivers found, with name, type, version and capabilities."""
+    from vts.run.describe import describe_drivers
+
+    describe_drivers()
+
+
+if __name__ == "__main__":
+    main()

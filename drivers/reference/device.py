@@ -1,0 +1,103 @@
+"""The nnvts reference accelerator: a CPU device that runs models with numpy.
+
+It is the yardstick vendor drivers are compared with, so its answers follow
+Android's sample driver (hal-reference.md §12) unless a comment says why
+not: full HAL validation on every call, INVALID_ARGUMENT for malformed
+models and arguments, MISSED_DEADLINE_PERSISTENT for a deadline that passed
+before the work started.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from vts.hal.validation import ValidationError, validate_model
+
+from drivers.reference.ops.registry import operations
+from drivers.reference.prepared_model import ReferencePreparedModel
+from vts import __version__
+from vts.hal.enums import (
+    DeviceType,
+    ErrorStatus,
+    ExecutionPreference,
+    OperandType,
+    Priority,
+)
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import CacheFiles, Device, PreparedModel
+from vts.hal.types import Capabilities, Model, OperandPerformance, PerformanceInfo
+
+DEVICE_NAME = "nnvts-reference"
+
+
+def _capabilities() -> Capabilities:
+    """Parity with the CPU everywhere: this *is* the CPU reference.
+
+    The HAL expresses performance relative to the CPU (1.0 = same), so an
+    honest CPU reference declares 1.0; ``nnvts bench`` checks it.
+    """
+    parity = PerformanceInfo(1.0, 1.0)
+    table = tuple(
+        OperandPerformance(int(t), parity)
+        for t in sorted(OperandType)
+        if t not in (OperandType.SUBGRAPH, OperandType.OEM, OperandType.TENSOR_OEM_BYTE)
+    )
+    return Capabilities(parity, parity, table, parity, parity)
+
+
+class ReferenceDevice(Device):
+    name = DEVICE_NAME
+
+    def get_type(self) -> DeviceType:
+        return DeviceType.CPU
+
+    def get_version_string(self) -> str:
+        return f"nnvts-reference/{__version__}"
+
+    def get_capabilities(self) -> Capabilities:
+        return _capabilities()
+
+    def _validate(self, model: Model) -> None:
+        try:
+            validate_model(model)
+        except ValidationError as error:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        self._validate(model)
+        registry = operations()
+        graph = model.main
+        flags = []
+        for op in graph.operations:
+            op_def = registry.get(op.type)
+            inputs = [graph.operands[i] for i in op.inputs]
+            outputs = [graph.operands[i] for i in op.outputs]
+            flags.append(op_def is not None and op_def.supports(inputs, outputs))
+        return flags
+
+    def prepare_model(
+        self,
+        model: Model,
+        preference: ExecutionPreference | int = ExecutionPreference.FAST_SINGLE_ANSWER,
+        priority: Priority | int = Priority.MEDIUM,
+        deadline: int | None = None,
+        model_cache: CacheFiles = (),
+        data_cache: CacheFiles = (),
+        token: bytes = bytes(32),
+    ) -> PreparedModel:
+        self._validate(model)
+        if int(preference) not in ExecutionPreference._value2member_map_:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid execution preference {int(preference)}")
+        if int(priority) not in Priority._value2member_map_:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid priority {int(priority)}")
+        if not all(self.get_supported_operations(model)):
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "model has operations this device does not support")
+        if deadline is not None and time.monotonic_ns() >= deadline:
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation")
+        return ReferencePreparedModel(model.copy(), Priority(priority), self)
+
+
+def create_device(argv: Sequence[str] = ()) -> ReferenceDevice:
+    """Entry point of the ``nnvts.drivers`` group."""
+    return ReferenceDevice()

@@ -1,0 +1,163 @@
+"""Graph interpreter of the reference driver: runs a prepared HAL model with numpy.
+
+Constants are decoded once at preparation (``CompiledModel``); each execution
+walks the main subgraph's operations in order, as the HAL requires them to be
+listed, checking the deadline before every operation the way Android's
+``CpuExecutor`` does, so a run that cannot finish in time stops with
+MISSED_DEADLINE_TRANSIENT instead of running on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from drivers.reference.ops.registry import OpDef, operations
+from drivers.reference.tensor import OpContext, Tensor, op_failure
+from vts.hal.enums import NUMPY_DTYPE, ErrorStatus, OperandLifeTime, OperandType, OperationType, enum_name
+from vts.hal.errors import DriverError
+from vts.hal.types import Model, Operand, Subgraph
+
+
+def operand_dtype(operand_type: int) -> np.dtype:
+    if operand_type > 0xFFFF:
+        return np.dtype("u1")
+    try:
+        return np.dtype(NUMPY_DTYPE[OperandType(operand_type)])
+    except (KeyError, ValueError):
+        return np.dtype("u1")
+
+
+def make_tensor(operand: Operand, value: np.ndarray) -> Tensor:
+    extra = operand.extra_params
+    return Tensor(
+        value=value,
+        type=operand.type,
+        scale=operand.scale,
+        zero_point=operand.zero_point,
+        channel_quant=extra if extra is not None and not isinstance(extra, bytes) else None,
+    )
+
+
+def decode_constant(model: Model, operand: Operand) -> np.ndarray:
+    loc = operand.location
+    dtype = operand_dtype(operand.type)
+    if operand.lifetime == OperandLifeTime.CONSTANT_COPY:
+        raw = model.operand_values[loc.offset : loc.offset + loc.length]
+    else:
+        raw = model.pools[loc.pool_index].read(loc.offset, loc.length)
+    flat = np.frombuffer(raw, dtype=dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype).astype(dtype)
+    return flat.reshape(operand.dimensions) if operand.dimensions else flat.reshape(())
+
+
+class DeadlineClock:
+    """Deadline checks shared by every operation of one execution."""
+
+    __slots__ = ("deadline",)
+
+    def __init__(self, deadline: int | None) -> None:
+        self.deadline = deadline
+
+    def check(self) -> None:
+        if self.deadline is not None and time.monotonic_ns() >= self.deadline:
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "deadline passed during execution")
+
+
+class CompiledModel:
+    """A validated model with its constants decoded and its operations resolved."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.relaxed = model.relax_computation_float32_to_float16
+        self.subgraphs: list[Subgraph] = [model.main, *model.referenced]
+        registry = operations()
+        self.constants: list[list[Tensor | None]] = []
+        self.op_defs: list[list[OpDef]] = []
+        for graph in self.subgraphs:
+            values: list[Tensor | None] = [None] * len(graph.operands)
+            for index, operand in enumerate(graph.operands):
+                if operand.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
+                    values[index] = make_tensor(operand, decode_constant(model, operand))
+                elif operand.lifetime == OperandLifeTime.SUBGRAPH:
+                    values[index] = Tensor(np.array(operand.location.offset, dtype=np.int32), operand.type)
+            self.constants.append(values)
+            defs = []
+            for op in graph.operations:
+                if op.type not in registry:
+                    raise DriverError(ErrorStatus.INVALID_ARGUMENT,
+                                      f"operation {enum_name(OperationType, op.type)} is not supported")
+                defs.append(registry[op.type])
+            self.op_defs.append(defs)
+
+    def run(self, inputs: Sequence[Tensor | None], clock: DeadlineClock,
+            loop_timeout_ns: int | None = None) -> list[Tensor]:
+        return self.run_subgraph(0, inputs, clock, loop_timeout_ns)
+
+    def run_subgraph(self, index: int, inputs: Sequence[Tensor | None], clock: DeadlineClock,
+                     loop_timeout_ns: int | None) -> list[Tensor]:
+        graph = self.subgraphs[index]
+        values = list(self.constants[index])
+        for position, operand_index in enumerate(graph.input_indexes):
+            tensor = inputs[position]
+            if tensor is not None:
+                operand = graph.operands[operand_index]
+                tensor = make_tensor(operand, tensor.value)
+            values[operand_index] = tensor
+
+        def run_child(child: int, child_inputs: Sequence[Tensor | None]) -> list[Tensor]:
+            return self.run_subgraph(child, child_inputs, clock, loop_timeout_ns)
+
+        for op, op_def in zip(graph.operations, self.op_defs[index], strict=True):
+            clock.check()
+            self._run_operation(graph, op.inputs, op.outputs, op_def, values, run_child, clock,
+                                loop_timeout_ns)
+        outputs = []
+        for operand_index in graph.output_indexes:
+            tensor = values[operand_index]
+            if tensor is None:
+                raise op_failure(f"subgraph {index} output operand {operand_index} was never written")
+            outputs.append(tensor)
+        return outputs
+
+    def _run_operation(self, graph: Subgraph, input_indexes: list[int], output_indexes: list[int],
+                       op_def: OpDef, values: list[Tensor | None],
+                       run_child: Callable[[int, Sequence[Tensor | None]], list[Tensor]],
+                       clock: DeadlineClock, loop_timeout_ns: int | None) -> None:
+        name = op_def.type.name
+        output_operands = [graph.operands[i] for i in output_indexes]
+        context = OpContext(
+            name,
+            [values[i] for i in input_indexes],
+            output_operands,
+            relaxed=self.relaxed,
+            run_subgraph=run_child,
+            check_deadline=clock.check,
+            loop_timeout_ns=loop_timeout_ns,
+            input_operands=[graph.operands[i] for i in input_indexes],
+        )
+        try:
+            results = op_def.run(context)
+        except DriverError:
+            raise
+        except (ValueError, IndexError, ZeroDivisionError, FloatingPointError, OverflowError) as error:
+            raise op_failure(f"{name}: {error}") from error
+        if len(results) != len(output_indexes):
+            raise op_failure(f"{name}: produced {len(results)} outputs, model declares {len(output_indexes)}")
+        for operand_index, operand, result in zip(output_indexes, output_operands, results, strict=True):
+            array = np.asarray(result)
+            dtype = operand_dtype(operand.type)
+            if array.dtype != dtype:
+                array = array.astype(dtype)
+            check_shape(name, operand, array.shape)
+            values[operand_index] = make_tensor(operand, array)
+
+
+def check_shape(name: str, operand: Operand, shape: tuple[int, ...]) -> None:
+    """The computed shape must agree with every dimension the model fixed."""
+    dims = operand.dimensions
+    if not dims:
+        return
+    if len(dims) != len(shape) or any(d and d != s for d, s in zip(dims, shape, strict=True)):
+        raise op_failure(f"{name}: computed output shape {list(shape)} conflicts with declared {list(dims)}")

@@ -1,0 +1,187 @@
+"""The reference driver's prepared model: request decoding, execution paths, timing.
+
+Behaviour follows Android's sample driver (hal-reference.md §12.4): validate
+the request first (INVALID_ARGUMENT), refuse an already-passed deadline
+(MISSED_DEADLINE_PERSISTENT), map the pools, run, and report output shapes
+on success and on OUTPUT_INSUFFICIENT_SIZE only, timing only when measured
+and successful.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+
+import numpy as np
+from vts.hal.validation import ValidationError, validate_request
+
+from drivers.reference.executor import CompiledModel, DeadlineClock, make_tensor, operand_dtype
+from drivers.reference.tensor import Tensor
+from vts.hal.enums import (
+    LOOP_TIMEOUT_DEFAULT_NS,
+    ErrorStatus,
+    MeasureTiming,
+    Priority,
+)
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import FencedExecutionCallback, PreparedModel, SyncFence
+from vts.hal.memory import Memory
+from vts.hal.types import (
+    NO_TIMING_INFO,
+    ExecutionResult,
+    MemoryToken,
+    Model,
+    OutputShape,
+    Request,
+    Timing,
+)
+
+
+def _deadline_passed(deadline: int | None) -> bool:
+    return deadline is not None and time.monotonic_ns() >= deadline
+
+
+class _FencedCallback(FencedExecutionCallback):
+    def __init__(self, status: ErrorStatus, launched: Timing, fenced: Timing) -> None:
+        self._info = (status, launched, fenced)
+
+    def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
+        return self._info
+
+
+class ReferencePreparedModel(PreparedModel):
+    def __init__(self, model: Model, priority: Priority, device: object | None = None) -> None:
+        self.model = model
+        self.priority = Priority(priority)
+        self.compiled = CompiledModel(model)
+        self.device = device
+        self._lock = threading.Lock()
+
+    # -- request plumbing ---------------------------------------------------
+
+    def _pool(self, request: Request, index: int) -> Memory:
+        pool = request.pools[index]
+        if isinstance(pool, MemoryToken):
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"unknown memory token {pool.token}")
+        return pool
+
+    def _read_inputs(self, request: Request) -> list[Tensor | None]:
+        main = self.model.main
+        tensors: list[Tensor | None] = []
+        for position, argument in enumerate(request.inputs):
+            if argument.has_no_value:
+                tensors.append(None)
+                continue
+            operand = main.operands[main.input_indexes[position]]
+            dims = list(argument.dimensions) or list(operand.dimensions)
+            dtype = operand_dtype(operand.type)
+            count = int(np.prod(dims)) if dims else 1
+            needed = count * dtype.itemsize
+            loc = argument.location
+            if loc.length < needed:
+                raise DriverError(ErrorStatus.INVALID_ARGUMENT,
+                                  f"input {position}: {loc.length} bytes given, {needed} needed for dims {dims}")
+            pool = self._pool(request, loc.pool_index)
+            flat = pool.array(loc.offset, dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype, count)
+            value = flat.astype(dtype).reshape(dims) if dims else flat.astype(dtype).reshape(())
+            tensors.append(make_tensor(operand, value))
+        return tensors
+
+    def _write_outputs(self, request: Request, results: Sequence[Tensor]) -> tuple[OutputShape, ...]:
+        shapes = []
+        sufficient = True
+        for argument, tensor in zip(request.outputs, results, strict=True):
+            data = np.ascontiguousarray(tensor.value)
+            fits = data.nbytes <= argument.location.length
+            sufficient &= fits
+            shapes.append(OutputShape(tuple(int(d) for d in data.shape), fits))
+        if not sufficient:
+            raise DriverError(ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, "an output buffer is too small",
+                              output_shapes=shapes)
+        for argument, tensor in zip(request.outputs, results, strict=True):
+            data = np.ascontiguousarray(tensor.value)
+            if data.dtype.itemsize > 1:
+                data = data.astype(data.dtype.newbyteorder("<"), copy=False)
+            pool = self._pool(request, argument.location.pool_index)
+            pool.write(argument.location.offset, data.tobytes())
+        return tuple(shapes)
+
+    # -- execution paths ----------------------------------------------------
+
+    def _validate(self, request: Request, allow_unspecified_output: bool = True) -> None:
+        try:
+            validate_request(request, self.model, allow_unspecified_output=allow_unspecified_output)
+        except ValidationError as error:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+
+    def _run(self, request: Request, measure: MeasureTiming, deadline: int | None,
+             loop_timeout: int | None) -> ExecutionResult:
+        start = time.perf_counter_ns()
+        inputs = self._read_inputs(request)
+        device_start = time.perf_counter_ns()
+        timeout = LOOP_TIMEOUT_DEFAULT_NS if loop_timeout is None else loop_timeout
+        results = self.compiled.run(inputs, DeadlineClock(deadline), timeout)
+        device_end = time.perf_counter_ns()
+        shapes = self._write_outputs(request, results)
+        if measure != MeasureTiming.YES:
+            return ExecutionResult(shapes, NO_TIMING_INFO)
+        end = time.perf_counter_ns()
+        return ExecutionResult(shapes, Timing((device_end - device_start) // 1000, (end - start) // 1000))
+
+    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                deadline: int | None = None, loop_timeout: int | None = None) -> ExecutionResult:
+        self._validate(request)
+        if _deadline_passed(deadline):
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
+        return self._run(request, measure, deadline, loop_timeout)
+
+    def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                      deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
+        self._validate(request)  # launch status: INVALID_ARGUMENT synchronously
+        future: Future[ExecutionResult] = Future()
+        if _deadline_passed(deadline):
+            future.set_exception(DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT,
+                                             "deadline passed before execution"))
+            return future
+
+        def work() -> None:
+            try:
+                future.set_result(self._run(request, measure, deadline, loop_timeout))
+            except DriverError as error:
+                future.set_exception(error)
+            except Exception as error:
+                future.set_exception(DriverError(ErrorStatus.GENERAL_FAILURE, f"internal error: {error!r}"))
+
+        threading.Thread(target=work, daemon=True, name="nnvts-reference-async").start()
+        return future
+
+    def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
+                       measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                       loop_timeout: int | None = None,
+                       timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        launched = time.perf_counter_ns()
+        self._validate(request, allow_unspecified_output=False)
+        if _deadline_passed(deadline):
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
+        for fence in wait_for:
+            if fence is None:
+                raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+        for fence in wait_for:
+            assert fence is not None
+            if not fence.wait():
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, "a wait fence signalled an error")
+        fenced = time.perf_counter_ns()
+        if timeout_after_fence is not None:
+            limit = time.monotonic_ns() + timeout_after_fence
+            deadline = limit if deadline is None else min(deadline, limit)
+        result = self._run(request, MeasureTiming.NO, deadline, loop_timeout)
+        del result
+        if measure == MeasureTiming.YES:
+            end = time.perf_counter_ns()
+            timing_launched = Timing((end - fenced) // 1000, (end - launched) // 1000)
+            timing_fenced = Timing((end - fenced) // 1000, (end - fenced) // 1000)
+        else:
+            timing_launched = timing_fenced = NO_TIMING_INFO
+        return None, _FencedCallback(ErrorStatus.NONE, timing_launched, timing_fenced)

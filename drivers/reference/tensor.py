@@ -1,0 +1,152 @@
+"""What an operation implementation sees: tensors with their quantization, and its context.
+
+Operations receive stored values (quantized integers, halves, bools) with the
+operand's scale, zero point and per-channel parameters, and return plain
+numpy arrays for their outputs; the executor attaches the output operands'
+metadata.  Keeping the op interface this small is what lets each op module be
+a handful of lines (ONNX reference-evaluator style).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vts.hal.enums import NUMPY_DTYPE, ErrorStatus, OperandType
+from vts.hal.errors import DriverError
+from vts.hal.types import Operand, SymmPerChannelQuantParams
+
+
+@dataclass(slots=True)
+class Tensor:
+    value: np.ndarray  # stored values, shaped by the operand's (actual) dims
+    type: int
+    scale: float = 0.0
+    zero_point: int = 0
+    channel_quant: SymmPerChannelQuantParams | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.value.shape)
+
+    @property
+    def rank(self) -> int:
+        return self.value.ndim
+
+    def real(self) -> np.ndarray:
+        """Real (dequantized) values in float64; floats and ints are converted as is."""
+        if self.channel_quant is not None:
+            scales = np.asarray(self.channel_quant.scales, dtype=np.float64)
+            shape = [1] * self.value.ndim
+            shape[self.channel_quant.channel_dim] = -1
+            return self.value.astype(np.float64) * scales.reshape(shape)
+        if self.type in _QUANT:
+            return (self.value.astype(np.float64) - self.zero_point) * self.scale
+        return self.value.astype(np.float64)
+
+    def item(self) -> int | float | bool:
+        """The scalar this operand holds (scalars and one-element tensors)."""
+        return self.value.reshape(-1)[0].item()
+
+
+_QUANT = frozenset(
+    {
+        OperandType.TENSOR_QUANT8_ASYMM,
+        OperandType.TENSOR_QUANT8_ASYMM_SIGNED,
+        OperandType.TENSOR_QUANT8_SYMM,
+        OperandType.TENSOR_QUANT16_ASYMM,
+        OperandType.TENSOR_QUANT16_SYMM,
+    }
+)
+
+
+def op_failure(message: str) -> DriverError:
+    """An operation that cannot run on these values (Android's OP_FAILED -> GENERAL_FAILURE)."""
+    return DriverError(ErrorStatus.GENERAL_FAILURE, message)
+
+
+@dataclass(slots=True)
+class OutputSpec:
+    """The declared output operand: type and quantization the op must produce."""
+
+    type: int
+    scale: float
+    zero_point: int
+    dims: tuple[int, ...]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(NUMPY_DTYPE.get(OperandType(self.type), "u1")) if self.type <= 0xFFFF else np.dtype("u1")
+
+
+class OpContext:
+    """Inputs of one operation plus the hooks control-flow operations need."""
+
+    __slots__ = (
+        "_check_deadline",
+        "_run_subgraph",
+        "input_operands",
+        "inputs",
+        "loop_timeout_ns",
+        "name",
+        "outputs",
+        "relaxed",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        inputs: Sequence[Tensor | None],
+        outputs: Sequence[Operand],
+        relaxed: bool = False,
+        run_subgraph: Callable[[int, Sequence[Tensor | None]], list[Tensor]] | None = None,
+        check_deadline: Callable[[], None] | None = None,
+        loop_timeout_ns: int | None = None,
+        input_operands: Sequence[Operand] = (),
+    ) -> None:
+        self.name = name
+        self.inputs = inputs
+        self.outputs = [OutputSpec(o.type, o.scale, o.zero_point, tuple(o.dimensions)) for o in outputs]
+        self.relaxed = relaxed
+        self._run_subgraph = run_subgraph
+        self._check_deadline = check_deadline
+        self.loop_timeout_ns = loop_timeout_ns
+        self.input_operands = input_operands
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.inputs)
+
+    def has(self, index: int) -> bool:
+        """True when input ``index`` exists and is not an omitted optional input."""
+        return index < len(self.inputs) and self.inputs[index] is not None
+
+    def tensor(self, index: int) -> Tensor:
+        tensor = self.inputs[index] if index < len(self.inputs) else None
+        if tensor is None:
+            raise op_failure(f"{self.name}: required input {index} has no value")
+        return tensor
+
+    def array(self, index: int) -> np.ndarray:
+        return self.tensor(index).value
+
+    def scalar(self, index: int, default: int | float | bool | None = None) -> int | float | bool:
+        if not self.has(index):
+            if default is None:
+                raise op_failure(f"{self.name}: required scalar input {index} has no value")
+            return default
+        return self.tensor(index).item()
+
+    def output(self, index: int = 0) -> OutputSpec:
+        return self.outputs[index]
+
+    def run_subgraph(self, index: int, inputs: Sequence[Tensor | None]) -> list[Tensor]:
+        if self._run_subgraph is None:
+            raise op_failure(f"{self.name}: no subgraph executor")
+        return self._run_subgraph(index, inputs)
+
+    def check_deadline(self) -> None:
+        if self._check_deadline is not None:
+            self._check_deadline()

@@ -1,0 +1,135 @@
+"""Accuracy criteria of the NN HAL suite, as pure functions returning records.
+
+Per operand type (spec-format.md "Accuracy", test-catalogue §9): float32
+within 1e-5 + 5 ULP relative; float16 (and float32 in relaxed or fp16 models)
+within 5 fp16 ULP absolute and relative; int32 and quantized types within 1
+(a model may widen the quantized bound, MobileNet-sized graphs use 3);
+booleans exact.  A non-finite actual value fails unless the golden is the
+same non-finite value.  The comparison never asserts: it returns an
+``OutputComparison`` and the family decides the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from vts.hal.enums import OperandType as T
+
+FP32_ULP = 1.1920928955078125e-07  # 2**-23
+FP16_ULP = 0.0009765625  # 2**-10
+
+
+@dataclass(frozen=True, slots=True)
+class Criteria:
+    atol: float
+    rtol: float
+    exact: bool = False
+
+
+FLOAT32 = Criteria(atol=1e-5, rtol=5 * FP32_ULP)
+FLOAT16 = Criteria(atol=5 * FP16_ULP, rtol=5 * FP16_ULP)
+INTEGER = Criteria(atol=1, rtol=0)
+EXACT = Criteria(atol=0, rtol=0, exact=True)
+
+_QUANTIZED = (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUANT8_SYMM,
+              T.TENSOR_QUANT16_ASYMM, T.TENSOR_QUANT16_SYMM)
+
+
+def criteria_for(operand_type: int, *, reduced_precision: bool = False,
+                 tolerance: Mapping[str, float] | None = None) -> Criteria:
+    """Criteria for one output.
+
+    ``reduced_precision``: the model is relaxed or has a float16 operand, so
+    float32 outputs are judged with the fp16 bound (VTS does the same).
+    ``tolerance``: the model's overrides (``quant``, ``atol``, ``rtol``).
+    """
+    tolerance = tolerance or {}
+    if operand_type in (T.TENSOR_FLOAT32, T.FLOAT32):
+        base = FLOAT16 if reduced_precision else FLOAT32
+    elif operand_type in (T.TENSOR_FLOAT16, T.FLOAT16):
+        base = FLOAT16
+    elif operand_type in _QUANTIZED:
+        base = Criteria(atol=float(tolerance.get("quant", 1)), rtol=0)
+    elif operand_type in (T.TENSOR_INT32, T.INT32, T.UINT32):
+        base = INTEGER
+    elif operand_type in (T.TENSOR_BOOL8, T.BOOL):
+        return EXACT
+    else:
+        base = EXACT
+    if "atol" in tolerance or "rtol" in tolerance:
+        return Criteria(atol=float(tolerance.get("atol", base.atol)), rtol=float(tolerance.get("rtol", base.rtol)))
+    return base
+
+
+@dataclass(frozen=True, slots=True)
+class OutputComparison:
+    """How one output compared with its golden."""
+
+    operand: str
+    passed: bool
+    total: int
+    bad_count: int = 0
+    worst_index: tuple[int, ...] = ()
+    expected: float | None = None
+    actual: float | None = None
+    error: float | None = None
+    note: str = ""
+
+    def describe(self) -> str:
+        if self.passed:
+            return f"{self.operand}: ok ({self.total} elements)"
+        if self.note:
+            return f"{self.operand}: {self.note}"
+        return (f"{self.operand}: {self.bad_count}/{self.total} elements out of tolerance; worst at "
+                f"{list(self.worst_index)}: expected {self.expected!r}, got {self.actual!r} "
+                f"(error {self.error:.6g})")
+
+
+def compare_output(operand: str, expected: np.ndarray, actual: np.ndarray, criteria: Criteria) -> OutputComparison:
+    """Compare ``actual`` with ``expected`` element by element (both already shaped alike)."""
+    total = int(expected.size)
+    if actual.size != expected.size:
+        return OutputComparison(operand, False, total, total,
+                                note=f"{actual.size} elements returned, {total} expected")
+    if total == 0:
+        return OutputComparison(operand, True, 0)
+    shape = expected.shape
+    if criteria.exact:
+        exp = expected.astype(bool) if expected.dtype == np.bool_ else expected.astype(np.float64)
+        act = actual.astype(bool) if expected.dtype == np.bool_ else actual.astype(np.float64)
+        bad = exp != act
+        error = bad.astype(np.float64)
+    else:
+        exp = expected.astype(np.float64)
+        act = actual.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            error = np.abs(act - exp)
+            limit = criteria.atol + criteria.rtol * np.abs(exp)
+            finite = np.isfinite(exp) & np.isfinite(act)
+            same_nonfinite = (~np.isfinite(exp)) & ((exp == act) | (np.isnan(exp) & np.isnan(act)))
+            bad = np.where(finite, error > limit, ~same_nonfinite)
+            error = np.where(finite, error, np.inf)
+            error = np.where(bad | finite, error, 0.0)
+    bad_count = int(np.count_nonzero(bad))
+    if bad_count == 0:
+        return OutputComparison(operand, True, total)
+    ranked = np.where(bad, error, -1.0)
+    flat_worst = int(np.argmax(ranked.reshape(-1)))
+    worst = tuple(int(i) for i in np.unravel_index(flat_worst, shape)) if shape else ()
+    return OutputComparison(
+        operand,
+        False,
+        total,
+        bad_count,
+        worst,
+        expected=_scalar(expected.reshape(-1)[flat_worst]),
+        actual=_scalar(actual.reshape(-1)[flat_worst]),
+        error=float(error.reshape(-1)[flat_worst]),
+    )
+
+
+def _scalar(value: np.generic) -> float:
+    return float(value.item())

@@ -1,0 +1,126 @@
+"""Cases and families: how test families turn models into cases and judge answers.
+
+A ``Case`` is plain, picklable data: its name, its family, the test model it
+exercises (with goldens) and a small configuration.  A family yields cases
+lazily from each loaded model (and, for device-level families, from nothing
+at all), and judges one case against a driver, returning an ``Outcome``.
+
+Driver misbehaviour never escapes a family as an exception the runner has to
+interpret: expected statuses are checked explicitly ("either X or Y", with
+the HAL rule cited next to the check), and anything unexpected becomes a
+failed outcome with a reason.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from vts.hal.enums import HalVersion, OperandType, OperationType, enum_name
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import Device
+from vts.results import Verdict
+from vts.testmodel import TestModel
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    name: str
+    family: str
+    model: TestModel | None = None
+    example: int | None = None
+    spec_path: str = ""
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    def labels(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(operation names, operand type names) of the model, for summaries."""
+        if self.model is None:
+            return (), ()
+        ops = sorted({_type_name(OperationType, op.type) for g in self.model.subgraphs() for op in g.operations})
+        main_inputs = [self.model.main.operands[i] for i in self.model.main.inputs] or list(
+            self.model.main.operands[:1])
+        types = sorted({_type_name(OperandType, o.type) for o in main_inputs})
+        return tuple(ops), tuple(types)
+
+
+def _type_name(enum_cls: type, value: int | str) -> str:
+    return value if isinstance(value, str) else enum_name(enum_cls, value)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    verdict: Verdict
+    reason: str = ""
+    details: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def passed(reason: str = "", details: tuple[str, ...] = (), **extra: Any) -> Outcome:
+    return Outcome(Verdict.PASSED, reason, details, extra)
+
+
+def failed(reason: str, details: tuple[str, ...] = (), **extra: Any) -> Outcome:
+    return Outcome(Verdict.FAILED, reason, details, extra)
+
+
+def skipped(reason: str) -> Outcome:
+    return Outcome(Verdict.SKIPPED, reason)
+
+
+class HarnessError(Exception):
+    """The harness cannot run a case (bad model conversion, missing resource): verdict ERROR."""
+
+
+class CaseFailure(Exception):
+    """Raised inside a family to end a case as failed; the runner turns it into an Outcome."""
+
+    def __init__(self, reason: str, details: tuple[str, ...] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInfo:
+    """What families may ask of the device before generating cases."""
+
+    name: str
+    hal_version: HalVersion = HalVersion.V1_3
+
+
+@dataclass(slots=True)
+class RunOptions:
+    """Settings that change how cases run (not which exist)."""
+
+    pool_kind: str = "ashmem"
+    case_timeout: float = 60.0
+    extensions: Any = None
+
+
+class Family(abc.ABC):
+    """One test family (generated, validation, deadline, ...)."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    #: Whether ``nnvts run`` selects this family when no ``--family`` is given.
+    default: ClassVar[bool] = True
+
+    def applicable(self, device: DeviceInfo) -> bool:
+        return True
+
+    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+        """Cases derived from one loaded model."""
+        return iter(())
+
+    def device_cases(self) -> Iterator[Case]:
+        """Cases that need no model (discovery, capabilities, ...)."""
+        return iter(())
+
+    @abc.abstractmethod
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome: ...
+
+
+def status_name(error: DriverError | None) -> str:
+    return "NONE" if error is None else error.status.name

@@ -1,0 +1,140 @@
+"""Shared mechanics of model-driven families: prepare a model, execute a request.
+
+``create_prepared_model`` is the suite's createPreparedModel (test-catalogue
+§2.1): the support query must answer NONE with one flag per operation; a
+model that is not fully supported may be refused at preparation (the case is
+then skipped), a fully supported one may not.  ``execute`` drives one of the
+execution paths and normalises what came back into an ``Answer``, so every
+family judges sync, async and fenced executions the same way.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from vts.families.base import CaseFailure
+from vts.hal.enums import NO_TIMING, ErrorStatus, MeasureTiming, OperationType, enum_name
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import Device, PreparedModel, SyncFence
+from vts.hal.types import NO_TIMING_INFO, Model, OutputShape, Request, Timing
+
+
+class Executor(enum.Enum):
+    SYNC = "sync"
+    ASYNC = "async"
+    FENCED = "fenced"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What an execution returned, whichever path it took."""
+
+    status: ErrorStatus
+    output_shapes: tuple[OutputShape, ...] = ()
+    timing: Timing = NO_TIMING_INFO
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == ErrorStatus.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class Preparation:
+    prepared: PreparedModel | None
+    supported: tuple[bool, ...]
+    error: DriverError | None = None
+
+    @property
+    def fully_supported(self) -> bool:
+        return all(self.supported)
+
+
+def supported_operations(device: Device, model: Model) -> tuple[bool, ...]:
+    """``getSupportedOperations``: must answer NONE with one flag per main operation."""
+    try:
+        flags = device.get_supported_operations(model)
+    except DriverError as error:
+        raise CaseFailure(f"get_supported_operations returned {error.status.name} for a valid model",
+                          (error.message,)) from None
+    flags = tuple(bool(f) for f in flags)
+    if len(flags) != len(model.main.operations):
+        raise CaseFailure(f"get_supported_operations returned {len(flags)} flags for "
+                          f"{len(model.main.operations)} operations")
+    return flags
+
+
+def unsupported_names(model: Model, flags: Sequence[bool]) -> str:
+    names = sorted({enum_name(OperationType, op.type) for op, ok in zip(model.main.operations, flags, strict=True)
+                    if not ok})
+    return ", ".join(names)
+
+
+def create_prepared_model(device: Device, model: Model, **kwargs: object) -> Preparation:
+    """Prepare ``model`` the way the suite does; refusal of an unsupported model is allowed."""
+    flags = supported_operations(device, model)
+    try:
+        prepared = device.prepare_model(model, **kwargs)  # type: ignore[arg-type]
+    except DriverError as error:
+        if all(flags):
+            raise CaseFailure(f"prepare_model failed with {error.status.name} although every operation "
+                              "was reported supported", (error.message,)) from None
+        return Preparation(None, flags, error)
+    if prepared is None:
+        raise CaseFailure("prepare_model returned no prepared model and no error")
+    return Preparation(prepared, flags)
+
+
+def execute(
+    prepared: PreparedModel,
+    request: Request,
+    executor: Executor,
+    measure: MeasureTiming = MeasureTiming.NO,
+    deadline: int | None = None,
+    loop_timeout: int | None = None,
+    timeout: float | None = None,
+) -> Answer:
+    """Run ``request`` through one execution path and normalise the answer.
+
+    An asynchronous launch error and a callback error are both reported as
+    the answer's status; families that must tell them apart call
+    ``execute_async`` themselves.
+    """
+    try:
+        if executor is Executor.SYNC:
+            result = prepared.execute(request, measure, deadline, loop_timeout)
+            return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)
+        if executor is Executor.ASYNC:
+            future = prepared.execute_async(request, measure, deadline, loop_timeout)
+            result = future.result(timeout)
+            return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)
+        fence, callback = prepared.execute_fenced(request, [], measure, deadline, loop_timeout, None)
+        if fence is not None and not fence.wait(timeout):
+            raise CaseFailure("the sync fence of a fenced execution did not signal success")
+        if callback is None:
+            raise CaseFailure("execute_fenced returned no callback on success")
+        status, launched, _fenced = callback.get_execution_info()
+        return Answer(ErrorStatus(status), (), launched)
+    except DriverError as error:
+        return Answer(error.status, error.output_shapes, error.timing or Timing(), error.message)
+
+
+def timing_problems(answer: Answer, measure: MeasureTiming) -> list[str]:
+    """HAL timing rules: nothing unless measured and successful; on-device <= in-driver."""
+    timing = answer.timing
+    if measure == MeasureTiming.NO or not answer.ok:
+        if timing.time_on_device != NO_TIMING or timing.time_in_driver != NO_TIMING:
+            why = "timing was not requested" if measure == MeasureTiming.NO else "the execution failed"
+            return [f"timing reported although {why}: {timing}"]
+        return []
+    if (timing.time_on_device != NO_TIMING and timing.time_in_driver != NO_TIMING
+            and timing.time_on_device > timing.time_in_driver):
+        return [f"time on device {timing.time_on_device} us exceeds time in driver {timing.time_in_driver} us"]
+    return []
+
+
+def null_fence() -> list[SyncFence | None]:
+    """A wait list holding the HAL's null handle (a driver must refuse it)."""
+    return [None]

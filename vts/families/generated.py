@@ -1,0 +1,109 @@
+"""The generated (golden execution) family: every example of every model, executed and compared.
+
+One case per (model, example), named ``SPEC.MODEL[.EXAMPLE]``.  Inside a
+case the example runs on the synchronous path without timing and on the
+asynchronous path with timing (the HAL suite's GeneratedTest matrix minus
+burst), and every answer is judged: status NONE, timing rules, shapes, then
+values.
+
+Models marked ``expect_failure`` are judged the way the suite judges them
+(test-catalogue §4.1): the support query must still answer NONE; the driver
+may then mark the operation unsupported and refuse preparation, or prepare
+it and fail the execution with a status other than NONE, no shapes and no
+timing.  Claiming support and then refusing preparation fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.executions import (
+    Executor,
+    create_prepared_model,
+    execute,
+    timing_problems,
+    unsupported_names,
+)
+from vts.families.judge import compare_outputs, shape_problems
+from vts.families.registry import register_family
+from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.interfaces import Device
+from vts.testmodel import ConstantPolicy, TestModel, build_request, close_model, to_hal_model
+
+#: (executor, timing) pairs each example runs through.
+EXECUTIONS = ((Executor.SYNC, MeasureTiming.NO), (Executor.ASYNC, MeasureTiming.YES))
+
+
+@register_family
+class GeneratedFamily(Family):
+    name = "generated"
+    description = "golden execution of every model example (sync and async, with and without timing)"
+
+    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+        if model.expect_failure:
+            yield Case(model.case_name(), self.name, model, None, spec_path)
+            return
+        for index, example in enumerate(model.examples):
+            yield Case(model.case_name(example), self.name, model, index, spec_path)
+
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        model = case.model
+        assert model is not None
+        hal_model = to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions)
+        try:
+            preparation = create_prepared_model(device, hal_model)
+            if preparation.prepared is None:
+                why = f"unsupported: {unsupported_names(hal_model, preparation.supported)}"
+                if model.expect_failure:
+                    return passed(f"refused as expected ({why})")
+                return skipped(why)
+            if model.expect_failure:
+                return self._expect_failure(case, preparation.prepared, options)
+            assert case.example is not None
+            return self._golden(case, preparation.prepared, options)
+        finally:
+            close_model(hal_model)
+
+    def _golden(self, case: Case, prepared: object, options: RunOptions) -> Outcome:
+        model = case.model
+        assert model is not None and case.example is not None
+        example = model.examples[case.example]
+        details: list[str] = []
+        for executor, measure in EXECUTIONS:
+            built = build_request(model, example, options.pool_kind, extensions=options.extensions)
+            try:
+                answer = execute(prepared, built.request, executor, measure)  # type: ignore[arg-type]
+                where = f"{executor.value} execution"
+                if not answer.ok:
+                    return failed(f"{where} returned {answer.status.name}", (answer.message,) if answer.message
+                                  else ())
+                problems = timing_problems(answer, measure) + shape_problems(model, example, answer)
+                if problems:
+                    return failed(f"{where}: {problems[0]}", tuple(problems))
+                comparisons = compare_outputs(model, example, built)
+                bad = [c for c in comparisons if not c.passed]
+                if bad:
+                    return failed(f"{where}: {bad[0].describe()}", tuple(c.describe() for c in bad))
+                details = [c.describe() for c in comparisons]
+            finally:
+                built.close()
+        return passed(details=tuple(details))
+
+    def _expect_failure(self, case: Case, prepared: object, options: RunOptions) -> Outcome:
+        model = case.model
+        assert model is not None
+        example = model.examples[0]
+        built = build_request(model, example, options.pool_kind, extensions=options.extensions)
+        try:
+            answer = execute(prepared, built.request, Executor.SYNC)  # type: ignore[arg-type]
+        finally:
+            built.close()
+        if answer.ok:
+            raise CaseFailure("the model must fail (expect_failure) but executed with status NONE")
+        problems = timing_problems(answer, MeasureTiming.NO)
+        if answer.output_shapes and answer.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
+            problems.append(f"{answer.status.name} returned with output shapes")
+        if problems:
+            return failed(problems[0], tuple(problems))
+        return passed(f"failed as expected at execution ({answer.status.name})")

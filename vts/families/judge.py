@@ -1,0 +1,89 @@
+"""Judging a successful execution: output shapes, then values against the goldens.
+
+Shapes are checked before values (test-catalogue §2.5): an answer must carry
+no shapes or exactly one per output, each sufficient and equal to the
+expected dims.  Values use the criteria of ``vts.compare``; RANDOM_MULTINOMIAL
+models are judged statistically (§9.1) instead of element by element.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vts.compare import OutputComparison, compare_output, criteria_for
+from vts.families.executions import Answer
+from vts.hal.enums import OperandType, OperationType
+from vts.testmodel import BuiltRequest, TestExample, TestModel, dtype_of, element_count
+
+
+def shape_problems(model: TestModel, example: TestExample, answer: Answer) -> list[str]:
+    shapes = answer.output_shapes
+    outputs = model.main.outputs
+    if not shapes:
+        return []
+    if len(shapes) != len(outputs):
+        return [f"{len(shapes)} output shapes returned for {len(outputs)} outputs"]
+    problems = []
+    for position, shape in enumerate(shapes):
+        name = model.main.operands[outputs[position]].name
+        golden = example.outputs.get(position)
+        if not shape.is_sufficient:
+            problems.append(f"output {name}: reported insufficient on success")
+        if golden is not None and tuple(shape.dimensions) != tuple(golden.dims):
+            problems.append(f"output {name}: shape {list(shape.dimensions)}, expected {list(golden.dims)}")
+    return problems
+
+
+def reduced_precision(model: TestModel) -> bool:
+    return model.relaxed or model.has_operand_type(OperandType.TENSOR_FLOAT16)
+
+
+def compare_outputs(model: TestModel, example: TestExample, built: BuiltRequest) -> list[OutputComparison]:
+    if model.multinomial_tolerance > 0:
+        return [_multinomial(model, example, built)]
+    comparisons = []
+    reduced = reduced_precision(model)
+    for position, golden in sorted(example.outputs.items()):
+        operand = model.main.operands[model.main.outputs[position]]
+        if operand.ignored:
+            continue
+        dtype = dtype_of(operand.type)
+        count = element_count(golden.dims)
+        actual = built.read_output(position, dtype, count)
+        criteria = criteria_for(operand.type if isinstance(operand.type, int) else -1,
+                                reduced_precision=reduced, tolerance=model.tolerance)
+        comparisons.append(
+            compare_output(operand.name, golden.value.reshape(golden.dims or ()),
+                           actual.reshape(golden.dims or ()) if actual.size == count else actual, criteria)
+        )
+    return comparisons
+
+
+def _multinomial(model: TestModel, example: TestExample, built: BuiltRequest) -> OutputComparison:
+    """Observed class frequencies within tolerance of softmax(logits) (VTS multinomial check)."""
+    op = model.main.operations[0]
+    if op.type != OperationType.RANDOM_MULTINOMIAL:
+        return OutputComparison("multinomial", False, 0, note="multinomial tolerance on a non-multinomial model")
+    logits_data = example.inputs[0]
+    logits = logits_data.value.astype(np.float64).reshape(logits_data.dims)
+    golden = example.outputs[0]
+    samples = built.read_output(0, np.dtype("<i4"), element_count(golden.dims)).reshape(golden.dims)
+    batches, classes = logits.shape
+    name = model.main.operands[model.main.outputs[0]].name
+    worst = 0.0
+    worst_at: tuple[int, ...] = ()
+    for b in range(batches):
+        probabilities = np.exp(logits[b] - logits[b].max())
+        probabilities /= probabilities.sum()
+        observed = np.bincount(np.clip(samples[b], 0, classes - 1), minlength=classes) / samples.shape[1]
+        if np.any((samples[b] < 0) | (samples[b] >= classes)):
+            return OutputComparison(name, False, samples.size, note=f"batch {b}: sample outside [0, {classes})")
+        error = np.abs(observed - probabilities)
+        if error.max() > worst:
+            worst = float(error.max())
+            worst_at = (b, int(error.argmax()))
+    if worst > model.multinomial_tolerance:
+        return OutputComparison(name, False, samples.size, 1, worst_at, note=(
+            f"class frequency off by {worst:.4f} at batch/class {list(worst_at)} "
+            f"(tolerance {model.multinomial_tolerance})"))
+    return OutputComparison(name, True, samples.size)

@@ -1,0 +1,81 @@
+"""Finding drivers: by entry point name, by ``module:attr``, or ``exec:COMMAND``.
+
+Entry points of the group ``nnvts.drivers`` name installed drivers
+(``reference`` is ours).  ``module:attr`` names a ``Device`` instance, a
+``Device`` subclass, or a zero-argument factory.  ``exec:COMMAND`` runs any
+program speaking the nnvts protocol (see docs/protocol.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib import metadata
+
+from vts.hal.interfaces import Device
+
+ENTRY_POINT_GROUP = "nnvts.drivers"
+
+#: Drivers bundled with nnvts, usable even when the package metadata is absent
+#: (running from a source tree without ``pip install``).
+BUILTIN = {"reference": "drivers.reference:create_device"}
+
+
+class DriverNotFound(LookupError):
+    """The driver name resolves to nothing loadable (a usage error: exit status 2)."""
+
+
+@dataclass(frozen=True)
+class DriverRef:
+    """How to obtain a driver; picklable so a driver host process can load it too."""
+
+    spec: str
+
+    @property
+    def is_exec(self) -> bool:
+        return self.spec.startswith("exec:")
+
+    @property
+    def target(self) -> str:
+        """``module:attr`` of the Python driver."""
+        if ":" in self.spec and not self.is_exec:
+            return self.spec
+        for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if entry.name == self.spec:
+                return entry.value
+        if self.spec in BUILTIN:
+            return BUILTIN[self.spec]
+        known = ", ".join(sorted(available_drivers())) or "none"
+        raise DriverNotFound(f"driver {self.spec!r} not found (installed: {known}; or give module:attr)")
+
+    def load(self) -> Device:
+        return load_device(self.target)
+
+
+def load_device(target: str) -> Device:
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise DriverNotFound(f"cannot import driver module {module_name!r}: {error}") from error
+    obj: object = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise DriverNotFound(f"driver module {module_name!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if isinstance(obj, Device):
+        return obj
+    if callable(obj):
+        device = obj()
+        if isinstance(device, Device):
+            return device
+        raise DriverNotFound(f"{target} returned {type(device).__name__}, not a nnvts Device")
+    raise DriverNotFound(f"{target} is neither a Device nor a factory of one")
+
+
+def available_drivers() -> dict[str, str]:
+    """Installed driver names -> ``module:attr`` (entry points, then built-ins)."""
+    found = dict(BUILTIN)
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        found[entry.name] = entry.value
+    return dict(sorted(found.items()))
