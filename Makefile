@@ -1,0 +1,40 @@
+# nnvts: the two commands of the README (`make run`, `make test`) and their helpers.
+# Both create the virtual environment on first use, so a fresh clone needs nothing installed by hand.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CORPUS ?= ../shared/corpus
+
+.PHONY: run test lint generate check-generated corpus clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## run: nnvts against the bundled reference driver on the bundled cases (generated_tests/)
+run: $(STAMP)
+	$(BIN)/nnvts run --driver reference --specs generated_tests --json reports/run.json --junit reports/run.xml
+
+## test: the test suite (harness self-tests, reference driver, corpus when ../shared is present)
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+generate: $(STAMP)
+	$(BIN)/nnvts generate
+
+check-generated: $(STAMP)
+	$(BIN)/nnvts generate --check
+
+## corpus: the external NNAPI corpus with the reference driver
+corpus: $(STAMP)
+	$(BIN)/nnvts run --driver reference --specs $(CORPUS) --json reports/corpus.json
+
+clean:
+	rm -rf $(VENV) reports build *.egg-info

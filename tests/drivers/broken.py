@@ -1,0 +1,142 @@
+"""The reference driver with one deliberate output or status fault.
+
+``FaultyDevice`` delegates every call to the reference device and injects a
+fault into the prepared model's answers; each public factory below is a
+``module:attr`` a test (or ``nnvts run --driver``) can name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+import numpy as np
+
+from drivers.reference.device import ReferenceDevice
+from vts.hal.enums import NUMPY_DTYPE, ErrorStatus, MeasureTiming, OperandType
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import Device, FencedExecutionCallback, PreparedModel, SyncFence
+from vts.hal.types import ExecutionResult, Model, Request
+
+OutputFault = Callable[[int, np.ndarray], None]  # (operand type, writable view of the output) -> None
+
+
+class FaultyPreparedModel(PreparedModel):
+    def __init__(self, inner: PreparedModel, model: Model, fault: OutputFault | None,
+                 execute_error: Callable[[], BaseException] | None) -> None:
+        self.inner = inner
+        self.model = model
+        self.fault = fault
+        self.execute_error = execute_error
+
+    def _corrupt(self, request: Request) -> None:
+        if self.fault is None:
+            return
+        main = self.model.main
+        for position, argument in enumerate(request.outputs):
+            operand = main.operands[main.output_indexes[position]]
+            dtype = np.dtype(NUMPY_DTYPE[OperandType(operand.type)])
+            pool = request.pools[argument.location.pool_index]
+            count = argument.location.length // dtype.itemsize
+            writable = np.frombuffer(pool.buffer, dtype=dtype, count=count,  # type: ignore[union-attr]
+                                     offset=argument.location.offset)
+            self.fault(operand.type, writable)
+
+    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                loop_timeout: int | None = None) -> ExecutionResult:
+        if self.execute_error is not None:
+            raise self.execute_error()
+        result = self.inner.execute(request, measure, deadline, loop_timeout)
+        self._corrupt(request)
+        return result
+
+    def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                      deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
+        future: Future[ExecutionResult] = Future()
+        try:
+            future.set_result(self.execute(request, measure, deadline, loop_timeout))
+        except DriverError as error:
+            future.set_exception(error)
+        return future
+
+    def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
+                       measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                       loop_timeout: int | None = None,
+                       timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        if self.execute_error is not None:
+            raise self.execute_error()
+        answer = self.inner.execute_fenced(request, wait_for, measure, deadline, loop_timeout, timeout_after_fence)
+        self._corrupt(request)
+        return answer
+
+
+class FaultyDevice(Device):
+    """The reference device whose prepared models carry ``fault``/``execute_error``."""
+
+    def __init__(self, name: str, fault: OutputFault | None = None,
+                 execute_error: Callable[[], BaseException] | None = None) -> None:
+        self.inner = ReferenceDevice()
+        self.name = name
+        self.fault = fault
+        self.execute_error = execute_error
+
+    def get_type(self) -> Any:
+        return self.inner.get_type()
+
+    def get_version_string(self) -> str:
+        return self.inner.get_version_string()
+
+    def get_capabilities(self) -> Any:
+        return self.inner.get_capabilities()
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        return self.inner.get_supported_operations(model)
+
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        prepared = self.inner.prepare_model(model, *args, **kwargs)
+        return FaultyPreparedModel(prepared, model, self.fault, self.execute_error)
+
+
+_FLOATS = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
+_QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
+
+
+def _float_offset(delta: float) -> OutputFault:
+    def fault(operand_type: int, values: np.ndarray) -> None:
+        if operand_type in _FLOATS:
+            values += np.asarray(delta, dtype=values.dtype)
+
+    return fault
+
+
+def _quant_offset(delta: int) -> OutputFault:
+    def fault(operand_type: int, values: np.ndarray) -> None:
+        if operand_type in _QUANT8:
+            info = np.iinfo(values.dtype)
+            wide = values.astype(np.int32)
+            # Move every element by ``delta`` in whichever direction stays in range.
+            shifted = np.where(wide + delta <= info.max, wide + delta, wide - delta)
+            values[...] = shifted.astype(values.dtype)
+
+    return fault
+
+
+def float_off_by_1e_4() -> Device:
+    """Float outputs 1e-4 too large: ten times the float32 absolute tolerance."""
+    return FaultyDevice("broken-float1e4", fault=_float_offset(1e-4))
+
+
+def quant_off_by_2() -> Device:
+    """Quantized 8-bit outputs off by 2 (the HAL allows 1)."""
+    return FaultyDevice("broken-quant2", fault=_quant_offset(2))
+
+
+def wrong_status() -> Device:
+    """Every execution fails with GENERAL_FAILURE."""
+    return FaultyDevice("broken-status", execute_error=lambda: DriverError(ErrorStatus.GENERAL_FAILURE, "injected"))
+
+
+def raises_unexpected() -> Device:
+    """Every execution raises an exception that is not a DriverError."""
+    return FaultyDevice("broken-raises", execute_error=lambda: RuntimeError("injected driver bug"))
