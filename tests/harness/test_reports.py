@@ -1,0 +1,62 @@
+"""Reports: the JSON and JUnit files are valid, complete, and survive interruption."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+from vts.report.files import FileReports
+from vts.report.stream import ResultStream, read_stream
+from vts.results import CaseResult, Verdict
+
+RESULTS = [
+    CaseResult("add.add", "generated", Verdict.PASSED, duration=0.01, operations=("ADD",),
+               operand_types=("TENSOR_FLOAT32",)),
+    CaseResult("conv.conv", "generated", Verdict.FAILED, "sync execution: out: 1/4 elements out of tolerance",
+               details=("out: 1/4 elements out of tolerance; worst at [0]",)),
+    CaseResult("lstm.lstm", "generated", Verdict.SKIPPED, "unsupported: LSTM"),
+    CaseResult("validation/add.x", "validation", Verdict.CRASH, "killed by SIGSEGV & <more>"),
+]
+
+
+def test_json_report_has_stable_keys_and_summary(tmp_path):
+    reports = FileReports({"driver": {"ref": "reference"}}, jsonl=str(tmp_path / "r.jsonl"),
+                          json_path=str(tmp_path / "r.json"), junit=str(tmp_path / "r.xml"))
+    for result in RESULTS:
+        reports.add(result)
+    reports.finish(interrupted=False)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["summary"]["total"] == 4
+    assert report["summary"]["passed"] == 1 and report["summary"]["crash"] == 1
+    assert report["interrupted"] is False
+    assert [c["name"] for c in report["cases"]] == [r.name for r in RESULTS]
+    assert {"name", "family", "verdict", "reason"} <= set(report["cases"][1])
+    assert report["cases"][1]["verdict"] == "failed"
+
+
+def test_junit_report_is_valid_xml_with_one_suite_per_family(tmp_path):
+    reports = FileReports({}, json_path=None, junit=str(tmp_path / "r.xml"))
+    for result in RESULTS:
+        reports.add(result)
+    reports.finish(interrupted=True)
+    root = ET.parse(tmp_path / "r.xml").getroot()
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert set(suites) == {"generated", "validation"}
+    assert suites["generated"].get("failures") == "1" and suites["generated"].get("skipped") == "1"
+    assert suites["validation"].get("errors") == "1"
+    failure = root.find(".//failure")
+    assert failure is not None and "elements out of tolerance" in failure.get("message")
+
+
+def test_stream_survives_a_torn_last_line(tmp_path):
+    path = tmp_path / "s.jsonl"
+    stream = ResultStream(str(path), {"driver": "x"})
+    for result in RESULTS[:2]:
+        stream.add(result)
+    # Simulate a kill in the middle of writing the third record: no footer, half a line.
+    stream._file.write('{"case": {"name": "half')
+    stream._file.flush()
+    header, cases, footer = read_stream(str(path))
+    assert header["nnvts_results"] == 1
+    assert [c.name for c in cases] == ["add.add", "conv.conv"]
+    assert footer is None

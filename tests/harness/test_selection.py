@@ -1,0 +1,52 @@
+"""-k expressions, shards and expectation lists share one matcher that reports unused patterns."""
+
+from __future__ import annotations
+
+import pytest
+
+from vts.run.selection import ExpectationList, SelectionError, Shard, parse_expression
+
+NAMES = ["add.add", "add.add_relaxed", "conv2d.nchw_quant8", "validation/add.mutate_operand_type_0"]
+
+
+def select(expr: str) -> list[str]:
+    matcher = parse_expression(expr)
+    return [n for n in NAMES if matcher(n)]
+
+
+def test_substring_glob_and_boolean_operators():
+    assert select("add") == ["add.add", "add.add_relaxed", "validation/add.mutate_operand_type_0"]
+    assert select("add and not relaxed and not validation/") == ["add.add"]
+    assert select("conv2d.* or *relaxed") == ["add.add_relaxed", "conv2d.nchw_quant8"]
+    assert select("(quant8 or relaxed) and not conv") == ["add.add_relaxed"]
+
+
+def test_unmatched_terms_are_reported():
+    matcher = parse_expression("add or lstm")
+    [matcher(n) for n in NAMES]
+    assert matcher.unmatched() == ["lstm"]
+
+
+@pytest.mark.parametrize("bad", ["", "add and", "(add", "or add", "add )"])
+def test_malformed_expressions_are_usage_errors(bad):
+    with pytest.raises(SelectionError):
+        parse_expression(bad)
+
+
+def test_shards_partition_cases():
+    names = [f"case{i}" for i in range(200)]
+    shards = [Shard.parse(f"{i}/3") for i in (1, 2, 3)]
+    buckets = [[n for n in names if s(n)] for s in shards]
+    assert sorted(sum(buckets, [])) == sorted(names)
+    assert all(buckets)
+    with pytest.raises(SelectionError):
+        Shard.parse("4/3")
+
+
+def test_expectation_list(tmp_path):
+    path = tmp_path / "xfail.txt"
+    path.write_text("# known problems\nconv2d.*  # vendor bug 123\nnever.matches\n")
+    expectations = ExpectationList.from_file(str(path))
+    assert expectations.expects_failure("conv2d.nchw_quant8")
+    assert not expectations.expects_failure("add.add")
+    assert expectations.unmatched() == ["never.matches"]
