@@ -1,0 +1,744 @@
+"""Model and request validation: Android's ``ValidateHal.cpp`` in Python.
+
+A driver must refuse an invalid model or request with INVALID_ARGUMENT
+before doing any work (IDevice::prepareModel*, getSupportedOperations*,
+IPreparedModel::execute*), and VTS's validation family checks exactly that
+by mutating valid models one field at a time.  These functions implement
+every rule of the HAL reference (§12.6) so drivers can reuse them and the
+harness can tell a legal model from a broken one:
+
+* :func:`validate_model` -- operands, operations (through
+  :mod:`vts.hal.operations`), input/output lists, graph order, consumer
+  counts, memory pools, referenced subgraphs and reference cycles;
+* :func:`validate_request` -- argument counts, locations within pools,
+  dimensions, pools;
+* helpers :func:`validate_operand`, :func:`validate_memory_pool_names` and
+  :func:`count_consumers`.
+
+Every rule raises :class:`ValidationError` with a message that says where
+(subgraph, operand or operation index, request argument) and what is wrong.
+Values that no HAL enum defines (operand type 9999, lifetime 77, negative
+dimensions) are reported the same way, never as a Python exception.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from vts.hal.enums import (
+    ELEMENT_SIZE,
+    EXTENSION_TYPE_HIGH_BITS_PREFIX,
+    HalVersion,
+    OperandLifeTime,
+    OperandType,
+    enum_name,
+    is_extension_type,
+)
+from vts.hal.memory import ASHMEM, HARDWARE_BUFFER, HARDWARE_BUFFER_BLOB, MMAP_FD, Memory
+from vts.hal.operations import operation_name, validate_operation
+from vts.hal.types import (
+    DataLocation,
+    MemoryToken,
+    Model,
+    Operand,
+    Request,
+    RequestArgument,
+    Subgraph,
+    SymmPerChannelQuantParams,
+)
+from vts.hal.validation_error import ValidationError
+
+__all__ = [
+    "ValidationError",
+    "count_consumers",
+    "operand_byte_size",
+    "validate_memory_pool_names",
+    "validate_model",
+    "validate_operand",
+    "validate_request",
+]
+
+_T = OperandType
+_L = OperandLifeTime
+_UINT32_MAX = 0xFFFF_FFFF
+
+#: Operand types each HAL version's OperandType enum defines (extensions aside).
+_TYPES_1_0 = frozenset({0, 1, 2, 3, 4, 5, _T.OEM, _T.TENSOR_OEM_BYTE})
+_TYPES_1_2 = _TYPES_1_0 | frozenset(range(6, 14))
+_TYPES_1_3 = _TYPES_1_2 | frozenset({_T.TENSOR_QUANT8_ASYMM_SIGNED, _T.SUBGRAPH})
+_TYPES_BY_VERSION = {
+    HalVersion.V1_0: _TYPES_1_0,
+    HalVersion.V1_1: _TYPES_1_0,
+    HalVersion.V1_2: _TYPES_1_2,
+    HalVersion.V1_3: _TYPES_1_3,
+}
+
+_SCALAR_TYPES = frozenset({_T.FLOAT16, _T.FLOAT32, _T.INT32, _T.UINT32, _T.BOOL, _T.SUBGRAPH, _T.OEM})
+
+#: Types whose scale must be exactly 0 (HAL reference §10.1).
+_ZERO_SCALE = frozenset({
+    _T.FLOAT16, _T.FLOAT32, _T.INT32, _T.UINT32, _T.BOOL, _T.SUBGRAPH,
+    _T.TENSOR_FLOAT16, _T.TENSOR_FLOAT32, _T.TENSOR_BOOL8, _T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
+})
+#: Types whose scale must be positive: real value = (stored - zeroPoint) * scale.
+_POSITIVE_SCALE = frozenset({
+    _T.TENSOR_QUANT8_ASYMM, _T.TENSOR_QUANT8_ASYMM_SIGNED, _T.TENSOR_QUANT8_SYMM,
+    _T.TENSOR_QUANT16_ASYMM, _T.TENSOR_QUANT16_SYMM,
+})
+#: Allowed zero point range per type; types not listed here and not OEM need 0.
+_ZERO_POINT_RANGE = {
+    _T.TENSOR_QUANT8_ASYMM: (0, 255),
+    _T.TENSOR_QUANT8_ASYMM_SIGNED: (-128, 127),
+    _T.TENSOR_QUANT16_ASYMM: (0, 65535),
+}
+_OEM_TYPES = frozenset({_T.OEM, _T.TENSOR_OEM_BYTE})
+
+_LIFETIMES_1_0 = frozenset(range(0, 6))
+_LIFETIMES_1_3 = _LIFETIMES_1_0 | {_L.SUBGRAPH}
+_KNOWN_BEFORE_EXECUTION = frozenset({
+    _L.SUBGRAPH_INPUT, _L.CONSTANT_COPY, _L.CONSTANT_REFERENCE, _L.NO_VALUE, _L.SUBGRAPH,
+})
+
+_POOL_NAMES_1_0 = (ASHMEM, MMAP_FD)
+_POOL_NAMES_1_2 = (ASHMEM, MMAP_FD, HARDWARE_BUFFER_BLOB, HARDWARE_BUFFER)
+
+
+# ---------------------------------------------------------------------------
+# Small helpers
+
+
+def _is_uint(value: Any, bits: int = 32) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < (1 << bits)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _type_name(value: Any) -> str:
+    if _is_int(value) and is_extension_type(value):
+        return f"extension type {value:#x}"
+    return enum_name(OperandType, value) if _is_int(value) else repr(value)
+
+
+def _lifetime_name(value: Any) -> str:
+    return enum_name(OperandLifeTime, value) if _is_int(value) else repr(value)
+
+
+def operand_byte_size(operand_type: int, dimensions: Sequence[int]) -> int:
+    """Bytes a fully specified operand of a non-extension type occupies.
+
+    Scalars take their element size; tensors the element size times the
+    product of the dimensions (0 when the rank or a dimension is unknown).
+    """
+    element = ELEMENT_SIZE[OperandType(operand_type)]
+    if operand_type in _SCALAR_TYPES:
+        return element
+    if not dimensions:
+        return 0
+    size = element
+    for d in dimensions:
+        size *= d
+    return size
+
+
+def count_consumers(subgraph: Subgraph) -> list[int]:
+    """How many operation input slots read each operand of ``subgraph``.
+
+    This is the value the HAL requires in ``Operand.numberOfConsumers``
+    (an operand read twice by one operation counts twice).  Indexes out of
+    range are ignored, so the helper also works on broken models.
+    """
+    counts = [0] * len(subgraph.operands)
+    for operation in subgraph.operations:
+        for index in operation.inputs:
+            if _is_int(index) and 0 <= index < len(counts):
+                counts[index] += 1
+    return counts
+
+
+def _pool_size(pool: Any) -> int:
+    if isinstance(pool, MemoryToken):
+        return 0  # forces offset 0 and length 0, as Android's MemoryAccessVerifier does
+    size = getattr(pool, "size", 0)
+    return size if _is_uint(size, 64) else 0
+
+
+def _check_location_in_pool(location: DataLocation, pool_sizes: Sequence[int], where: str) -> None:
+    pool_index = location.pool_index
+    if pool_index >= len(pool_sizes):
+        raise ValidationError(f"{where}: pool index {pool_index} out of range ({len(pool_sizes)} pools)")
+    size = pool_sizes[pool_index]
+    if location.offset + location.length > size:
+        raise ValidationError(
+            f"{where}: offset {location.offset} + length {location.length} exceeds the size {size} of pool "
+            f"{pool_index}"
+        )
+
+
+def _check_location_fields(location: Any, where: str) -> DataLocation:
+    if not isinstance(location, DataLocation):
+        raise ValidationError(f"{where}: location is {type(location).__name__}, expected a DataLocation")
+    for field_name in ("pool_index", "offset", "length"):
+        value = getattr(location, field_name)
+        if not _is_uint(value):
+            raise ValidationError(f"{where}: location {field_name} {value!r} is not a uint32")
+    return location
+
+
+# ---------------------------------------------------------------------------
+# Operands
+
+
+def _check_operand_type(
+    operand: Operand, where: str, hal_version: HalVersion, prefixes: Iterable[int]
+) -> None:
+    value = operand.type
+    if not _is_int(value):
+        raise ValidationError(f"{where}: operand type {value!r} is not an integer")
+    if is_extension_type(value):
+        if value > _UINT32_MAX:
+            raise ValidationError(f"{where}: operand type {value} is out of range")
+        if hal_version < HalVersion.V1_2:
+            raise ValidationError(
+                f"{where}: extension operand types need HAL 1.2, validating for HAL {hal_version}"
+            )
+        prefix = value >> EXTENSION_TYPE_HIGH_BITS_PREFIX
+        if prefix not in prefixes:
+            raise ValidationError(
+                f"{where}: extension operand type {value:#x} uses prefix {prefix}, which the model's "
+                "extensionNameToPrefix does not declare"
+            )
+        return
+    if value not in _TYPES_BY_VERSION[hal_version]:
+        if value in _TYPES_1_3:
+            raise ValidationError(
+                f"{where}: operand type {_type_name(value)} needs a later HAL than {hal_version}"
+            )
+        raise ValidationError(f"{where}: invalid operand type {value} for HAL {hal_version}")
+
+
+def _check_dimensions(operand: Operand, where: str, hal_version: HalVersion) -> None:
+    dims = operand.dimensions
+    if not isinstance(dims, list | tuple) or not all(_is_uint(d) for d in dims):
+        raise ValidationError(f"{where}: dimensions {dims!r} must be a list of uint32 values")
+    value = operand.type
+    if is_extension_type(value):
+        return  # the extension decides whether its type is a scalar or a tensor
+    if value in _SCALAR_TYPES:
+        if dims:
+            raise ValidationError(
+                f"{where}: scalar {_type_name(value)} has dimensions {list(dims)}, expected none"
+            )
+        return
+    if not dims:
+        if hal_version < HalVersion.V1_2:
+            raise ValidationError(
+                f"{where}: tensor of unknown rank needs HAL 1.2, validating for {hal_version}"
+            )
+        if operand.lifetime in (_L.CONSTANT_COPY, _L.CONSTANT_REFERENCE):
+            raise ValidationError(f"{where}: constant tensor must have a known rank")
+
+
+def _check_scale_and_zero_point(operand: Operand, where: str) -> None:
+    value, scale, zero_point = operand.type, operand.scale, operand.zero_point
+    name = _type_name(value)
+    if not _is_number(scale) or not math.isfinite(scale):
+        raise ValidationError(f"{where}: scale {scale!r} is not a finite number")
+    if not _is_int(zero_point):
+        raise ValidationError(f"{where}: zeroPoint {zero_point!r} is not an integer")
+    if is_extension_type(value):
+        if scale != 0 or zero_point != 0:
+            raise ValidationError(f"{where}: extension operand must have scale 0 and zeroPoint 0")
+        return
+    if value in _OEM_TYPES:
+        return  # historically free for OEM types
+    if value in _ZERO_SCALE and scale != 0:
+        raise ValidationError(f"{where}: {name} must have scale 0, got {scale:g}")
+    if value == _T.TENSOR_INT32 and scale < 0:
+        raise ValidationError(f"{where}: TENSOR_INT32 must have a non-negative scale, got {scale:g}")
+    if value in _POSITIVE_SCALE and not scale > 0:
+        raise ValidationError(f"{where}: {name} must have a positive scale, got {scale:g}")
+    low, high = _ZERO_POINT_RANGE.get(value, (0, 0))
+    if not low <= zero_point <= high:
+        expected = "0" if low == high else f"in [{low}, {high}]"
+        raise ValidationError(f"{where}: {name} zeroPoint must be {expected}, got {zero_point}")
+
+
+def _check_extra_params(operand: Operand, where: str) -> None:
+    value, params = operand.type, operand.extra_params
+    if is_extension_type(value):
+        if params is not None and not isinstance(params, bytes | bytearray):
+            raise ValidationError(f"{where}: extension operand extraParams must be none or extension bytes")
+        return
+    if value in _OEM_TYPES:
+        return
+    if value != _T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        if params is not None:
+            raise ValidationError(f"{where}: {_type_name(value)} must have no extraParams")
+        return
+    if not isinstance(params, SymmPerChannelQuantParams):
+        raise ValidationError(f"{where}: TENSOR_QUANT8_SYMM_PER_CHANNEL needs channelQuant extraParams")
+    dims = operand.dimensions
+    channel = params.channel_dim
+    if not _is_uint(channel) or channel >= len(dims):
+        raise ValidationError(
+            f"{where}: channelQuant.channelDim {channel!r} is not a dimension of {list(dims)}"
+        )
+    channels = dims[channel]
+    if channels == 0:
+        raise ValidationError(f"{where}: channel dimension {channel} must be known (not 0)")
+    scales = list(params.scales)
+    if len(scales) != channels:
+        raise ValidationError(f"{where}: channelQuant has {len(scales)} scales, expected {channels}")
+    for i, s in enumerate(scales):
+        if not _is_number(s) or not math.isfinite(s) or not s > 0:
+            raise ValidationError(f"{where}: channelQuant.scales[{i}] = {s!r} must be positive")
+
+
+def validate_operand(
+    operand: Operand,
+    *,
+    index: int = 0,
+    hal_version: HalVersion = HalVersion.V1_3,
+    operand_values_size: int = 0,
+    pool_sizes: Sequence[int] = (),
+    referenced_count: int = 0,
+    extension_prefixes: Iterable[int] = (),
+    label: str = "main",
+) -> None:
+    """Check one operand on its own (ValidateHal's ``validateOperands``).
+
+    ``operand_values_size`` is ``len(Model.operandValues)``, ``pool_sizes``
+    the byte sizes of ``Model.pools`` and ``referenced_count`` the number of
+    referenced subgraphs -- what CONSTANT_COPY, CONSTANT_REFERENCE and
+    SUBGRAPH locations must fall inside.
+    """
+    where = f"{label} operand {index}"
+    if not isinstance(operand, Operand):
+        raise ValidationError(f"{where}: is {type(operand).__name__}, expected an Operand")
+    prefixes = frozenset(extension_prefixes)
+    _check_operand_type(operand, where, hal_version, prefixes)
+    lifetime = operand.lifetime
+    allowed_lifetimes = _LIFETIMES_1_3 if hal_version >= HalVersion.V1_3 else _LIFETIMES_1_0
+    if not _is_int(lifetime) or lifetime not in allowed_lifetimes:
+        raise ValidationError(f"{where}: invalid lifetime {_lifetime_name(lifetime)} for HAL {hal_version}")
+    _check_dimensions(operand, where, hal_version)
+    _check_scale_and_zero_point(operand, where)
+    _check_extra_params(operand, where)
+
+    location = _check_location_fields(operand.location, where)
+    if lifetime == _L.CONSTANT_COPY:
+        if location.pool_index != 0:
+            raise ValidationError(f"{where}: CONSTANT_COPY must use pool index 0, got {location.pool_index}")
+        if location.offset + location.length > operand_values_size:
+            raise ValidationError(
+                f"{where}: CONSTANT_COPY offset {location.offset} + length {location.length} exceeds "
+                f"operandValues ({operand_values_size} bytes)"
+            )
+    elif lifetime == _L.CONSTANT_REFERENCE:
+        _check_location_in_pool(location, pool_sizes, f"{where} (CONSTANT_REFERENCE)")
+    elif lifetime == _L.SUBGRAPH:
+        if location.pool_index != 0 or location.length != 0:
+            raise ValidationError(f"{where}: SUBGRAPH operand must have pool index 0 and length 0")
+        if location.offset >= referenced_count:
+            raise ValidationError(
+                f"{where}: references subgraph {location.offset}, the model has {referenced_count}"
+            )
+    elif (location.pool_index, location.offset, location.length) != (0, 0, 0):
+        raise ValidationError(
+            f"{where}: {_lifetime_name(lifetime)} operand must have an all-zero location, got "
+            f"pool {location.pool_index} offset {location.offset} length {location.length}"
+        )
+
+    if (operand.type == _T.SUBGRAPH) != (lifetime == _L.SUBGRAPH):
+        raise ValidationError(
+            f"{where}: type {_type_name(operand.type)} cannot have lifetime {_lifetime_name(lifetime)} "
+            "(SUBGRAPH type and SUBGRAPH lifetime go together)"
+        )
+
+    if lifetime in (_L.CONSTANT_COPY, _L.CONSTANT_REFERENCE) and not is_extension_type(operand.type) \
+            and operand.type not in _OEM_TYPES:
+        expected = operand_byte_size(operand.type, operand.dimensions)
+        if location.length != expected:
+            raise ValidationError(
+                f"{where}: constant {_type_name(operand.type)} {list(operand.dimensions)} needs "
+                f"{expected} bytes, location length is {location.length}"
+            )
+
+
+# ---------------------------------------------------------------------------
+# Pools
+
+
+def _validate_pool(pool: Any, where: str, hal_version: HalVersion, allow_tokens: bool) -> None:
+    if isinstance(pool, MemoryToken):
+        if not allow_tokens:
+            raise ValidationError(f"{where}: driver-allocated buffer tokens are only valid in requests")
+        if hal_version < HalVersion.V1_3:
+            raise ValidationError(f"{where}: memory tokens need HAL 1.3")
+        if not _is_uint(pool.token) or pool.token == 0:
+            raise ValidationError(f"{where}: memory token {pool.token!r} must be a positive uint32")
+        return
+    if not isinstance(pool, Memory):
+        raise ValidationError(f"{where}: is {type(pool).__name__}, expected a memory pool")
+    allowed = _POOL_NAMES_1_2 if hal_version >= HalVersion.V1_2 else _POOL_NAMES_1_0
+    if pool.name not in allowed:
+        raise ValidationError(
+            f"{where}: unsupported memory kind {pool.name!r} (allowed: {', '.join(allowed)})"
+        )
+    if not _is_uint(pool.size, 64):
+        raise ValidationError(f"{where}: invalid size {pool.size!r}")
+    if not _is_int(pool.fd) or pool.fd < 0:
+        raise ValidationError(f"{where}: memory of kind {pool.name!r} has no handle (closed or null)")
+
+
+def validate_memory_pool_names(pools: Sequence[Any], hal_version: HalVersion = HalVersion.V1_3) -> None:
+    """Check model pools: kinds the HAL version knows, each with a live handle.
+
+    ``ashmem`` and ``mmap_fd`` are always valid; HAL 1.2 adds
+    ``hardware_buffer_blob`` and ``hardware_buffer``.  A null handle (here: a
+    closed pool) is invalid.
+    """
+    for i, pool in enumerate(pools):
+        _validate_pool(pool, f"pool {i}", hal_version, allow_tokens=False)
+
+
+# ---------------------------------------------------------------------------
+# Subgraphs
+
+
+def _validate_index_list(
+    indexes: Sequence[int], operands: Sequence[Operand], lifetime: int, what: str, label: str
+) -> None:
+    """Subgraph inputs/outputs: in range, right lifetime, no duplicates, none missing."""
+    seen: set[int] = set()
+    for position, index in enumerate(indexes):
+        if not _is_int(index) or not 0 <= index < len(operands):
+            raise ValidationError(f"{label} {what} {position} is operand {index!r}, out of range")
+        if operands[index].lifetime != lifetime:
+            raise ValidationError(
+                f"{label} {what} {position} (operand {index}) has lifetime "
+                f"{_lifetime_name(operands[index].lifetime)}, expected {_lifetime_name(lifetime)}"
+            )
+        if index in seen:
+            raise ValidationError(f"{label} {what}s list operand {index} more than once")
+        seen.add(index)
+    for index, operand in enumerate(operands):
+        if operand.lifetime == lifetime and index not in seen:
+            raise ValidationError(
+                f"{label} operand {index} has lifetime {_lifetime_name(lifetime)} but is not in the "
+                f"subgraph's {what}s"
+            )
+
+
+def _validate_operations(
+    subgraph: Subgraph,
+    label: str,
+    model: Model,
+    hal_version: HalVersion,
+    prefixes: frozenset[int],
+    allow_unknown_control_flow_sizes: bool,
+) -> None:
+    operands = subgraph.operands
+    for i, operation in enumerate(subgraph.operations):
+        op_type = operation.type
+        where = f"{label} operation {i}"
+        if not _is_int(op_type):
+            raise ValidationError(f"{where}: operation type {op_type!r} is not an integer")
+        where = f"{where} ({operation_name(op_type)})"
+        for kind, indexes in (("input", operation.inputs), ("output", operation.outputs)):
+            for slot, index in enumerate(indexes):
+                if not _is_int(index) or not 0 <= index < len(operands):
+                    raise ValidationError(
+                        f"{where}: {kind} {slot} is operand {index!r}, out of range "
+                        f"({len(operands)} operands)"
+                    )
+        if is_extension_type(op_type):
+            prefix = op_type >> EXTENSION_TYPE_HIGH_BITS_PREFIX
+            if op_type <= _UINT32_MAX and prefix not in prefixes:
+                raise ValidationError(f"{where}: extension prefix {prefix} is not declared by the model")
+        try:
+            validate_operation(
+                op_type,
+                [operands[k] for k in operation.inputs],
+                [operands[k] for k in operation.outputs],
+                hal_version,
+                model.referenced,
+                allow_unknown_control_flow_sizes=allow_unknown_control_flow_sizes,
+            )
+        except ValidationError as error:
+            raise ValidationError(f"{label} operation {i}: {error.message}") from None
+        for slot, index in enumerate(operation.outputs):
+            lifetime = operands[index].lifetime
+            if lifetime not in (_L.TEMPORARY_VARIABLE, _L.SUBGRAPH_OUTPUT):
+                raise ValidationError(
+                    f"{where}: output {slot} writes operand {index} of lifetime {_lifetime_name(lifetime)}; "
+                    "operations may only write TEMPORARY_VARIABLE or SUBGRAPH_OUTPUT operands"
+                )
+
+
+def _validate_graph(subgraph: Subgraph, label: str) -> None:
+    """Execution order, single writers, consumer counts, everything written.
+
+    Walking the operations in order, an input must already be known -- a
+    subgraph input, a constant, an omitted value, a subgraph reference or
+    the output of an earlier operation.  This is how a dependency cycle
+    (VTS CycleTest) or a misordered operation list is caught.
+    """
+    operands = subgraph.operands
+    known = [operand.lifetime in _KNOWN_BEFORE_EXECUTION for operand in operands]
+    consumers = [0] * len(operands)
+    for i, operation in enumerate(subgraph.operations):
+        for slot, index in enumerate(operation.inputs):
+            if not known[index]:
+                raise ValidationError(
+                    f"{label} operation {i} ({operation_name(operation.type)}) input {slot} reads operand "
+                    f"{index} before it is written (operations out of order, or a cycle)"
+                )
+            consumers[index] += 1
+        for slot, index in enumerate(operation.outputs):
+            if known[index]:
+                raise ValidationError(
+                    f"{label} operation {i} ({operation_name(operation.type)}) output {slot} writes operand "
+                    f"{index}, which is already written"
+                )
+            known[index] = True
+    for index, operand in enumerate(operands):
+        if operand.number_of_consumers != consumers[index]:
+            raise ValidationError(
+                f"{label} operand {index} declares numberOfConsumers {operand.number_of_consumers!r}, "
+                f"but {consumers[index]} operation inputs read it"
+            )
+    for index, was_known in enumerate(known):
+        if not was_known:
+            raise ValidationError(f"{label} operand {index} is never written")
+
+
+def _validate_subgraph(
+    subgraph: Subgraph,
+    label: str,
+    model: Model,
+    hal_version: HalVersion,
+    prefixes: frozenset[int],
+    pool_sizes: Sequence[int],
+    allow_unknown_control_flow_sizes: bool,
+) -> None:
+    if not isinstance(subgraph, Subgraph):
+        raise ValidationError(f"{label}: is {type(subgraph).__name__}, expected a Subgraph")
+    for index, operand in enumerate(subgraph.operands):
+        validate_operand(
+            operand,
+            index=index,
+            hal_version=hal_version,
+            operand_values_size=len(model.operand_values),
+            pool_sizes=pool_sizes,
+            referenced_count=len(model.referenced),
+            extension_prefixes=prefixes,
+            label=label,
+        )
+    _validate_operations(subgraph, label, model, hal_version, prefixes, allow_unknown_control_flow_sizes)
+    _validate_index_list(subgraph.input_indexes, subgraph.operands, _L.SUBGRAPH_INPUT, "input", label)
+    _validate_index_list(subgraph.output_indexes, subgraph.operands, _L.SUBGRAPH_OUTPUT, "output", label)
+    _validate_graph(subgraph, label)
+
+
+def _check_no_reference_cycles(model: Model) -> None:
+    """A subgraph may not (indirectly) reference itself: IF/WHILE bodies are not recursive."""
+    subgraphs = [model.main, *model.referenced]
+    edges: list[list[int]] = []
+    for subgraph in subgraphs:
+        targets = [
+            operand.location.offset + 1
+            for operand in subgraph.operands
+            if operand.lifetime == _L.SUBGRAPH
+        ]
+        edges.append(targets)
+    state = [0] * len(subgraphs)  # 0 unvisited, 1 on the current path, 2 done
+    stack: list[tuple[int, int]] = [(0, 0)]
+    state[0] = 1
+    while stack:
+        node, next_edge = stack[-1]
+        if next_edge < len(edges[node]):
+            stack[-1] = (node, next_edge + 1)
+            target = edges[node][next_edge]
+            if state[target] == 1:
+                path = " -> ".join(_subgraph_label(n) for n, _ in stack)
+                raise ValidationError(
+                    f"circular subgraph reference: {path} -> {_subgraph_label(target)}"
+                )
+            if state[target] == 0:
+                state[target] = 1
+                stack.append((target, 0))
+        else:
+            state[node] = 2
+            stack.pop()
+
+
+def _subgraph_label(node: int) -> str:
+    return "main" if node == 0 else f"referenced[{node - 1}]"
+
+
+def _validate_extension_prefixes(model: Model, hal_version: HalVersion) -> frozenset[int]:
+    """``extensionNameToPrefix``: 1.2+, each name and each (16-bit) prefix unique within the model."""
+    entries = model.extension_name_to_prefix
+    if entries and hal_version < HalVersion.V1_2:
+        raise ValidationError(f"extensions need HAL 1.2, validating for HAL {hal_version}")
+    names: set[str] = set()
+    prefixes: set[int] = set()
+    for i, entry in enumerate(entries):
+        name, prefix = getattr(entry, "name", None), getattr(entry, "prefix", None)
+        if not isinstance(name, str) or not name:
+            raise ValidationError(f"extensionNameToPrefix[{i}]: invalid extension name {name!r}")
+        if not _is_uint(prefix, 16):
+            raise ValidationError(f"extensionNameToPrefix[{i}]: prefix {prefix!r} is not a uint16")
+        if name in names or prefix in prefixes:
+            raise ValidationError(
+                f"extensionNameToPrefix[{i}]: extension {name!r} or prefix {prefix} repeated"
+            )
+        names.add(name)
+        prefixes.add(prefix)
+    return frozenset(prefixes)
+
+
+def validate_model(
+    model: Model,
+    hal_version: HalVersion = HalVersion.V1_3,
+    *,
+    allow_unknown_control_flow_sizes: bool = False,
+) -> None:
+    """Raise :class:`ValidationError` unless ``model`` is a valid model for ``hal_version``.
+
+    For HAL 1.0-1.2 the model must be expressible in that version's flat
+    Model: no referenced subgraphs, and only the types, lifetimes, pools and
+    operation signatures that version defines.  The relaxed-float flag needs
+    1.1, extensions 1.2.  ``allow_unknown_control_flow_sizes`` is the NNAPI
+    runtime's relaxation; HAL 1.3 drivers must refuse WHILE operands of
+    unknown size (the default).
+    """
+    hal_version = HalVersion(hal_version)
+    if not isinstance(model, Model):
+        raise ValidationError(f"model is {type(model).__name__}, expected a Model")
+    main = model.main
+    if not isinstance(main, Subgraph):
+        raise ValidationError("model.main is not a Subgraph")
+    if not main.operations or not main.operands:
+        raise ValidationError("main subgraph must have at least one operation and one operand")
+    if not isinstance(model.operand_values, bytes | bytearray | memoryview):
+        raise ValidationError("operandValues must be bytes")
+    if hal_version < HalVersion.V1_3 and model.referenced:
+        raise ValidationError(f"referenced subgraphs need HAL 1.3, validating for HAL {hal_version}")
+    if not isinstance(model.relax_computation_float32_to_float16, bool):
+        raise ValidationError("relaxComputationFloat32toFloat16 must be a bool")
+    if model.relax_computation_float32_to_float16 and hal_version < HalVersion.V1_1:
+        raise ValidationError("relaxComputationFloat32toFloat16 needs HAL 1.1")
+    prefixes = _validate_extension_prefixes(model, hal_version)
+    validate_memory_pool_names(model.pools, hal_version)
+    pool_sizes = [_pool_size(pool) for pool in model.pools]
+
+    _validate_subgraph(
+        main, "main", model, hal_version, prefixes, pool_sizes, allow_unknown_control_flow_sizes
+    )
+    for i, subgraph in enumerate(model.referenced):
+        _validate_subgraph(
+            subgraph, f"referenced[{i}]", model, hal_version, prefixes, pool_sizes,
+            allow_unknown_control_flow_sizes,
+        )
+    _check_no_reference_cycles(model)
+
+
+# ---------------------------------------------------------------------------
+# Requests
+
+
+def _validate_arguments(
+    arguments: Sequence[RequestArgument],
+    indexes: Sequence[int],
+    operands: Sequence[Operand],
+    pool_sizes: Sequence[int],
+    allow_unspecified: bool,
+    kind: str,
+) -> None:
+    if len(arguments) != len(indexes):
+        raise ValidationError(f"request has {len(arguments)} {kind}s, the model has {len(indexes)}")
+    for position, argument in enumerate(arguments):
+        where = f"request {kind} {position}"
+        if not isinstance(argument, RequestArgument):
+            raise ValidationError(f"{where}: is {type(argument).__name__}, expected a RequestArgument")
+        index = indexes[position]
+        if not _is_int(index) or not 0 <= index < len(operands):
+            raise ValidationError(
+                f"{where}: the model's {kind} {position} is operand {index!r}, out of range"
+            )
+        operand = operands[index]
+        location = _check_location_fields(argument.location, where)
+        dims = argument.dimensions
+        if not isinstance(dims, list | tuple) or not all(_is_uint(d) for d in dims):
+            raise ValidationError(f"{where}: dimensions {dims!r} must be a list of uint32 values")
+        if argument.has_no_value:
+            if (location.pool_index, location.offset, location.length) != (0, 0, 0) or dims:
+                raise ValidationError(f"{where}: has no value, so its location and dimensions must be empty")
+            continue
+        _check_location_in_pool(location, pool_sizes, where)
+        model_dims = list(operand.dimensions)
+        if not dims:
+            if not allow_unspecified and 0 in model_dims:
+                raise ValidationError(
+                    f"{where}: the model's dimensions {model_dims} are not fully specified and the request "
+                    "gives none"
+                )
+            continue
+        if operand.type in _SCALAR_TYPES:
+            raise ValidationError(f"{where}: scalar operand cannot take dimensions {list(dims)}")
+        if model_dims and len(dims) != len(model_dims):
+            raise ValidationError(
+                f"{where}: rank {len(dims)} differs from the model's rank {len(model_dims)}"
+            )
+        for i, d in enumerate(dims):
+            if model_dims and model_dims[i] != 0 and d != model_dims[i]:
+                raise ValidationError(
+                    f"{where}: dimension {i} is {d}, the model fixes it to {model_dims[i]}"
+                )
+            if d == 0 and not allow_unspecified:
+                raise ValidationError(f"{where}: dimension {i} is 0 (unspecified), which is not allowed here")
+
+
+def validate_request(
+    request: Request,
+    model: Model,
+    allow_unspecified_output: bool = True,
+    *,
+    hal_version: HalVersion = HalVersion.V1_3,
+) -> None:
+    """Raise :class:`ValidationError` unless ``request`` is valid for ``model``.
+
+    The model is assumed valid (validate it first).  Inputs must always be
+    fully specified, by the model or by the request's dimensions; outputs
+    may stay unspecified (dynamic output shapes) when
+    ``allow_unspecified_output`` -- False for executeFenced, which must know
+    every output size up front -- and the HAL is 1.2 or later.  Token pools
+    (driver-allocated buffers, 1.3) count as size 0, so arguments using
+    them need offset 0 and length 0.
+    """
+    hal_version = HalVersion(hal_version)
+    if not isinstance(request, Request):
+        raise ValidationError(f"request is {type(request).__name__}, expected a Request")
+    main = model.main
+    pool_sizes = [_pool_size(pool) for pool in request.pools]
+    _validate_arguments(request.inputs, main.input_indexes, main.operands, pool_sizes, False, "input")
+    _validate_arguments(
+        request.outputs,
+        main.output_indexes,
+        main.operands,
+        pool_sizes,
+        allow_unspecified_output and hal_version >= HalVersion.V1_2,
+        "output",
+    )
+    for i, pool in enumerate(request.pools):
+        _validate_pool(pool, f"request pool {i}", hal_version, allow_tokens=True)
