@@ -145,3 +145,176 @@ def quantize(real: np.ndarray, scale: float, zero_point: int, dtype: np.dtype | 
     qmin, qmax = quantized_range(dtype)
     q = round_half_away(np.asarray(real, dtype=np.float64) / scale) + zero_point
     return np.clip(q, qmin, qmax).astype(dtype)
+
+
+# ---------------------------------------------------------------------------
+# gemmlowp fixed-point transcendental functions (int32 raw values held in int64).
+#
+# TFLite's quantized LOGISTIC, TANH and SOFTMAX kernels, which Android's CPU
+# path runs, evaluate exp/logistic/tanh in Q(m).(31-m) fixed point with
+# gemmlowp's polynomial + barrel-shifter + Newton-Raphson recipe.  Goldens are
+# bit-compatible with that recipe only, so it is reproduced step by step.
+# ---------------------------------------------------------------------------
+
+
+def wrap_int32(x: np.ndarray) -> np.ndarray:
+    """Two's-complement int32 wrap-around (plain C++ int32 ``+``/``-``)."""
+    x = np.asarray(x, dtype=np.int64)
+    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def saturating_rounding_multiply_by_pot(x: np.ndarray, exponent: int) -> np.ndarray:
+    """gemmlowp ``SaturatingRoundingMultiplyByPOT``: saturating left shift or rounding right shift."""
+    x = np.asarray(x, dtype=np.int64)
+    if exponent > 0:
+        return np.clip(x * (1 << exponent), INT32_MIN, INT32_MAX)
+    if exponent < 0:
+        return rounding_divide_by_pot(x, -exponent)
+    return x
+
+
+def rounding_half_sum(a: np.ndarray, b: int | np.ndarray) -> np.ndarray:
+    """gemmlowp ``RoundingHalfSum`` for int32: (a + b + sign) / 2, truncating toward zero."""
+    total = np.asarray(a, dtype=np.int64) + np.asarray(b, dtype=np.int64)
+    total = total + np.where(total >= 0, 1, -1)
+    return np.where(total >= 0, total // 2, -((-total) // 2))
+
+
+def count_leading_zeros32(x: np.ndarray) -> np.ndarray:
+    """Leading zero bits of uint32 values (32 for zero)."""
+    x = np.asarray(x, dtype=np.int64)
+    _, exponent = np.frexp(x.astype(np.float64))
+    return np.where(x == 0, 32, 32 - exponent).astype(np.int64)
+
+
+def _exp_on_interval_minus_quarter_to_zero(a: np.ndarray) -> np.ndarray:
+    """exp(a) for a in [-1/4, 0) in Q0.31: Taylor series around -1/8."""
+    constant_term = 1895147668  # exp(-1/8)
+    one_third = 715827883
+    x = a + (1 << 28)  # a + 1/8
+    x2 = saturating_rounding_doubling_high_mul(x, x)
+    x3 = saturating_rounding_doubling_high_mul(x2, x)
+    x4 = saturating_rounding_doubling_high_mul(x2, x2)
+    x4_over_4 = rounding_divide_by_pot(x4, 2)
+    poly = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x4_over_4 + x3, one_third) + x2, 1)
+    return wrap_int32(constant_term + saturating_rounding_doubling_high_mul(constant_term, wrap_int32(x + poly)))
+
+
+# (exponent, Q0.31 value of exp(-2**exponent)) for gemmlowp's barrel shifter.
+_EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308), (2, 39332535),
+               (3, 720401), (4, 242))
+
+
+def exp_on_negative_values(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """gemmlowp ``exp_on_negative_values``: Q(integer_bits) input <= 0 -> Q0.31 exp(a)."""
+    a = np.asarray(a, dtype=np.int64)
+    fractional_bits = 31 - integer_bits
+    one_quarter = 1 << (fractional_bits - 2)
+    a_mod_quarter_minus_quarter = (a & (one_quarter - 1)) - one_quarter
+    result = _exp_on_interval_minus_quarter_to_zero(
+        saturating_rounding_multiply_by_pot(a_mod_quarter_minus_quarter, integer_bits))
+    remainder = a_mod_quarter_minus_quarter - a
+    for exponent, multiplier in _EXP_BARREL:
+        if integer_bits > exponent:
+            bit = 1 << (fractional_bits + exponent)
+            result = np.where(remainder & bit, saturating_rounding_doubling_high_mul(result, multiplier), result)
+    if integer_bits > 5:
+        result = np.where(a < -(1 << (36 - integer_bits)), 0, result)
+    return np.where(a == 0, INT32_MAX, result)
+
+
+def _newton_reciprocal_half_denominator(a: np.ndarray) -> np.ndarray:
+    """Q2.29 approximation of 1 / ((1 + a) / 2) for a in [0, 1) (three Newton-Raphson steps)."""
+    half_denominator = rounding_half_sum(a, INT32_MAX)
+    x = wrap_int32(1515870810 + saturating_rounding_doubling_high_mul(half_denominator, -1010580540))
+    for _ in range(3):
+        half_denominator_times_x = saturating_rounding_doubling_high_mul(half_denominator, x)
+        one_minus = wrap_int32((1 << 29) - half_denominator_times_x)
+        x = wrap_int32(x + saturating_rounding_multiply_by_pot(saturating_rounding_doubling_high_mul(x, one_minus), 2))
+    return x
+
+
+def one_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
+    """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out)."""
+    return saturating_rounding_multiply_by_pot(_newton_reciprocal_half_denominator(a), 1)
+
+
+def one_minus_x_over_one_plus_x_for_x_in_0_1(a: np.ndarray) -> np.ndarray:
+    """gemmlowp ``one_minus_x_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out)."""
+    return saturating_rounding_multiply_by_pot(wrap_int32(_newton_reciprocal_half_denominator(a) - (1 << 29)), 2)
+
+
+def fixed_point_logistic(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """gemmlowp ``logistic``: Q(integer_bits) input -> Q0.31 result."""
+    a = np.asarray(a, dtype=np.int64)
+    positive = a > 0
+    magnitude = np.where(positive, a, -a)
+    if_positive = one_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(-magnitude, integer_bits))
+    if_negative = INT32_MAX - if_positive
+    return np.where(a == 0, 1 << 30, np.where(positive, if_positive, if_negative))
+
+
+def fixed_point_tanh(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """gemmlowp ``tanh``: Q(integer_bits) input -> Q0.31 result."""
+    a = np.asarray(a, dtype=np.int64)
+    negative = a < 0
+    non_positive = np.where(negative, a, -a)
+    # exp(2 * n): same raw value read with one more integer bit.
+    t = one_minus_x_over_one_plus_x_for_x_in_0_1(exp_on_negative_values(non_positive, integer_bits + 1))
+    return np.where(a == 0, 0, np.where(negative, -t, t))
+
+
+def quantize_multiplier_greater_than_one(real_multiplier: float) -> tuple[int, int]:
+    """(multiplier, left shift) for real > 1 (Android ``QuantizeMultiplierGreaterThanOne``)."""
+    if not real_multiplier > 1.0:
+        raise ValueError(f"multiplier {real_multiplier} not greater than one")
+    return quantize_multiplier(real_multiplier)
+
+
+def calculate_input_radius(input_integer_bits: int, input_left_shift: int) -> int:
+    """Largest |input| whose rescaled value still fits Q(input_integer_bits) (TFLite ``CalculateInputRadius``)."""
+    max_input_rescaled = (1.0 * ((1 << input_integer_bits) - 1) * (1 << (31 - input_integer_bits))
+                          / (1 << input_left_shift))
+    return math.floor(max_input_rescaled)
+
+
+def inv_sqrt_quantized_multiplier_exp(values: np.ndarray, reverse_shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """TFLite ``GetInvSqrtQuantizedMultiplierExp``: 1/sqrt(v) as (Q0.31 multiplier, shift), vectorised.
+
+    ``reverse_shift`` -1 returns the shift as a left shift (<= 0), the form
+    ``MultiplyByQuantizedMultiplierSmallerThanOneExp`` expects.
+    """
+    values = np.asarray(values, dtype=np.int64)
+    small = values <= 1  # 0 and 1 map to (INT32_MAX, 0), as TFLite does
+    x_in = np.where(small, 1 << 28, values)
+    shift = np.full(values.shape, 11, dtype=np.int64)
+    while np.any(x_in >= (1 << 29)):
+        big = x_in >= (1 << 29)
+        x_in = np.where(big, x_in // 4, x_in)
+        shift = shift + big
+    left_shift_bit_pairs = (count_leading_zeros32(x_in) - 1) // 2 - 1
+    shift = shift - left_shift_bit_pairs
+    x_in = x_in << (2 * left_shift_bit_pairs)
+    half_input = rounding_divide_by_pot(x_in >> 1, 1)
+    half_three = (1 << 28) + (1 << 27)
+    x = np.full(values.shape, 1 << 28, dtype=np.int64)  # 1.0 in Q3.28
+    for _ in range(5):
+        x_cubed = saturating_rounding_multiply_by_pot(
+            saturating_rounding_doubling_high_mul(saturating_rounding_doubling_high_mul(x, x), x), 6)
+        x = saturating_rounding_multiply_by_pot(
+            wrap_int32(saturating_rounding_doubling_high_mul(half_three, x)
+                       - saturating_rounding_doubling_high_mul(half_input, x_cubed)), 3)
+    multiplier = saturating_rounding_doubling_high_mul(x, 1518500250)  # * sqrt(2) / 2
+    negative = shift < 0
+    multiplier = np.where(negative, wrap_int32(multiplier << np.where(negative, -shift, 0)), multiplier)
+    shift = np.where(negative, 0, shift) * reverse_shift
+    return np.where(small, INT32_MAX, multiplier), np.where(small, 0, shift)
+
+
+def requantize_value(values: np.ndarray, scale: float, zero_point: int, new_scale: float, new_zero_point: int,
+                     dtype: np.dtype | str) -> np.ndarray:
+    """Android ``requantize``: dequantize in float, requantize in double with round-half-away and saturation."""
+    real = ((np.asarray(values, dtype=np.int64) - zero_point).astype(np.float32) * np.float32(scale))
+    ret = real.astype(np.float64) / float(np.float32(new_scale)) + new_zero_point
+    qmin, qmax = quantized_range(dtype)
+    return np.clip(round_half_away(ret), qmin, qmax).astype(dtype)
