@@ -1,0 +1,122 @@
+"""Loading spec files: read, parse, validate, check, expand.
+
+``load_file`` is the one door through which a spec reaches the rest of
+nnvts: what comes out is schema-valid, semantically checked and expanded to
+the concrete layer (spec-format.md), so consumers never see authoring-layer
+keys.  Anything wrong raises ``SpecError`` naming the file, line, JSON
+pointer and what was expected.  ``load_paths`` is lazy so a corpus of
+thousands of models is never held in memory at once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vts.spec.errors import Problem, ProblemsFound, SpecError
+from vts.spec.source import SPEC_SUFFIXES, locate, parse, read_text, spec_kind
+
+_NOT_A_SPEC = f"not a spec file name: expected one of {', '.join(SPEC_SUFFIXES)}"
+
+
+@dataclass(frozen=True, slots=True)
+class SpecFile:
+    """A loaded spec: its path and its concrete-layer document (authoring layer expanded)."""
+
+    path: str
+    document: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.document["name"]
+
+    @property
+    def models(self) -> list[dict[str, Any]]:
+        return self.document["models"]
+
+    @property
+    def hal_version(self) -> str:
+        return self.document["hal_version"]
+
+
+def load_file(path: str) -> SpecFile:
+    """Read, validate, check and expand one spec file."""
+    kind = spec_kind(path)
+    if kind is None:
+        raise SpecError(path, None, "", _NOT_A_SPEC)
+    text = read_text(path)
+    document = parse(text, kind, path)
+    return SpecFile(path, load_document(document, path, text, kind))
+
+
+def load_document(document: dict[str, Any], path: str = "<document>", text: str | None = None,
+                  kind: str = "json") -> dict[str, Any]:
+    """Validate, check and expand an already parsed document; ``text`` (if given) locates lines."""
+    from vts.spec.authoring import expand_document, has_variations
+    from vts.spec.checks import document_problems
+    from vts.spec.schema import schema_problems
+
+    problems = schema_problems(document)
+    if not problems:
+        problems = document_problems(document)
+    if problems:
+        raise _located(problems, path, text, kind)
+    try:
+        expanded = expand_document(document)
+    except ProblemsFound as found:
+        raise _located(list(found.problems), path, text, kind) from None
+    if has_variations(document):
+        # A safety net for the transforms: an expanded model must pass the checks its source did.
+        problems = document_problems(expanded)
+        if problems:
+            raise _located([Problem(p.pointer, f"in the expanded document: {p.message}") for p in problems],
+                           path, None, kind)
+    return expanded
+
+
+def _located(problems: list[Problem], path: str, text: str | None, kind: str) -> SpecError:
+    errors = [
+        SpecError(path, locate(text, kind, p.pointer) if text is not None else None, p.pointer, p.message)
+        for p in problems
+    ]
+    first = errors[0]
+    return SpecError(first.path, first.line, first.pointer, first.message, errors[1:])
+
+
+def _is_spec_name(name: str) -> bool:
+    return name.endswith(SPEC_SUFFIXES) and not name.startswith(".")
+
+
+def iter_spec_paths(paths: Sequence[str]) -> list[str]:
+    """Spec files named by ``paths``: files as given, directories expanded to every spec file below
+    them in sorted path order (hidden files and directories skipped).  A file reached twice is
+    listed once, where first reached."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for path in paths:
+        if os.path.isdir(path):
+            found = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                found += [os.path.join(root, f) for f in files if _is_spec_name(f)]
+            files_here = sorted(found)
+        elif os.path.exists(path):
+            if spec_kind(path) is None:
+                raise SpecError(path, None, "", _NOT_A_SPEC)
+            files_here = [path]
+        else:
+            raise SpecError(path, None, "", "no such file or directory")
+        for file in files_here:
+            key = os.path.realpath(file)
+            if key not in seen:
+                seen.add(key)
+                out.append(file)
+    return out
+
+
+def load_paths(paths: Sequence[str]) -> Iterator[SpecFile]:
+    """Load the spec files named by ``paths`` one at a time (see ``iter_spec_paths``)."""
+    for path in iter_spec_paths(paths):
+        yield load_file(path)

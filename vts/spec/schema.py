@@ -1,0 +1,170 @@
+"""The spec JSON Schema: a fast verdict for every file, a detailed report for bad ones.
+
+``schema.json`` (draft 2020-12) is the single description of the document
+shape.  Every file is checked with the code compiled from it by
+``fastcheck`` (a fraction of a second for the whole corpus); only a file
+that fails is run through ``jsonschema`` to find each problem's pointer and
+turn the validator's wording into "expected X, got Y" messages.  The
+schema's ``description`` strings are written to complete "expected ...".
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from importlib import resources
+from typing import Any
+
+from vts.spec.errors import Problem, pointer_join
+from vts.spec.source import json_kind
+
+#: Stop collecting schema problems after this many: the first ones matter.
+MAX_PROBLEMS = 50
+
+
+@functools.cache
+def schema() -> dict[str, Any]:
+    """The spec schema, parsed from the package data."""
+    text = resources.files("vts.spec").joinpath("schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@functools.cache
+def _fast_check() -> Callable[[Any], bool]:
+    from vts.spec.fastcheck import compile_schema
+
+    return compile_schema(schema())
+
+
+@functools.cache
+def _validator() -> Any:
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(schema())
+
+
+def schema_problems(document: Any) -> list[Problem]:
+    """Problems of ``document`` against the schema, in document order; [] when it conforms."""
+    if _fast_check()(document):
+        return []
+    problems: list[Problem] = []
+    errors = sorted(_validator().iter_errors(document), key=lambda e: _path_key(e.absolute_path))
+    for error in errors:
+        problems.extend(_describe(error))
+        if len(problems) >= MAX_PROBLEMS:
+            break
+    if not problems:  # the two validators disagree: a bug in fastcheck, never hide the file
+        problems.append(Problem("", "the document breaks the schema (internal: no detail available)"))
+    return problems
+
+
+def _path_key(path: Any) -> list[tuple[int, Any]]:
+    return [(0, p) if isinstance(p, int) else (1, p) for p in path]
+
+
+def _pointer(path: Any) -> str:
+    return pointer_join("", *path)
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """A compact JSON rendering of ``value`` for messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _got(value: Any) -> str:
+    if isinstance(value, (list, dict)):
+        return f"{json_kind(value)} {short(value)}"
+    return short(value)
+
+
+def _expected(error: Any) -> str | None:
+    schema_node = error.schema
+    return schema_node.get("description") if isinstance(schema_node, dict) else None
+
+
+def _describe(error: Any) -> Iterator[Problem]:
+    """Turn one jsonschema error into problems with "expected ..., got ..." messages."""
+    pointer = _pointer(error.absolute_path)
+    kind, instance, rule = error.validator, error.instance, error.validator_value
+    if kind in ("anyOf", "oneOf") and error.context:
+        branch = _matching_branch(error)
+        if branch is not None:
+            for sub in sorted(branch, key=lambda e: _path_key(e.absolute_path)):
+                yield from _describe(sub)
+            return
+    if kind == "additionalProperties" and isinstance(instance, dict):
+        allowed = sorted(error.schema.get("properties", {}))
+        for key in instance:
+            if key not in allowed:
+                expected = ", ".join(allowed)
+                message = f"unknown key {key!r} (expected one of: {expected})"
+                yield Problem(pointer_join(pointer, key), message)
+        return
+    if kind == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        yield Problem(pointer, f"missing required key {missing!r}")
+        return
+    if kind == "propertyNames":
+        what = error.schema.get("propertyNames", {}).get("description", "a name made of [A-Za-z0-9_]")
+        for key in instance:
+            if not _valid_key(key, error.schema["propertyNames"]):
+                yield Problem(pointer_join(pointer, key), f"expected a key that is {what}, got {key!r}")
+        return
+    described = _expected(error)
+    if kind == "const" and error.absolute_path and list(error.absolute_path) == ["nnvts"]:
+        yield Problem(pointer, f"unsupported format version {short(instance)}: expected {described}")
+        return
+    if described:
+        yield Problem(pointer, f"expected {described}, got {_got(instance)}")
+        return
+    templates = {
+        "type": lambda: f"expected {_kinds(rule)}, got {_got(instance)}",
+        "enum": lambda: f"expected one of {', '.join(short(x) for x in rule)}, got {_got(instance)}",
+        "const": lambda: f"expected {short(rule)}, got {_got(instance)}",
+        "minimum": lambda: f"expected a number >= {rule}, got {_got(instance)}",
+        "minItems": lambda: f"expected at least {rule} item(s), got {len(instance)}",
+        "maxItems": lambda: f"expected at most {rule} item(s), got {len(instance)}",
+        "minProperties": lambda: f"expected at least {rule} key(s), got {len(instance)}",
+        "uniqueItems": lambda: f"expected unique items, got {_got(instance)}",
+        "pattern": lambda: f"expected a string matching {rule}, got {_got(instance)}",
+        "not": lambda: f"unexpected value {_got(instance)}",
+        "false": lambda: f"unexpected value {_got(instance)}",
+    }
+    template = templates.get(kind)
+    yield Problem(pointer, template() if template else error.message)
+
+
+def _kinds(rule: Any) -> str:
+    names = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
+             "number": "a number", "boolean": "a boolean", "null": "null"}
+    rules = [rule] if isinstance(rule, str) else list(rule)
+    return " or ".join(names.get(r, r) for r in rules)
+
+
+def _valid_key(key: str, name_schema: dict[str, Any]) -> bool:
+    import re
+
+    pattern = name_schema.get("pattern")
+    return pattern is None or re.search(pattern, key) is not None
+
+
+def _matching_branch(error: Any) -> list[Any] | None:
+    """The errors of the one anyOf/oneOf branch that fits the instance's kind, if exactly one does.
+
+    A value list with one bad element fails every branch, but only the list
+    branch "almost" matched; reporting its element error is far more useful
+    than "not valid under any of the given schemas".
+    """
+    branches: dict[int, list[Any]] = {}
+    for sub in error.context:
+        branches.setdefault(sub.schema_path[0] if sub.schema_path else -1, []).append(sub)
+    fitting = [
+        errs for errs in branches.values()
+        if not any(e.validator in ("type", "enum", "const", "required") and not e.relative_path for e in errs)
+    ]
+    return fitting[0] if len(fitting) == 1 else None
