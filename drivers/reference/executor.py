@@ -107,7 +107,10 @@ class CompiledModel:
             values[operand_index] = tensor
 
         def run_child(child: int, child_inputs: Sequence[Tensor | None]) -> list[Tensor]:
-            return self.run_subgraph(child, child_inputs, clock, loop_timeout_ns)
+            # ``child`` indexes Model.referenced (a SUBGRAPH operand's value); self.subgraphs[0] is main.
+            if not 0 <= child < len(self.subgraphs) - 1:
+                raise op_failure(f"referenced subgraph {child} does not exist")
+            return self.run_subgraph(child + 1, child_inputs, clock, loop_timeout_ns)
 
         for op, op_def in zip(graph.operations, self.op_defs[index], strict=True):
             clock.check()
