@@ -61,6 +61,14 @@ def _unique(items: list[Any]) -> bool:
     return all(not json_equal(a, b) for i, a in enumerate(items) for b in items[i + 1 :])
 
 
+def _keywords(schema: Mapping[str, Any]) -> set[str]:
+    keys = set(schema) - _ANNOTATIONS
+    unknown = keys - _SUPPORTED
+    if unknown:
+        raise UnsupportedSchema(f"keywords not supported by the fast check: {sorted(unknown)}")
+    return keys
+
+
 class _Generator:
     """Emits one ``def fN(v)`` per non-trivial schema node into ``self.lines``."""
 
@@ -90,10 +98,7 @@ class _Generator:
             return "True"
         if schema is False:
             return "False"
-        keys = set(schema) - _ANNOTATIONS
-        unknown = keys - _SUPPORTED
-        if unknown:
-            raise UnsupportedSchema(f"keywords not supported by the fast check: {sorted(unknown)}")
+        keys = _keywords(schema)
         if not keys <= _INLINE:
             return f"{self.function(schema)}({var})"
         parts = self.type_and_scalars(schema, keys, var)
@@ -134,7 +139,7 @@ class _Generator:
         self.names[key] = name
         self.keep.append(schema)
         body: list[str] = []
-        keys = set(schema) - _ANNOTATIONS
+        keys = _keywords(schema)
         scalar_parts = self.type_and_scalars(schema, keys & _INLINE, "v")
         if scalar_parts:
             body.append(f"if not ({' and '.join(scalar_parts)}): return False")

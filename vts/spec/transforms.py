@@ -170,7 +170,8 @@ def int32(target: Target, params: Any, pointer: str) -> None:
         floats = np.asarray(array, dtype=np.float64)
         bad = np.flatnonzero(floats != np.round(floats))
         if bad.size:
-            raise fail(pointer, f"int32: value {floats[bad[0]]!r} (element {int(bad[0])}) is not an integer")
+            first = int(bad[0])
+            raise fail(pointer, f"int32: value {float(floats[first])!r} (element {first}) is not an integer")
         return floats.astype(np.int64)
 
     _retype_floats(target, "TENSOR_INT32", "INT32", to_int, "int32")
