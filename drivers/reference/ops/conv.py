@@ -1,0 +1,485 @@
+"""CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D and the window helpers the conv family shares.
+
+Everything is computed in NHWC (NCHW inputs are transposed in and out, as
+Android's ``InputWithLayout``/``OutputWithLayout`` do).  Padding follows
+Android's ``calculateExplicitPadding`` (SAME pads the head by half the excess,
+the tail by the rest, measured on the *dilated* filter) and output sizes its
+``computeOutSize``.
+
+Numerics follow the NNAPI CPU path:
+- floats compute in float32 (float16 is widened and rounded back);
+- quantized convolutions accumulate ``sum((in - in_zp) * (f - f_zp)) + bias``
+  exactly (Android's int32 accumulator), then requantize with the multiplier
+  ``in_scale * filter_scale / out_scale`` encoded by ``quantize_multiplier``
+  and applied by ``multiply_by_quantized_multiplier`` (per output channel for
+  TENSOR_QUANT8_SYMM_PER_CHANNEL filters), add the output zero point and clamp
+  to the fused activation's quantized range.
+
+Speed matters (whole MobileNets run through here): convolutions are one
+im2col gather plus one matmul.  Quantized matmuls run in float64, which is
+exact because every partial sum is an integer far below 2**53; depthwise
+convolutions multiply-accumulate over the kh x kw window with whole-tensor
+slices (int32 for quantized inputs, like Android's accumulator).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from drivers.reference.ops.registry import register_op
+from drivers.reference.quant import (
+    activation_range_float,
+    activation_range_quantized,
+    multiply_by_quantized_multiplier,
+    quantize_multiplier,
+)
+from drivers.reference.tensor import OpContext, OutputSpec, Tensor, op_failure
+from vts.hal.enums import OperandType as T
+from vts.hal.enums import OperationType as Op
+
+CONV_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
+QUANT8 = (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
+PADDING_SAME = 1
+PADDING_VALID = 2
+
+
+# --------------------------------------------------------------------------- windows and padding
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """Padding, strides and dilation of a 2-D sliding window (height first, as arrays are indexed)."""
+
+    pad_top: int
+    pad_bottom: int
+    pad_left: int
+    pad_right: int
+    stride_h: int
+    stride_w: int
+    dilation_h: int = 1
+    dilation_w: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SpatialArgs:
+    """The padding and stride scalars of a windowed operation, before the input shape is known.
+
+    NNAPI windowed ops take either four explicit paddings (left, right, top,
+    bottom) or one implicit padding scheme, followed by the width and height
+    strides; ``next_index`` is the first input after the strides.
+    """
+
+    pads: tuple[int, int, int, int] | None  # left, right, top, bottom (explicit form)
+    scheme: int  # PADDING_SAME / PADDING_VALID (implicit form)
+    stride_w: int
+    stride_h: int
+    next_index: int
+
+
+def scalar_is_int32(ctx: OpContext, index: int) -> bool:
+    """Whether input ``index`` is an INT32 scalar: how Android tells explicit from implicit padding.
+
+    The explicit and implicit signatures can have the same input count
+    (e.g. CONV_2D with 10 inputs), so Android checks the type of the input
+    where they differ (an INT32 stride vs the BOOL layout).
+    """
+    if index >= ctx.num_inputs:
+        return False
+    tensor = ctx.inputs[index]
+    if tensor is not None:
+        return tensor.type == T.INT32
+    if index < len(ctx.input_operands):
+        return ctx.input_operands[index].type == T.INT32
+    return False
+
+
+def read_spatial_args(ctx: OpContext, base: int, explicit: bool) -> SpatialArgs:
+    """Read paddings/scheme and strides starting at input ``base``."""
+    if explicit:
+        pads = tuple(int(ctx.scalar(base + i)) for i in range(4))
+        return SpatialArgs(pads, 0, int(ctx.scalar(base + 4)), int(ctx.scalar(base + 5)), base + 6)  # type: ignore[arg-type]
+    return SpatialArgs(None, int(ctx.scalar(base)), int(ctx.scalar(base + 1)), int(ctx.scalar(base + 2)), base + 3)
+
+
+def implicit_padding(in_size: int, stride: int, dilation: int, filter_size: int, scheme: int) -> tuple[int, int]:
+    """Android ``calculateExplicitPadding``: SAME keeps ceil(in/stride) outputs, head gets the smaller half."""
+    if scheme not in (PADDING_SAME, PADDING_VALID):
+        raise op_failure(f"unknown implicit padding scheme {scheme}")
+    if scheme == PADDING_VALID:
+        return 0, 0
+    effective = (filter_size - 1) * dilation + 1
+    out_size = (in_size + stride - 1) // stride
+    needed = (out_size - 1) * stride + effective - in_size
+    if needed <= 0:
+        return 0, 0
+    return needed // 2, needed - needed // 2
+
+
+def resolve_window(name: str, args: SpatialArgs, in_hw: tuple[int, int], filter_hw: tuple[int, int],
+                   dilation_hw: tuple[int, int] = (1, 1)) -> Window:
+    """Turn the scalar arguments into a validated ``Window`` for this input and filter size."""
+    (in_h, in_w), (k_h, k_w), (d_h, d_w) = in_hw, filter_hw, dilation_hw
+    if args.stride_w < 1 or args.stride_h < 1:
+        raise op_failure(f"{name}: strides must be positive, got {args.stride_w}x{args.stride_h}")
+    if d_w < 1 or d_h < 1:
+        raise op_failure(f"{name}: dilation factors must be positive, got {d_w}x{d_h}")
+    if args.pads is not None:
+        left, right, top, bottom = args.pads
+        if min(args.pads) < 0:
+            raise op_failure(f"{name}: paddings must be non-negative, got {list(args.pads)}")
+    else:
+        left, right = implicit_padding(in_w, args.stride_w, d_w, k_w, args.scheme)
+        top, bottom = implicit_padding(in_h, args.stride_h, d_h, k_h, args.scheme)
+    return Window(top, bottom, left, right, args.stride_h, args.stride_w, d_h, d_w)
+
+
+def output_size(name: str, in_size: int, filter_size: int, stride: int, dilation: int, head: int,
+                tail: int) -> int:
+    """Android ``computeOutSize`` (with the dilated filter extent); a non-positive size cannot run."""
+    effective = (filter_size - 1) * dilation + 1
+    size = (in_size - effective + stride + head + tail) // stride
+    if size <= 0:
+        raise op_failure(f"{name}: window of {effective} does not fit input of {in_size} with padding {head}+{tail}")
+    return size
+
+
+def output_hw(name: str, in_hw: tuple[int, int], filter_hw: tuple[int, int], window: Window) -> tuple[int, int]:
+    return (
+        output_size(name, in_hw[0], filter_hw[0], window.stride_h, window.dilation_h, window.pad_top,
+                    window.pad_bottom),
+        output_size(name, in_hw[1], filter_hw[1], window.stride_w, window.dilation_w, window.pad_left,
+                    window.pad_right),
+    )
+
+
+def read_layout(ctx: OpContext, index: int) -> bool:
+    """The optional trailing layout BOOL (HAL 1.2): true means NCHW."""
+    return bool(ctx.scalar(index, False)) if index < ctx.num_inputs else False
+
+
+def to_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:
+    return x.transpose(0, 2, 3, 1) if nchw else x
+
+
+def from_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if nchw else x
+
+
+def require_rank4(name: str, **tensors: np.ndarray) -> None:
+    for label, value in tensors.items():
+        if value.ndim != 4:
+            raise op_failure(f"{name}: {label} must be 4-D, got shape {list(value.shape)}")
+
+
+def pad_spatial(x: np.ndarray, window: Window, value: float | int = 0) -> np.ndarray:
+    """Pad the H and W axes of an NHWC array (no copy when there is nothing to pad)."""
+    pads = (window.pad_top, window.pad_bottom, window.pad_left, window.pad_right)
+    if not any(pads):
+        return x
+    return np.pad(x, ((0, 0), pads[0:2], pads[2:4], (0, 0)), constant_values=value)
+
+
+def window_slice(offset: int, step: int, count: int) -> slice:
+    """Rows/columns ``offset, offset+step, ...`` (``count`` of them) of a padded axis."""
+    return slice(offset, offset + step * (count - 1) + 1, step)
+
+
+# --------------------------------------------------------------------------- im2col convolution core
+
+
+def im2col(xp: np.ndarray, filter_hw: tuple[int, int], window: Window, out_hw: tuple[int, int]) -> np.ndarray:
+    """Rows of (kh, kw, C) patches of a padded NHWC array: shape [N*oh*ow, kh*kw*C].
+
+    A 1x1 filter needs no gather (a strided view reshaped), otherwise one copy
+    through ``sliding_window_view`` with channels innermost, matching the
+    [out, kh, kw, in] filter layout of NNAPI.
+    """
+    (k_h, k_w), (o_h, o_w) = filter_hw, out_hw
+    n, _, _, c = xp.shape
+    if k_h == 1 and k_w == 1:
+        view = xp[:, window_slice(0, window.stride_h, o_h), window_slice(0, window.stride_w, o_w), :]
+        return view.reshape(n * o_h * o_w, c)
+    extent = ((k_h - 1) * window.dilation_h + 1, (k_w - 1) * window.dilation_w + 1)
+    view = np.lib.stride_tricks.sliding_window_view(xp, extent, axis=(1, 2))  # N, H', W', C, eh, ew
+    view = view[:, :: window.stride_h, :: window.stride_w, :, :: window.dilation_h, :: window.dilation_w]
+    view = view[:, :o_h, :o_w].transpose(0, 1, 2, 4, 5, 3)
+    return view.reshape(n * o_h * o_w, k_h * k_w * c)
+
+
+def conv_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int]) -> np.ndarray:
+    """sum over (kh, kw, C) of x * w for NHWC ``x`` and [O, kh, kw, C] ``w`` (same float dtype): N, oh, ow, O."""
+    n = x.shape[0]
+    cols = im2col(pad_spatial(x, window), (w.shape[1], w.shape[2]), window, out_hw)
+    acc = cols @ w.reshape(w.shape[0], -1).T
+    return acc.reshape(n, out_hw[0], out_hw[1], w.shape[0])
+
+
+# --------------------------------------------------------------------------- operands and requantization
+
+
+def float_array(tensor: Tensor) -> np.ndarray:
+    """Float operands as float32 (float16 widened, the way Android's CPU path computes it)."""
+    return tensor.value.astype(np.float32, copy=False)
+
+
+def zero_adjusted(tensor: Tensor, dtype: type = np.float64) -> np.ndarray:
+    """Stored integers minus the zero point (per-channel filters are symmetric: zero point 0)."""
+    values = tensor.value.astype(dtype)
+    if tensor.channel_quant is None and tensor.zero_point:
+        values -= tensor.zero_point
+    return values
+
+
+def filter_scales(filt: Tensor, channels: int) -> np.ndarray:
+    """One float32 scale per output channel (a per-tensor scale repeated)."""
+    if filt.channel_quant is not None:
+        scales = np.asarray(filt.channel_quant.scales, dtype=np.float32)
+        if scales.shape != (channels,):
+            raise op_failure(f"per-channel filter has {scales.size} scales for {channels} output channels")
+        return scales
+    return np.full(channels, filt.scale, dtype=np.float32)
+
+
+def conv_multipliers(input_: Tensor, filt: Tensor, bias: Tensor | None, out: OutputSpec,
+                     channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed-point output multipliers and shifts, one per output channel.
+
+    Android ``GetQuantizedConvolutionMultipler``: the product of the input and
+    filter scales is formed in float (as the C++ does), the bias scale must
+    match it to 1e-6 relative (a per-channel bias scale is defined as that
+    product), and the real multiplier is product / output scale in double.
+    """
+    scales = filter_scales(filt, channels)
+    products = (np.float32(input_.scale) * scales).astype(np.float64)
+    if filt.channel_quant is None and bias is not None:
+        bias_scale = float(np.float32(bias.scale))
+        product = float(products[0])
+        if abs(product - bias_scale) > 1e-6 * min(product, bias_scale) or product < 0:
+            raise op_failure(f"bias scale {bias_scale} differs from input scale * filter scale {product}")
+    if out.scale <= 0:
+        raise op_failure(f"output scale must be positive, got {out.scale}")
+    pairs = [quantize_multiplier(float(p) / float(np.float32(out.scale))) for p in products]
+    multipliers = np.array([m for m, _ in pairs], dtype=np.int64)
+    shifts = np.array([s for _, s in pairs], dtype=np.int64)
+    return multipliers, shifts
+
+
+def requantize(acc: np.ndarray, multipliers: np.ndarray, shifts: np.ndarray, out: OutputSpec,
+               activation: int) -> np.ndarray:
+    """int64 accumulators (channels last) to the output's stored integers, clamped to the activation range."""
+    if np.all(multipliers == multipliers[0]) and np.all(shifts == shifts[0]):
+        scaled = multiply_by_quantized_multiplier(acc, int(multipliers[0]), int(shifts[0]))
+    else:
+        scaled = multiply_by_quantized_multiplier(acc, multipliers, shifts)
+    low, high = activation_range_quantized(activation, out.scale, out.zero_point, out.dtype)
+    return np.clip(scaled + out.zero_point, low, high).astype(out.dtype)
+
+
+def float_finish(acc: np.ndarray, bias: np.ndarray, activation: int, out: OutputSpec) -> np.ndarray:
+    """Add the bias, clamp to the fused activation, round to the output type (float16 rounds last)."""
+    result = acc + bias if bias.size else acc
+    low, high = activation_range_float(activation)
+    if activation:
+        result = np.clip(result, low, high)
+    return result.astype(out.dtype, copy=False)
+
+
+def quant_finish(ctx: OpContext, acc: np.ndarray, input_: Tensor, filt: Tensor, bias: Tensor | None,
+                 activation: int) -> np.ndarray:
+    """Exact integer accumulators (any dtype holding integers) + I32 bias, requantized."""
+    out = ctx.output()
+    channels = acc.shape[-1]
+    total = acc.astype(np.int64)
+    if bias is not None:
+        total += bias.value.astype(np.int64)
+    multipliers, shifts = conv_multipliers(input_, filt, bias, out, channels)
+    return requantize(total, multipliers, shifts, out, activation)
+
+
+def check_bias(name: str, bias: Tensor, channels: int) -> None:
+    if bias.value.shape != (channels,):
+        raise op_failure(f"{name}: bias shape {list(bias.value.shape)} does not match {channels} output channels")
+
+
+# --------------------------------------------------------------------------- CONV_2D
+
+
+@dataclass(frozen=True, slots=True)
+class ConvArgs:
+    """The scalar inputs of a CONV_2D-shaped operation after the spatial ones."""
+
+    spatial: SpatialArgs
+    activation: int
+    nchw: bool
+    dilation_hw: tuple[int, int]
+
+
+def _conv_args(ctx: OpContext) -> ConvArgs:
+    # explicit: in, filter, bias, 4 pads, 2 strides, act [, layout, 2 dilations] (10/11/13 inputs);
+    # implicit: in, filter, bias, scheme, 2 strides, act [, layout, 2 dilations] (7/8/10 inputs).
+    explicit = ctx.num_inputs >= 10 and scalar_is_int32(ctx, 7)
+    spatial = read_spatial_args(ctx, 3, explicit)
+    i = spatial.next_index
+    dilation_w, dilation_h = int(ctx.scalar(i + 2, 1)), int(ctx.scalar(i + 3, 1))
+    return ConvArgs(spatial, int(ctx.scalar(i)), read_layout(ctx, i + 1), (dilation_h, dilation_w))
+
+
+def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:
+    input_, filt = ctx.tensor(0), ctx.tensor(1)
+    bias = ctx.tensor(2) if ctx.has(2) else None
+    x_raw = to_nhwc(input_.value, args.nchw) if input_.value.ndim == 4 else input_.value
+    require_rank4(ctx.name, input=x_raw, filter=filt.value)
+    channels_out, k_h, k_w, channels_in = filt.value.shape
+    if x_raw.shape[3] != channels_in:
+        raise op_failure(f"{ctx.name}: input depth {x_raw.shape[3]} does not match filter depth {channels_in}")
+    if bias is not None:
+        check_bias(ctx.name, bias, channels_out)
+    in_hw = (x_raw.shape[1], x_raw.shape[2])
+    window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
+    out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
+    if input_.type in QUANT8:
+        x = x_raw.astype(np.float64) - input_.zero_point
+        acc = conv_accumulate(x, zero_adjusted(filt), window, out_hw)
+        result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
+    else:
+        acc = conv_accumulate(x_raw.astype(np.float32), float_array(filt), window, out_hw)
+        result = float_finish(acc, float_array(bias) if bias is not None else np.zeros(0, np.float32),
+                              args.activation, ctx.output())
+    return from_nhwc(result, args.nchw)
+
+
+@register_op(Op.CONV_2D, types=CONV_TYPES)
+def conv_2d(ctx: OpContext) -> list[np.ndarray]:
+    return [_conv2d(ctx, _conv_args(ctx))]
+
+
+# --------------------------------------------------------------------------- DEPTHWISE_CONV_2D
+
+
+def _depthwise_args(ctx: OpContext) -> tuple[ConvArgs, int]:
+    # explicit: in, filter, bias, 4 pads, 2 strides, multiplier, act [, layout, 2 dilations] (11/12/14);
+    # implicit: in, filter, bias, scheme, 2 strides, multiplier, act [, layout, 2 dilations] (8/9/11).
+    explicit = ctx.num_inputs >= 11 and scalar_is_int32(ctx, 8)
+    spatial = read_spatial_args(ctx, 3, explicit)
+    i = spatial.next_index
+    dilation_w, dilation_h = int(ctx.scalar(i + 3, 1)), int(ctx.scalar(i + 4, 1))
+    args = ConvArgs(spatial, int(ctx.scalar(i + 1)), read_layout(ctx, i + 2), (dilation_h, dilation_w))
+    return args, int(ctx.scalar(i))
+
+
+def depthwise_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int],
+                         multiplier: int) -> np.ndarray:
+    """Depthwise sum over the window for NHWC ``x`` and [kh, kw, C*multiplier] ``w``.
+
+    Output channel ``c * multiplier + m`` reads input channel ``c`` (NNAPI's
+    depthwise rule), so the input is repeated along channels; the window is
+    then kh*kw whole-tensor multiply-adds over strided slices.
+    """
+    xp = pad_spatial(x, window)
+    if multiplier > 1:
+        xp = np.repeat(xp, multiplier, axis=3)
+    (k_h, k_w, _), (o_h, o_w) = w.shape, out_hw
+    acc = np.zeros((x.shape[0], o_h, o_w, w.shape[2]), dtype=np.result_type(x, w))
+    for i in range(k_h):
+        rows = window_slice(i * window.dilation_h, window.stride_h, o_h)
+        for j in range(k_w):
+            cols = window_slice(j * window.dilation_w, window.stride_w, o_w)
+            acc += xp[:, rows, cols, :] * w[i, j]
+    return acc
+
+
+def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
+    input_, filt = ctx.tensor(0), ctx.tensor(1)
+    bias = ctx.tensor(2) if ctx.has(2) else None
+    x_raw = to_nhwc(input_.value, args.nchw) if input_.value.ndim == 4 else input_.value
+    require_rank4(ctx.name, input=x_raw, filter=filt.value)
+    one, k_h, k_w, channels_out = filt.value.shape
+    if one != 1:
+        raise op_failure(f"{ctx.name}: filter must have shape [1, h, w, out], got {list(filt.value.shape)}")
+    if multiplier < 1 or x_raw.shape[3] * multiplier != channels_out:
+        raise op_failure(f"{ctx.name}: input depth {x_raw.shape[3]} x depth multiplier {multiplier} "
+                         f"!= filter depth {channels_out}")
+    if bias is not None:
+        check_bias(ctx.name, bias, channels_out)
+    in_hw = (x_raw.shape[1], x_raw.shape[2])
+    window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
+    _check_padding_within_filter(ctx.name, window, (k_h, k_w))
+    out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
+    if input_.type in QUANT8:
+        # |products| <= 255*255 and kh*kw terms: int32 is exact (Android accumulates in int32).
+        x = x_raw.astype(np.int32) - np.int32(input_.zero_point)
+        acc = depthwise_accumulate(x, zero_adjusted(filt, np.int32)[0], window, out_hw, multiplier)
+        result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
+    else:
+        acc = depthwise_accumulate(x_raw.astype(np.float32), float_array(filt)[0], window, out_hw, multiplier)
+        result = float_finish(acc, float_array(bias) if bias is not None else np.zeros(0, np.float32),
+                              args.activation, ctx.output())
+    return from_nhwc(result, args.nchw)
+
+
+def _check_padding_within_filter(name: str, window: Window, filter_hw: tuple[int, int]) -> None:
+    """Android ``depthwiseConvPrepare``: each padding must be smaller than the dilated filter extent."""
+    extent_h = (filter_hw[0] - 1) * window.dilation_h + 1
+    extent_w = (filter_hw[1] - 1) * window.dilation_w + 1
+    if max(window.pad_top, window.pad_bottom) >= extent_h or max(window.pad_left, window.pad_right) >= extent_w:
+        raise op_failure(f"{name}: padding must be smaller than the filter extent {extent_h}x{extent_w}")
+
+
+@register_op(Op.DEPTHWISE_CONV_2D, types=CONV_TYPES)
+def depthwise_conv_2d(ctx: OpContext) -> list[np.ndarray]:
+    args, multiplier = _depthwise_args(ctx)
+    return [_depthwise(ctx, args, multiplier)]
+
+
+# --------------------------------------------------------------------------- GROUPED_CONV_2D
+
+
+def _grouped_args(ctx: OpContext) -> tuple[ConvArgs, int]:
+    # explicit: in, filter, bias, 4 pads, 2 strides, groups, act, layout (12 inputs);
+    # implicit: in, filter, bias, scheme, 2 strides, groups, act, layout (9 inputs).
+    spatial = read_spatial_args(ctx, 3, ctx.num_inputs >= 12)
+    i = spatial.next_index
+    return ConvArgs(spatial, int(ctx.scalar(i + 1)), read_layout(ctx, i + 2), (1, 1)), int(ctx.scalar(i))
+
+
+def _grouped(ctx: OpContext, args: ConvArgs, groups: int) -> np.ndarray:
+    """Each group convolves its slice of input channels with its slice of filters (Android GroupedConv2D)."""
+    input_, filt = ctx.tensor(0), ctx.tensor(1)
+    bias = ctx.tensor(2) if ctx.has(2) else None
+    x_raw = to_nhwc(input_.value, args.nchw) if input_.value.ndim == 4 else input_.value
+    require_rank4(ctx.name, input=x_raw, filter=filt.value)
+    channels_out, k_h, k_w, group_depth = filt.value.shape
+    if groups < 1 or channels_out % groups or x_raw.shape[3] != group_depth * groups:
+        raise op_failure(f"{ctx.name}: {groups} groups do not divide input depth {x_raw.shape[3]} "
+                         f"and filter {list(filt.value.shape)}")
+    if bias is not None:
+        check_bias(ctx.name, bias, channels_out)
+    in_hw = (x_raw.shape[1], x_raw.shape[2])
+    window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w))
+    out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
+    quantized = input_.type in QUANT8
+    if quantized:
+        x, w = x_raw.astype(np.float64) - input_.zero_point, zero_adjusted(filt)
+    else:
+        x, w = x_raw.astype(np.float32), float_array(filt)
+    out_per_group = channels_out // groups
+    parts = [
+        conv_accumulate(x[..., g * group_depth:(g + 1) * group_depth],
+                        w[g * out_per_group:(g + 1) * out_per_group], window, out_hw)
+        for g in range(groups)
+    ]
+    acc = np.concatenate(parts, axis=3)
+    if quantized:
+        result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
+    else:
+        result = float_finish(acc, float_array(bias) if bias is not None else np.zeros(0, np.float32),
+                              args.activation, ctx.output())
+    return from_nhwc(result, args.nchw)
+
+
+@register_op(Op.GROUPED_CONV_2D, types=CONV_TYPES)
+def grouped_conv_2d(ctx: OpContext) -> list[np.ndarray]:
+    args, groups = _grouped_args(ctx)
+    return [_grouped(ctx, args, groups)]
