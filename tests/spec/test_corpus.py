@@ -41,3 +41,13 @@ def test_concrete_documents_pass_through_expansion_untouched() -> None:
     with gzip.open(path, "rb") as f:
         raw = json.loads(f.read())
     assert load_file(path).document == raw
+
+
+def test_render_round_trips_corpus_documents() -> None:
+    import json
+
+    from vts.spec.writer import render
+
+    for path in iter_spec_paths([CORPUS])[::25]:
+        document = load_file(path).document
+        assert json.loads(render(document)) == document, path

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vts.spec.errors import Problem, ProblemsFound, SpecError
-from vts.spec.source import SPEC_SUFFIXES, locate, parse, read_text, spec_kind
+from vts.spec.source import SPEC_SUFFIXES, locate_all, parse, read_text, spec_kind
 
 _NOT_A_SPEC = f"not a spec file name: expected one of {', '.join(SPEC_SUFFIXES)}"
 
@@ -77,10 +77,9 @@ def load_document(document: dict[str, Any], path: str = "<document>", text: str 
 
 
 def _located(problems: list[Problem], path: str, text: str | None, kind: str) -> SpecError:
-    errors = [
-        SpecError(path, locate(text, kind, p.pointer) if text is not None else None, p.pointer, p.message)
-        for p in problems
-    ]
+    pointers = [p.pointer for p in problems]
+    lines = locate_all(text, kind, pointers) if text is not None else [None] * len(problems)
+    errors = [SpecError(path, line, p.pointer, p.message) for p, line in zip(problems, lines, strict=True)]
     first = errors[0]
     return SpecError(first.path, first.line, first.pointer, first.message, errors[1:])
 

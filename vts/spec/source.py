@@ -132,10 +132,14 @@ def _yaml_loader() -> type:
         return float(text.replace(".inf", "inf").replace(".nan", "nan"))
 
     def construct_mapping(loader: Any, node: Any) -> dict[str, Any]:
+        # Merge keys (<<) put the merged entries first; an explicit key may override those, but
+        # two explicit entries with the same key are an error (YAML would keep the last silently).
+        explicit = sum(1 for key_node, _ in node.value if key_node.tag != "tag:yaml.org,2002:merge")
         loader.flatten_mapping(node)
+        n_merged = len(node.value) - explicit
         mapping: dict[str, Any] = {}
         lines: dict[str, int] = {}
-        for key_node, value_node in node.value:
+        for i, (key_node, value_node) in enumerate(node.value):
             key = loader.construct_object(key_node, deep=True)
             if isinstance(key, int) and not isinstance(key, bool):
                 key = str(key)  # example keys may be bare operand indices
@@ -143,11 +147,11 @@ def _yaml_loader() -> type:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"expected a string key, got {json_kind(key)}", key_node.start_mark
                 )
-            if key in mapping:
+            if key in mapping and i >= n_merged and lines[key] > 0:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"duplicate key {key!r} (first at line {lines[key]})", key_node.start_mark
                 )
-            lines[key] = key_node.start_mark.line + 1
+            lines[key] = key_node.start_mark.line + 1 if i >= n_merged else 0
             mapping[key] = loader.construct_object(value_node, deep=True)
         return mapping
 
@@ -191,18 +195,25 @@ def locate(text: str, kind: str, pointer: str) -> int | None:
     For a mapping entry it is the line of the key, which is where an author
     looks for a value written as a block below its key.
     """
+    return locate_all(text, kind, [pointer])[0]
+
+
+def locate_all(text: str, kind: str, pointers: list[str]) -> list[int | None]:
+    """``locate`` for several pointers, composing a YAML text only once."""
     try:
         if kind == "json":
-            return _locate_json(text, pointer_parts(pointer))
-        return _locate_yaml(text, pointer_parts(pointer))
+            return [_locate_json(text, pointer_parts(p)) for p in pointers]
+        import yaml
+
+        root = yaml.compose(text, Loader=_yaml_loader())
+        return [_locate_yaml(root, pointer_parts(p)) for p in pointers]
     except Exception:  # locating is best effort; the pointer is still reported
-        return None
+        return [None] * len(pointers)
 
 
-def _locate_yaml(text: str, parts: list[str]) -> int | None:
+def _locate_yaml(node: Any, parts: list[str]) -> int | None:
     import yaml
 
-    node = yaml.compose(text, Loader=_yaml_loader())
     if node is None:
         return None
     line = node.start_mark.line + 1
