@@ -185,3 +185,14 @@ def test_spec_error_pickles_and_renders() -> None:
     fields = (again.path, again.line, again.pointer, again.message, again.count)
     assert fields == ("a.yaml", 3, "/x", "expected y", 2)
     assert str(again) == "a.yaml:3: /x: expected y\na.yaml: also z"
+
+
+def test_example_operand_given_twice(tmp_path: Path) -> None:
+    error = yaml_error(tmp_path, "inputs: {a: [1, 2]}", "inputs: {a: [1, 2], '0': [1, 2]}")
+    assert (error.line, error.pointer) == (18, "/models/0/examples/0/inputs/0")
+    assert "given twice (as 'a' and '0')" in error.message
+
+
+def test_example_key_may_be_an_operand_index(tmp_path: Path) -> None:
+    spec = load_file(write(tmp_path, "ok.yaml", BASE.replace("inputs: {a: [1, 2]}", "inputs: {0: [1, 2]}")))
+    assert spec.models[0]["examples"][0]["inputs"] == {"0": [1, 2]}

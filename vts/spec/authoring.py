@@ -98,7 +98,7 @@ def expand_model(model: Mapping[str, Any], document_hal: str, base: str) -> list
     out: list[dict[str, Any]] = []
     for combination in itertools.product(*groups):
         concrete = copy_json({k: v for k, v in model.items() if k != "variations"})
-        target = Target(concrete, document_hal, base)
+        target = Target(concrete, document_hal)
         try:
             for variation in combination:
                 try:

@@ -173,9 +173,16 @@ def _check_examples(model: Mapping[str, Any], names: dict[str, int], base: str, 
         else:
             seen[name] = e
         for side in ("inputs", "outputs"):
+            given: dict[int, str] = {}
             for key, value in example[side].items():
                 pointer = f"{where}/{side}/{pointer_join('', key)[1:]}"
                 k = resolve(key, names, n)
+                if k is not None and k in given:
+                    problems.add(pointer, f"operand {operands[k]['name']!r} is given twice (as {given[k]!r} "
+                                 f"and {key!r})")
+                    continue
+                if k is not None:
+                    given[k] = key
                 if k is None:
                     problems.add(pointer, f"no operand of the main subgraph is named {key!r} "
                                  f"(nor has that index)")

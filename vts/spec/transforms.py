@@ -47,19 +47,14 @@ def fail(pointer: str, message: str) -> ProblemsFound:
 class Target:
     """One model being transformed, with the lookups the transforms share."""
 
-    def __init__(self, model: dict[str, Any], document_hal: str, base: str) -> None:
+    def __init__(self, model: dict[str, Any], document_hal: str) -> None:
         self.model = model
         self.main: dict[str, Any] = model["main"]
         self.document_hal = document_hal
-        self.base = base  # pointer of the source model, for messages
 
     @property
     def operands(self) -> list[dict[str, Any]]:
         return self.main["operands"]
-
-    def subgraphs(self) -> Iterator[dict[str, Any]]:
-        yield self.main
-        yield from self.model.get("referenced", ())
 
     def names(self) -> dict[str, int]:
         return {op["name"]: k for k, op in enumerate(self.operands)}
@@ -86,21 +81,15 @@ class Target:
                     if resolve(key, names, n) == k:
                         yield values, key
 
-    def map_values(self, k: int, fn: Callable[[Any, list[int] | None], Any],
+    def map_values(self, operand: dict[str, Any], k: int | None, fn: Callable[[Any, list[int] | None], Any],
                    before: ElementType, after: ElementType) -> None:
-        """Rewrite operand ``k``'s constant value and example values with ``fn(array, dims)``."""
-        operand = self.operands[k]
+        """Rewrite an operand's constant value, and its example values when it is main operand ``k``
+        (examples only refer to main), with ``fn(array, dims)``."""
         if "value" in operand:
             operand["value"] = convert(operand["value"], before, after, fn, operand.get("dims"))
-        for values, key in self.example_slots(k):
-            values[key] = convert(values[key], before, after, fn, operand.get("dims"))
-
-    def map_operand_values(self, operand: dict[str, Any], in_main: int | None, fn: Callable[..., Any],
-                                before: ElementType, after: ElementType) -> None:
-        if in_main is not None:
-            self.map_values(in_main, fn, before, after)
-        elif "value" in operand:
-            operand["value"] = convert(operand["value"], before, after, fn, operand.get("dims"))
+        if k is not None:
+            for values, key in self.example_slots(k):
+                values[key] = convert(values[key], before, after, fn, operand.get("dims"))
 
 
 def convert(value: Any, before: ElementType, after: ElementType, fn: Callable[[Any, list[int] | None], Any],
@@ -144,7 +133,7 @@ def _retype_floats(target: Target, new_tensor: str, new_scalar: str,
         found = True
         before, after = TYPES[operand["type"]], TYPES[new]
         operand["type"] = new
-        target.map_operand_values(operand, k, fn, before, after)
+        target.map_values(operand, k, fn, before, after)
         target.require(OPERAND_TYPE_HAL_VERSION[OperandType[new]])
     if not found:
         raise Skip(f"{what}: the model has no TENSOR_FLOAT32 or FLOAT32 operand")
@@ -168,7 +157,7 @@ def int32(target: Target, params: Any, pointer: str) -> None:
 
     def to_int(array: Any, dims: Any) -> Any:
         floats = np.asarray(array, dtype=np.float64)
-        bad = np.flatnonzero(floats != np.round(floats))
+        bad = np.flatnonzero((floats != np.round(floats)) | ~np.isfinite(floats))
         if bad.size:
             first = int(bad[0])
             raise fail(pointer, f"int32: value {float(floats[first])!r} (element {first}) is not an integer")
@@ -257,7 +246,7 @@ def quant8(target: Target, params: Mapping[str, Any], pointer: str) -> None:
                 raise fail(where, f"quant8: operand {name!r} has a NaN value, which has no quantized form")
             return quantize(real, q["scale"], q["zero_point"], after, q["channel_quant"], dims)
 
-        target.map_values(k, to_stored, before, after)
+        target.map_values(operand, k, to_stored, before, after)
         operand["type"] = q["type"]
         for key in ("scale", "zero_point", "channel_quant"):
             operand.pop(key, None)
@@ -280,7 +269,7 @@ def quant8_signed(target: Target, params: Any, pointer: str) -> None:
         found = True
         operand["type"] = "TENSOR_QUANT8_ASYMM_SIGNED"
         operand["zero_point"] = operand.get("zero_point", 0) - 128
-        target.map_operand_values(operand, k, lambda a, dims: a.astype("int64") - 128, unsigned, signed)
+        target.map_values(operand, k, lambda a, dims: a.astype("int64") - 128, unsigned, signed)
     if not found:
         raise Skip("quant8_signed: the model has no TENSOR_QUANT8_ASYMM operand")
     target.require(HalVersion.V1_3)
