@@ -140,3 +140,14 @@ def wrong_status() -> Device:
 def raises_unexpected() -> Device:
     """Every execution raises an exception that is not a DriverError."""
     return FaultyDevice("broken-raises", execute_error=lambda: RuntimeError("injected driver bug"))
+
+
+def hangs() -> Device:
+    """Every execution sleeps for an hour: the case time limit must end it."""
+    import time
+
+    def hang() -> BaseException:
+        time.sleep(3600)
+        return RuntimeError("unreachable")
+
+    return FaultyDevice("broken-hangs", execute_error=hang)

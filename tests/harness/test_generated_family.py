@@ -44,3 +44,17 @@ def test_unexpected_exception_is_a_failed_case_not_a_crash_of_the_run(run_genera
     results = run_generated(hand_add_float(), broken.raises_unexpected())
     assert [r.verdict for r in results] == [Verdict.FAILED]
     assert "driver raised RuntimeError: injected driver bug" in results[0].reason
+
+
+def test_hanging_driver_times_out_and_the_run_continues():
+    from vts.families.base import RunOptions
+    from vts.families.generated import GeneratedFamily
+    from vts.run.runner import Runner
+    from vts.testmodel import parse_spec
+
+    family = GeneratedFamily()
+    (model,) = parse_spec(hand_add_float())
+    (case,) = family.model_cases(model, "<inline>")
+    hung = Runner(broken.hangs(), RunOptions(case_timeout=0.5)).run_case(family, case)
+    assert hung.verdict is Verdict.TIMEOUT and "0.5 s" in hung.reason
+    assert Runner(create_device(), RunOptions()).run_case(family, case).verdict is Verdict.PASSED

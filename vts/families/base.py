@@ -38,11 +38,24 @@ class Case:
         """(operation names, operand type names) of the model, for summaries."""
         if self.model is None:
             return (), ()
-        ops = sorted({_type_name(OperationType, op.type) for g in self.model.subgraphs() for op in g.operations})
-        main_inputs = [self.model.main.operands[i] for i in self.model.main.inputs] or list(
-            self.model.main.operands[:1])
-        types = sorted({_type_name(OperandType, o.type) for o in main_inputs})
-        return tuple(ops), tuple(types)
+        return model_labels(self.model)
+
+
+_LABELS: dict[int, tuple[TestModel, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+
+
+def model_labels(model: TestModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Cached by identity: every case of a model shares them, and a sweep has hundreds per model."""
+    hit = _LABELS.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    ops = sorted({_type_name(OperationType, op.type) for g in model.subgraphs() for op in g.operations})
+    main_inputs = [model.main.operands[i] for i in model.main.inputs] or list(model.main.operands[:1])
+    labels = (tuple(ops), tuple(sorted({_type_name(OperandType, o.type) for o in main_inputs})))
+    if len(_LABELS) > 64:
+        _LABELS.clear()
+    _LABELS[id(model)] = (model, labels)
+    return labels
 
 
 def _type_name(enum_cls: type, value: int | str) -> str:

@@ -224,7 +224,7 @@ class ValidationFamily(Family):
                 problems.append(f"{len(error.output_shapes)} output shapes returned with {error.status.name}")
             if error.timing is not None and error.timing.measured:
                 problems.append("timing reported for a refused execution")
-            if any(b != _SENTINEL for b in built.output_pool.buffer):
+            if built.output_pool.read(0, built.output_pool.size) != bytes([_SENTINEL]) * built.output_pool.size:
                 problems.append("the driver wrote into the output pool of a refused request")
             if problems:
                 return failed(problems[0], tuple(problems))

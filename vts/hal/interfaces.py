@@ -122,7 +122,7 @@ class PreparedModel(abc.ABC):
         def work() -> None:
             try:
                 future.set_result(self.execute(request, measure, deadline, loop_timeout))
-            except BaseException as error:  # noqa: BLE001 - delivered through the future
+            except BaseException as error:
                 future.set_exception(error)
 
         threading.Thread(target=work, daemon=True, name="nnvts-execute-async").start()
@@ -201,7 +201,7 @@ class Device(abc.ABC):
         """(buffer, token > 0); GENERAL_FAILURE when memory domains are unsupported."""
         raise DriverError(ErrorStatus.GENERAL_FAILURE, "memory domains not supported")
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional hook, deliberately a no-op by default
         """Release the driver (end of a run). Optional."""
 
 

@@ -16,6 +16,7 @@ it with SCM_RIGHTS and both sides see the same bytes.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import tempfile
@@ -32,7 +33,7 @@ POOL_KINDS = (ASHMEM, MMAP_FD, HARDWARE_BUFFER_BLOB)
 class Memory:
     """A mapped pool of ``size`` bytes backed by file descriptor ``fd``."""
 
-    __slots__ = ("name", "size", "fd", "_map", "__weakref__")
+    __slots__ = ("__weakref__", "_map", "fd", "name", "size")
 
     def __init__(self, name: str, size: int, fd: int) -> None:
         self.name = name
@@ -62,12 +63,10 @@ class Memory:
 
     def close(self) -> None:
         if self._map is not None:
-            try:
+            # A numpy view may still reference the map; the OS then frees it with
+            # the last reference, which is what the HAL allows too.
+            with contextlib.suppress(BufferError):
                 self._map.close()
-            except BufferError:
-                # A numpy view still references the map; the OS frees it with
-                # the last reference, which is what the HAL allows too.
-                pass
             self._map = None
         if self.fd >= 0:
             os.close(self.fd)

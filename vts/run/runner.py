@@ -9,6 +9,8 @@ a time limit; a case whose driver call raises something other than
 from __future__ import annotations
 
 import concurrent.futures
+import signal
+import threading
 import time
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
@@ -88,6 +90,18 @@ def iter_cases(selection: Selection, device: DeviceInfo | None = None,
                     yield family, case
 
 
+class _CaseTimeout(BaseException):
+    """Raised by the SIGALRM handler; a BaseException so driver code's ``except Exception`` cannot eat it."""
+
+
+def _raise_case_timeout(signum: int, frame: object) -> None:
+    raise _CaseTimeout
+
+
+def _can_use_alarm() -> bool:
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
 def _crash_outcome(error: BaseException) -> Outcome:
     tail = traceback.format_exception(type(error), error, error.__traceback__)[-3:]
     return Outcome(Verdict.FAILED, f"driver raised {type(error).__name__}: {error}",
@@ -125,6 +139,9 @@ class Runner:
 
     def run_case(self, family: Family, case: Case) -> CaseResult:
         start = time.perf_counter()
+        if _can_use_alarm():
+            outcome = self._run_with_alarm(family, case)
+            return self._result(case, outcome, time.perf_counter() - start)
         future = self._worker().submit(run_family_case, family, case, self.device, self.options)
         try:
             outcome = future.result(timeout=self.options.case_timeout)
@@ -134,6 +151,23 @@ class Runner:
             self._pool = None
             outcome = Outcome(Verdict.TIMEOUT, f"no answer within {self.options.case_timeout:g} s")
         return self._result(case, outcome, time.perf_counter() - start)
+
+    def _run_with_alarm(self, family: Family, case: Case) -> Outcome:
+        """Run on this thread; SIGALRM ends a call that hangs in Python code.
+
+        Cheaper than a thread hop per case (a sweep runs a million cases).  A
+        driver stuck inside C code without returning to the interpreter is out
+        of reach here: process isolation handles that.
+        """
+        previous = signal.signal(signal.SIGALRM, _raise_case_timeout)
+        signal.setitimer(signal.ITIMER_REAL, self.options.case_timeout)
+        try:
+            return run_family_case(family, case, self.device, self.options)
+        except _CaseTimeout:
+            return Outcome(Verdict.TIMEOUT, f"no answer within {self.options.case_timeout:g} s")
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
     def _result(self, case: Case, outcome: Outcome, duration: float) -> CaseResult:
         verdict = outcome.verdict
