@@ -9,13 +9,13 @@ before the work started.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 
-from vts.hal.validation import ValidationError, validate_model
-
 from drivers.reference.ops.registry import operations
 from drivers.reference.prepared_model import ReferencePreparedModel
+from drivers.reference.scheduler import PriorityScheduler
 from vts import __version__
 from vts.hal.enums import (
     DeviceType,
@@ -27,6 +27,7 @@ from vts.hal.enums import (
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import CacheFiles, Device, PreparedModel
 from vts.hal.types import Capabilities, Model, OperandPerformance, PerformanceInfo
+from vts.hal.validation import ValidationError, validate_model
 
 DEVICE_NAME = "nnvts-reference"
 
@@ -47,7 +48,29 @@ def _capabilities() -> Capabilities:
 
 
 class ReferenceDevice(Device):
+    """The reference device.
+
+    ``memory_budget`` (bytes; default from ``NNVTS_REFERENCE_MEMORY_BUDGET``,
+    else unlimited) makes the device answer RESOURCE_EXHAUSTED_PERSISTENT to
+    a model whose constants exceed it, and RESOURCE_EXHAUSTED_TRANSIENT to a
+    request whose pools do, so vendors can see those statuses handled.
+    """
+
     name = DEVICE_NAME
+    #: nnvts extension: asynchronous executions are queued by priority (the priority family measures it).
+    priority_scheduling = True
+
+    def __init__(self, memory_budget: int | None = None) -> None:
+        if memory_budget is None and os.environ.get("NNVTS_REFERENCE_MEMORY_BUDGET"):
+            memory_budget = int(os.environ["NNVTS_REFERENCE_MEMORY_BUDGET"])
+        self.memory_budget = memory_budget
+        self._scheduler: PriorityScheduler | None = None
+
+    @property
+    def scheduler(self) -> PriorityScheduler:
+        if self._scheduler is None:
+            self._scheduler = PriorityScheduler()
+        return self._scheduler
 
     def get_type(self) -> DeviceType:
         return DeviceType.CPU
@@ -95,7 +118,13 @@ class ReferenceDevice(Device):
             raise DriverError(ErrorStatus.INVALID_ARGUMENT, "model has operations this device does not support")
         if deadline is not None and time.monotonic_ns() >= deadline:
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation")
-        return ReferencePreparedModel(model.copy(), Priority(priority), self)
+        if self.memory_budget is not None:
+            constants = len(model.operand_values) + sum(p.size for p in model.pools)
+            if constants > self.memory_budget:
+                raise DriverError(ErrorStatus.RESOURCE_EXHAUSTED_PERSISTENT,
+                                  f"model constants of {constants} bytes exceed the memory budget "
+                                  f"of {self.memory_budget}")
+        return ReferencePreparedModel(model.copy(), Priority(priority), self.scheduler, self.memory_budget)
 
 
 def create_device(argv: Sequence[str] = ()) -> ReferenceDevice:

@@ -9,15 +9,14 @@ and successful.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
 import numpy as np
-from vts.hal.validation import ValidationError, validate_request
 
 from drivers.reference.executor import CompiledModel, DeadlineClock, make_tensor, operand_dtype
+from drivers.reference.scheduler import PriorityScheduler
 from drivers.reference.tensor import Tensor
 from vts.hal.enums import (
     LOOP_TIMEOUT_DEFAULT_NS,
@@ -37,6 +36,7 @@ from vts.hal.types import (
     Request,
     Timing,
 )
+from vts.hal.validation import ValidationError, validate_request
 
 
 def _deadline_passed(deadline: int | None) -> bool:
@@ -52,12 +52,13 @@ class _FencedCallback(FencedExecutionCallback):
 
 
 class ReferencePreparedModel(PreparedModel):
-    def __init__(self, model: Model, priority: Priority, device: object | None = None) -> None:
+    def __init__(self, model: Model, priority: Priority, scheduler: PriorityScheduler,
+                 memory_budget: int | None = None) -> None:
         self.model = model
         self.priority = Priority(priority)
         self.compiled = CompiledModel(model)
-        self.device = device
-        self._lock = threading.Lock()
+        self.scheduler = scheduler
+        self.memory_budget = memory_budget
 
     # -- request plumbing ---------------------------------------------------
 
@@ -115,6 +116,11 @@ class ReferencePreparedModel(PreparedModel):
             validate_request(request, self.model, allow_unspecified_output=allow_unspecified_output)
         except ValidationError as error:
             raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+        if self.memory_budget is not None:
+            pools = sum(p.size for p in request.pools if not isinstance(p, MemoryToken))
+            if pools > self.memory_budget:
+                raise DriverError(ErrorStatus.RESOURCE_EXHAUSTED_TRANSIENT,
+                                  f"request pools of {pools} bytes exceed the memory budget of {self.memory_budget}")
 
     def _run(self, request: Request, measure: MeasureTiming, deadline: int | None,
              loop_timeout: int | None) -> ExecutionResult:
@@ -139,23 +145,27 @@ class ReferencePreparedModel(PreparedModel):
 
     def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
                       deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
-        self._validate(request)  # launch status: INVALID_ARGUMENT synchronously
-        future: Future[ExecutionResult] = Future()
+        """Validate now (INVALID_ARGUMENT is the launch status), then queue by priority.
+
+        A deadline that has already passed is reported through the future
+        (the callback), as the HAL suite requires, never at launch.
+        """
+        self._validate(request)
         if _deadline_passed(deadline):
+            future: Future[ExecutionResult] = Future()
             future.set_exception(DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT,
                                              "deadline passed before execution"))
             return future
 
-        def work() -> None:
+        def job() -> ExecutionResult:
             try:
-                future.set_result(self._run(request, measure, deadline, loop_timeout))
-            except DriverError as error:
-                future.set_exception(error)
+                return self._run(request, measure, deadline, loop_timeout)
+            except DriverError:
+                raise
             except Exception as error:
-                future.set_exception(DriverError(ErrorStatus.GENERAL_FAILURE, f"internal error: {error!r}"))
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, f"internal error: {error!r}") from error
 
-        threading.Thread(target=work, daemon=True, name="nnvts-reference-async").start()
-        return future
+        return self.scheduler.submit(int(self.priority), job)
 
     def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
                        measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,

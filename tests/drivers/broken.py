@@ -151,3 +151,108 @@ def hangs() -> Device:
         return RuntimeError("unreachable")
 
     return FaultyDevice("broken-hangs", execute_error=hang)
+
+
+class _LaxDevice(FaultyDevice):
+    """Skips model validation: a mutated operand type (or anything else) is accepted."""
+
+    def _lenient(self, error: DriverError) -> bool:
+        return error.status == ErrorStatus.INVALID_ARGUMENT
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        try:
+            return self.inner.get_supported_operations(model)
+        except DriverError as error:
+            if self._lenient(error):
+                return [True] * len(model.main.operations)
+            raise
+
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        try:
+            return super().prepare_model(model, *args, **kwargs)
+        except DriverError as error:
+            if self._lenient(error):
+                return FaultyPreparedModel(self.inner.prepare_model(_any_valid_model(), *args, **kwargs), model,
+                                           None, None)
+            raise
+
+
+def _any_valid_model() -> Model:
+    from vts.testmodel import parse_spec, to_hal_model
+
+    from tests.conftest import hand_add_float
+
+    return to_hal_model(parse_spec(hand_add_float())[0])
+
+
+def accepts_bad_operand_type() -> Device:
+    """Accepts models whose operand types are invalid for their operations."""
+    return _LaxDevice("broken-lax-types")
+
+
+class _DeadlineBlindPreparedModel(FaultyPreparedModel):
+    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                loop_timeout: int | None = None) -> ExecutionResult:
+        return self.inner.execute(request, measure, None, loop_timeout)
+
+    def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                      deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
+        return self.inner.execute_async(request, measure, None, loop_timeout)
+
+
+class _DeadlineBlindDevice(FaultyDevice):
+    def prepare_model(self, model: Model, preference: Any = 1, priority: Any = 1, deadline: Any = None,
+                      *args: Any, **kwargs: Any) -> PreparedModel:
+        prepared = self.inner.prepare_model(model, preference, priority, None, *args, **kwargs)
+        return _DeadlineBlindPreparedModel(prepared, model, None, None)
+
+
+def ignores_deadlines() -> Device:
+    """Runs every preparation and execution to the end, whatever the deadline."""
+    return _DeadlineBlindDevice("broken-deadlines")
+
+
+class _PriorityClampingDevice(FaultyDevice):
+    def prepare_model(self, model: Model, preference: Any = 1, priority: Any = 1, *args: Any,
+                      **kwargs: Any) -> PreparedModel:
+        return super().prepare_model(model, preference, min(max(int(priority), 0), 2), *args, **kwargs)
+
+
+def accepts_invalid_priority() -> Device:
+    """Clamps an out-of-range priority instead of refusing it."""
+    return _PriorityClampingDevice("broken-priority")
+
+
+class _ScribblingPreparedModel(FaultyPreparedModel):
+    """Writes zeros over every output pool before validating the request."""
+
+    def _scribble(self, request: Request) -> None:
+        for pool in request.pools[1:]:
+            pool.buffer[:] = bytes(pool.size)  # type: ignore[union-attr]
+
+    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                loop_timeout: int | None = None) -> ExecutionResult:
+        self._scribble(request)
+        return self.inner.execute(request, measure, deadline, loop_timeout)
+
+    def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                      deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
+        self._scribble(request)
+        return self.inner.execute_async(request, measure, deadline, loop_timeout)
+
+    def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
+                       measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                       loop_timeout: int | None = None,
+                       timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        self._scribble(request)
+        return self.inner.execute_fenced(request, wait_for, measure, deadline, loop_timeout, timeout_after_fence)
+
+
+class _ScribblingDevice(FaultyDevice):
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        return _ScribblingPreparedModel(self.inner.prepare_model(model, *args, **kwargs), model, None, None)
+
+
+def writes_outputs_on_rejected_request() -> Device:
+    """Touches the output pool before refusing an invalid request."""
+    return _ScribblingDevice("broken-scribbles")

@@ -11,7 +11,7 @@ family judges sync, async and fenced executions the same way.
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from vts.families.base import CaseFailure
@@ -138,3 +138,28 @@ def timing_problems(answer: Answer, measure: MeasureTiming) -> list[str]:
 def null_fence() -> list[SyncFence | None]:
     """A wait list holding the HAL's null handle (a driver must refuse it)."""
     return [None]
+
+
+class PreparedModelCache:
+    """The prepared form of the model a family is working through.
+
+    The cases of one model arrive together, so a one-entry cache saves a
+    preparation per case; a refusal (unsupported model) is cached too, with
+    the reason the cases are skipped.
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[str, str] | None = None
+        self._entry: tuple[PreparedModel | None, str] = (None, "")
+
+    def get(self, key: tuple[str, str], device: Device, build: Callable[[], Model],
+            release: Callable[[Model], None]) -> tuple[PreparedModel | None, str]:
+        if self._key != key:
+            model = build()
+            try:
+                preparation = create_prepared_model(device, model)
+                why = "" if preparation.prepared else f"unsupported: {unsupported_names(model, preparation.supported)}"
+            finally:
+                release(model)
+            self._key, self._entry = key, (preparation.prepared, why)
+        return self._entry

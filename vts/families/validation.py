@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import reduce
 
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Executor, create_prepared_model, null_fence, unsupported_names
+from vts.families.executions import Executor, PreparedModelCache, null_fence
 from vts.families.mutations import Mutation, apply_mutation, enumerate_mutations
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming
@@ -121,7 +121,7 @@ class ValidationFamily(Family):
     def __init__(self) -> None:
         self._model_key: tuple[str, str] | None = None
         self._hal_model: Model | None = None
-        self._prepared: tuple[tuple[str, str], PreparedModel | None, str] | None = None
+        self._prepared = PreparedModelCache()
 
     # -- cases --------------------------------------------------------------
 
@@ -159,23 +159,15 @@ class ValidationFamily(Family):
         assert self._hal_model is not None
         return self._hal_model
 
-    def _prepared_model(self, case: Case, device: Device, options: RunOptions) -> tuple[PreparedModel | None, str]:
-        assert case.model is not None
-        key = (case.spec_path, case.model.name)
-        if self._prepared is None or self._prepared[0] != key:
-            hal_model = self._model(case, options)
-            preparation = create_prepared_model(device, hal_model)
-            why = "" if preparation.prepared else f"unsupported: {unsupported_names(hal_model, preparation.supported)}"
-            self._prepared = (key, preparation.prepared, why)
-        return self._prepared[1], self._prepared[2]
-
     # -- judging ------------------------------------------------------------
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         kind = case.config["kind"]
         if kind == "model":
             return self._run_model_mutation(case, device, options)
-        prepared, why = self._prepared_model(case, device, options)
+        assert case.model is not None
+        prepared, why = self._prepared.get((case.spec_path, case.model.name), device,
+                                           lambda: self._model(case, options), lambda model: None)
         if prepared is None:
             return skipped(why)
         if kind == "request":

@@ -1,0 +1,196 @@
+"""The deadline family: preparation and execution under deadlines (HAL 1.3 DeadlineTest, and more).
+
+Per model, as the suite does (test-catalogue §5): five preparations (LOW and
+HIGH priority without a deadline must succeed; an expired or 5 ms deadline
+may succeed or report MISSED_DEADLINE_*; an unlimited one must succeed) and
+six executions (sync and async × expired, unlimited, 5 ms).  A success must
+be a correct result; a miss must come through the right channel: the
+asynchronous launch must still answer NONE and report the miss through the
+callback.
+
+The suite cannot tell a driver that honours deadlines from one that ignores
+them (a late success is accepted).  nnvts adds device-level cases on a
+synthetic model that needs far longer than its deadline: a success that
+arrives well after the deadline fails.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future
+
+from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.executions import (
+    Answer,
+    Executor,
+    PreparedModelCache,
+    create_prepared_model,
+    timing_problems,
+    unsupported_names,
+)
+from vts.families.judge import compare_outputs, shape_problems
+from vts.families.registry import register_family
+from vts.families.synthetic import add_chain
+from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, Priority
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import Device, PreparedModel
+from vts.hal.types import NO_TIMING_INFO, Request
+from vts.testmodel import ConstantPolicy, TestModel, build_request, close_model, to_hal_model
+
+MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
+SHORT_NS = 5_000_000
+#: INT64_MAX nanoseconds: "the largest representable steady-clock time point".
+UNLIMITED = 2**63 - 1
+#: How late a success may arrive after its deadline before the strict check fails it.
+LATE_GRACE_NS = 100_000_000
+
+PREPARE_TESTS = {
+    "prepare_priority_low": (Priority.LOW, None),
+    "prepare_priority_high": (Priority.HIGH, None),
+    "prepare_deadline_now": (Priority.MEDIUM, "now"),
+    "prepare_deadline_short": (Priority.MEDIUM, "short"),
+    "prepare_deadline_unlimited": (Priority.MEDIUM, "unlimited"),
+}
+EXECUTE_TESTS = {f"execute_{e.value}_{kind}": (e, kind) for e in (Executor.ASYNC, Executor.SYNC)
+                 for kind in ("now", "unlimited", "short")}
+
+
+def deadline_at(kind: str | None) -> int | None:
+    now = time.monotonic_ns()
+    return {None: None, "now": now, "short": now + SHORT_NS, "unlimited": UNLIMITED}[kind]
+
+
+def _allowed(kind: str | None) -> tuple[ErrorStatus, ...]:
+    return (ErrorStatus.NONE, *MISSED) if kind in ("now", "short") else (ErrorStatus.NONE,)
+
+
+def execute_with_deadline(prepared: PreparedModel, request: Request, executor: Executor,
+                          deadline: int | None) -> Answer:
+    """Execute; for async, a launch error is a failure (misses belong in the callback)."""
+    try:
+        if executor is Executor.SYNC:
+            result = prepared.execute(request, MeasureTiming.NO, deadline)
+        else:
+            try:
+                future: Future = prepared.execute_async(request, MeasureTiming.NO, deadline)
+            except DriverError as error:
+                raise CaseFailure(f"asynchronous launch returned {error.status.name}; the HAL suite requires "
+                                  "NONE at launch and the miss through the callback") from None
+            result = future.result()
+        return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)
+    except DriverError as error:
+        return Answer(error.status, error.output_shapes, error.timing or NO_TIMING_INFO, error.message)
+
+
+@register_family
+class DeadlineFamily(Family):
+    name = "deadline"
+    description = "preparation and execution with expired, short and unlimited deadlines; priorities"
+
+    def __init__(self) -> None:
+        self._prepared = PreparedModelCache()
+
+    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+        if model.expect_failure:
+            return
+        stem = f"{self.name}/{model.case_name()}"
+        for test in (*PREPARE_TESTS, *EXECUTE_TESTS):
+            yield Case(f"{stem}.{test}", self.name, model, 0, spec_path, {"test": test})
+
+    def device_cases(self) -> Iterator[Case]:
+        model = add_chain("long_add_chain", length=400, size=1 << 18)
+        for executor in (Executor.SYNC, Executor.ASYNC):
+            yield Case(f"{self.name}/long_add_chain.honoured_{executor.value}", self.name, model, 0, "",
+                       {"test": "honoured", "executor": executor})
+
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        test = case.config["test"]
+        if test == "honoured":
+            return self._run_honoured(case, device, options)
+        if test in PREPARE_TESTS:
+            return self._run_prepare(case, device, options)
+        return self._run_execute(case, device, options)
+
+    def _run_prepare(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        assert case.model is not None
+        priority, kind = PREPARE_TESTS[case.config["test"]]
+        hal_model = to_hal_model(case.model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions)
+        try:
+            flags = device.get_supported_operations(hal_model)
+            deadline = deadline_at(kind)
+            try:
+                prepared = device.prepare_model(hal_model, ExecutionPreference.FAST_SINGLE_ANSWER, priority, deadline)
+                status = ErrorStatus.NONE
+            except DriverError as error:
+                if not all(flags):
+                    return skipped(f"unsupported: {unsupported_names(hal_model, flags)}")
+                status, prepared = error.status, None
+        except DriverError as error:
+            return failed(f"get_supported_operations returned {error.status.name} for a valid model")
+        finally:
+            close_model(hal_model)
+        if status not in _allowed(kind):
+            expected = " or ".join(s.name for s in _allowed(kind))
+            return failed(f"prepare_model with priority {priority.name}, deadline {kind or 'none'} returned "
+                          f"{status.name}, expected {expected}")
+        if status == ErrorStatus.NONE and prepared is None:
+            return failed("prepare_model returned NONE without a prepared model")
+        return passed(f"{status.name}")
+
+    def _run_execute(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        assert case.model is not None
+        executor, kind = EXECUTE_TESTS[case.config["test"]]
+        model = case.model
+        prepared, why = self._prepared.get(
+            (case.spec_path, model.name), device,
+            lambda: to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions), close_model)
+        if prepared is None:
+            return skipped(why)
+        example = case.model.examples[0]
+        built = build_request(case.model, example, options.pool_kind, extensions=options.extensions)
+        try:
+            answer = execute_with_deadline(prepared, built.request, executor, deadline_at(kind))
+            if answer.status not in _allowed(kind):
+                return failed(f"{executor.value} execution with deadline {kind} returned {answer.status.name}",
+                              (answer.message,) if answer.message else ())
+            problems = timing_problems(answer, MeasureTiming.NO)
+            if answer.ok:
+                problems += shape_problems(case.model, example, answer)
+                problems += [c.describe() for c in compare_outputs(case.model, example, built) if not c.passed]
+            elif answer.output_shapes:
+                problems.append(f"{answer.status.name} returned with output shapes")
+            if problems:
+                return failed(problems[0], tuple(problems))
+            return passed(answer.status.name)
+        finally:
+            built.close()
+
+    def _run_honoured(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        """Stricter than the suite: a long model under a 5 ms deadline must not succeed late."""
+        assert case.model is not None
+        executor: Executor = case.config["executor"]
+        hal_model = to_hal_model(case.model, ConstantPolicy(pool_kind=options.pool_kind))
+        try:
+            preparation = create_prepared_model(device, hal_model)
+        finally:
+            close_model(hal_model)
+        if preparation.prepared is None:
+            return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
+        built = build_request(case.model, case.model.examples[0], options.pool_kind)
+        try:
+            deadline = time.monotonic_ns() + SHORT_NS
+            answer = execute_with_deadline(preparation.prepared, built.request, executor, deadline)
+            finished = time.monotonic_ns()
+        finally:
+            built.close()
+        late_ms = (finished - deadline) / 1e6
+        if answer.status in MISSED:
+            return passed(f"{answer.status.name} ({late_ms:.1f} ms after the deadline)", late_ms=late_ms)
+        if answer.ok and finished - deadline <= LATE_GRACE_NS:
+            return passed(f"finished in time ({-late_ms:.1f} ms before the deadline)", late_ms=late_ms)
+        if answer.ok:
+            return failed(f"{executor.value} execution succeeded {late_ms:.0f} ms after its 5 ms deadline: the "
+                          "driver ignores deadlines (a driver that honours them stops with MISSED_DEADLINE_*)",
+                          late_ms=late_ms)
+        return failed(f"{executor.value} execution with a 5 ms deadline returned {answer.status.name}")
