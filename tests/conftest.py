@@ -72,7 +72,7 @@ def run_generated() -> Callable:
     from vts.run.runner import Runner
     from vts.testmodel import parse_spec
 
-    def run(document: dict, device):  # noqa: ANN001, ANN202
+    def run(document: dict, device):
         family = GeneratedFamily()
         runner = Runner(device, RunOptions(case_timeout=30))
         results = []

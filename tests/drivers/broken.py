@@ -178,9 +178,8 @@ class _LaxDevice(FaultyDevice):
 
 
 def _any_valid_model() -> Model:
-    from vts.testmodel import parse_spec, to_hal_model
-
     from tests.conftest import hand_add_float
+    from vts.testmodel import parse_spec, to_hal_model
 
     return to_hal_model(parse_spec(hand_add_float())[0])
 

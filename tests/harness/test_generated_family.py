@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from drivers.reference import create_device
 from tests.conftest import hand_add_float, hand_add_quant8
 from tests.drivers import broken
-from drivers.reference import create_device
 from vts.results import Verdict
 
 

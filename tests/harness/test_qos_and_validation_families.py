@@ -20,7 +20,7 @@ from vts.run.runner import Runner
 from vts.testmodel import parse_spec
 
 
-def run_family(name: str, device, model_cases: bool = True, device_cases: bool = True):  # noqa: ANN001
+def run_family(name: str, device, model_cases: bool = True, device_cases: bool = True):
     family = families()[name]()
     runner = Runner(device, RunOptions(case_timeout=60))
     cases = list(family.device_cases()) if device_cases else []
@@ -30,7 +30,7 @@ def run_family(name: str, device, model_cases: bool = True, device_cases: bool =
     return {case.name: runner.run_case(family, case) for case in cases}
 
 
-def verdicts(results) -> Counter:  # noqa: ANN001
+def verdicts(results) -> Counter:
     return Counter(r.verdict for r in results.values())
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import operator
+
 import pytest
 
 from vts.run.selection import ExpectationList, SelectionError, Shard, parse_expression
@@ -37,7 +40,7 @@ def test_shards_partition_cases():
     names = [f"case{i}" for i in range(200)]
     shards = [Shard.parse(f"{i}/3") for i in (1, 2, 3)]
     buckets = [[n for n in names if s(n)] for s in shards]
-    assert sorted(sum(buckets, [])) == sorted(names)
+    assert sorted(functools.reduce(operator.iadd, buckets, [])) == sorted(names)
     assert all(buckets)
     with pytest.raises(SelectionError):
         Shard.parse("4/3")
