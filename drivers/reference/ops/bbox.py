@@ -82,7 +82,8 @@ def transform_boxes(rois: np.ndarray, deltas: np.ndarray, batches: np.ndarray,
         raise op_failure(f"AXIS_ALIGNED_BBOX_TRANSFORM: batch index out of range {batches.tolist()}")
     if n and (np.any(rois[:, 0] > rois[:, 2]) or np.any(rois[:, 1] > rois[:, 3])):
         raise op_failure("AXIS_ALIGNED_BBOX_TRANSFORM: box with x2 < x1 or y2 < y1")
-    d = deltas.reshape(n, -1, 4).astype(F32)
+    classes = deltas.shape[1] // 4
+    d = deltas.reshape(n, classes, 4).astype(F32)
     width = (rois[:, 2] - rois[:, 0])[:, None]
     height = (rois[:, 3] - rois[:, 1])[:, None]
     center_x = ((rois[:, 0] + rois[:, 2]) / F32(2))[:, None]
@@ -100,7 +101,7 @@ def transform_boxes(rois: np.ndarray, deltas: np.ndarray, batches: np.ndarray,
             np.minimum(np.maximum(new_x + new_w / F32(2), F32(0)), img_w),
             np.minimum(np.maximum(new_y + new_h / F32(2), F32(0)), img_h),
         ], axis=-1)
-    return out.reshape(n, -1).astype(F32)
+    return out.reshape(n, classes * 4).astype(F32)
 
 
 @register_op(Op.AXIS_ALIGNED_BBOX_TRANSFORM, types=(T.TENSOR_FLOAT32, T.TENSOR_FLOAT16, T.TENSOR_QUANT16_ASYMM))
