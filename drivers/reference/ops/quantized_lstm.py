@@ -257,6 +257,23 @@ def _layer_norm(values: np.ndarray, weights: np.ndarray, bias: np.ndarray, scale
     return saturate16(multiply_by_quantized_multiplier(rounded, scale[0], scale[1] + 12))
 
 
+def _peephole_accumulate(weights: np.ndarray, cell_state: np.ndarray, gate: np.ndarray,
+                         multiplier_shift: tuple[int, int], vector_size: int) -> np.ndarray:
+    """``VectorBatchVectorCwiseProductAccumulate`` as QLSTM.cpp and TFLite call it: with the *output* size.
+
+    Both pass n_output as the vector length, so over the flattened [batch, units]
+    buffers only the first batch·n_output elements are updated, element k using
+    weight k mod n_output.  With no projection (n_output = units) this is the plain
+    diagonal peephole; with a narrower projection it is the kernels' exact behaviour.
+    """
+    flat_gate = gate.reshape(-1).copy()
+    count = gate.shape[0] * vector_size
+    k = np.arange(count)
+    product = weights[k % vector_size] * cell_state.reshape(-1)[:count]
+    flat_gate[:count] = saturate16(multiply_by_quantized_multiplier(product, *multiplier_shift) + flat_gate[:count])
+    return flat_gate.reshape(gate.shape)
+
+
 def _trunc_div(a: np.ndarray, b: int) -> np.ndarray:
     """C++ integer division (truncates toward zero)."""
     a = np.asarray(a, dtype=np.int64)
@@ -342,8 +359,8 @@ class _QuantizedLstm:
         peephole = self.peephole.get(gate)
         if peephole is not None:
             scale = np.float32(2.0 ** self.cell_shift * float(_f32(peephole.scale)) / float(inter))
-            product = multiply_by_quantized_multiplier(_int(peephole) * cell_state, *quantize_multiplier(float(scale)))
-            acc = saturate16(product + acc)
+            acc = _peephole_accumulate(_int(peephole), cell_state, acc, quantize_multiplier(float(scale)),
+                                       self.prev_h.shape[1])
         if norm is not None:
             limit = min(1, int(10000 * _f32(norm.scale)))
             gate_bias = _int(bias) if bias is not None else np.zeros(acc.shape[1], dtype=np.int64)
@@ -369,16 +386,23 @@ class _QuantizedLstm:
         return [output.astype(np.int8), cell.astype(np.int16), output.astype(np.int8)]
 
     def _hidden(self, output_gate: np.ndarray, cell_tanh: np.ndarray) -> np.ndarray:
-        """int8 hidden state: o · tanh(c) requantized to the hidden scale, minus the hidden zero point."""
+        """int8 hidden state: o · tanh(c) requantized to the hidden scale, plus the hidden zero point.
+
+        TFLite's kernel adds the zero point (as NNAPI's quantization defines it);
+        the QLSTM.cpp revision read for this driver subtracted it and added, rather
+        than subtracted, zp·rowsum in the projection bias.  The two agree whenever
+        a projection follows; without one they differ for a non-zero hidden zero
+        point, and this driver follows TFLite.
+        """
         scale = np.float32(2.0 ** -15 / float(self.hidden_scale) * 2.0 ** -15)
         value = multiply_by_quantized_multiplier(output_gate * cell_tanh, *quantize_multiplier(float(scale)))
-        return np.clip(value - self.hidden_zp, -128, 127)
+        return np.clip(value + self.hidden_zp, -128, 127)
 
     def _project(self, hidden: np.ndarray) -> np.ndarray:
         projection = self.projection
         assert projection is not None
         weights = _int(projection)
-        bias = self.hidden_zp * weights.sum(axis=1)
+        bias = -self.hidden_zp * weights.sum(axis=1)
         if self.projection_bias is not None:
             bias = bias + _int(self.projection_bias)
         scale = _f32(projection.scale) * self.hidden_scale / _f32(self.prev_h.scale)
