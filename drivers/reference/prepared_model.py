@@ -94,7 +94,7 @@ class ReferencePreparedModel(PreparedModel):
         shapes = []
         sufficient = True
         for argument, tensor in zip(request.outputs, results, strict=True):
-            data = np.ascontiguousarray(tensor.value)
+            data = np.asarray(tensor.value, order="C")  # keeps 0-d (scalar) outputs 0-d
             fits = data.nbytes <= argument.location.length
             sufficient &= fits
             shapes.append(OutputShape(tuple(int(d) for d in data.shape), fits))
@@ -102,7 +102,7 @@ class ReferencePreparedModel(PreparedModel):
             raise DriverError(ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, "an output buffer is too small",
                               output_shapes=shapes)
         for argument, tensor in zip(request.outputs, results, strict=True):
-            data = np.ascontiguousarray(tensor.value)
+            data = np.asarray(tensor.value, order="C")  # keeps 0-d (scalar) outputs 0-d
             if data.dtype.itemsize > 1:
                 data = data.astype(data.dtype.newbyteorder("<"), copy=False)
             pool = self._pool(request, argument.location.pool_index)
