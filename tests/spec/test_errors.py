@@ -196,3 +196,16 @@ def test_example_operand_given_twice(tmp_path: Path) -> None:
 def test_example_key_may_be_an_operand_index(tmp_path: Path) -> None:
     spec = load_file(write(tmp_path, "ok.yaml", BASE.replace("inputs: {a: [1, 2]}", "inputs: {0: [1, 2]}")))
     assert spec.models[0]["examples"][0]["inputs"] == {"0": [1, 2]}
+
+
+def test_problems_are_reported_in_file_order(tmp_path: Path) -> None:
+    document = base_document()
+    document["models"][0]["main"]["operands"][0]["colour"] = "red"
+    document["models"][0]["name"] = "bad name"
+    document["nnvts"] = 3
+    text = json.dumps(document, indent=2)
+    error = load_error(write(tmp_path, "bad.json", text))
+    assert [e.pointer for e in (error, *error.others)] == [
+        "/nnvts", "/models/0/name", "/models/0/main/operands/0/colour"]
+    lines = [e.line for e in (error, *error.others)]
+    assert lines == sorted(lines)

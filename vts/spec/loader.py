@@ -10,6 +10,7 @@ thousands of models is never held in memory at once.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -80,6 +81,7 @@ def _located(problems: list[Problem], path: str, text: str | None, kind: str) ->
     pointers = [p.pointer for p in problems]
     lines = locate_all(text, kind, pointers) if text is not None else [None] * len(problems)
     errors = [SpecError(path, line, p.pointer, p.message) for p, line in zip(problems, lines, strict=True)]
+    errors.sort(key=lambda e: e.line if e.line is not None else math.inf)  # file order; stable
     first = errors[0]
     return SpecError(first.path, first.line, first.pointer, first.message, errors[1:])
 
