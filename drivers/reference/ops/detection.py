@@ -77,8 +77,14 @@ def nms_single_class(scores: np.ndarray, boxes: np.ndarray, select: list[int], m
             with np.errstate(invalid="ignore", over="ignore"):
                 scores[rest_idx] = scores[rest_idx] * kernel(overlap)
             drop = scores[rest_idx] < F32(score_threshold)
-        live = _partition_kept(rest, drop)
+        live = _partition_kept(rest, drop) if drop.any() else rest
     return kept
+
+
+def _class_candidates(scores: np.ndarray, cls: int, threshold: float) -> list[int]:
+    """Flat indexes (row * classes + cls) of the rows whose score for ``cls`` is above the threshold."""
+    rows = np.nonzero(scores[:, cls] > F32(threshold))[0]
+    return (rows * scores.shape[1] + cls).tolist()
 
 
 def sort_by_score(indexes: list[int], scores: np.ndarray) -> list[int]:
@@ -119,12 +125,12 @@ def _batch_runs(batches: np.ndarray) -> list[tuple[int, int]]:
 def _nms_one_batch(scores: np.ndarray, boxes: np.ndarray, score_threshold: float, max_detections: int,
                    kernel: ScoreKernel, nms_score_threshold: float) -> list[int]:
     """Soft NMS per class (class 0 is background), best ``max_detections`` overall, ordered by class."""
-    rois, classes = scores.shape
+    classes = scores.shape[1]
     flat_scores = scores.reshape(-1)
     flat_boxes = boxes.reshape(-1, 4)
     selected: list[int] = []
     for c in range(1, classes):
-        candidates = [r * classes + c for r in range(rois) if flat_scores[r * classes + c] > F32(score_threshold)]
+        candidates = _class_candidates(scores, c, score_threshold)
         selected += nms_single_class(flat_scores, flat_boxes, candidates, max_detections, 0.0, kernel,
                                      nms_score_threshold)
     selected = sort_by_score(selected, flat_scores)
@@ -280,12 +286,12 @@ def _decode_anchor_boxes(anchors: np.ndarray, deltas: np.ndarray, scales: tuple[
 def _regular_nms(scores: np.ndarray, boxes: np.ndarray, score_threshold: float, iou_threshold: float,
                  max_detections: int, max_per_class: int) -> list[tuple[int, int, float]]:
     """Hard NMS per class, then the best ``max_detections`` overall: (anchor, class, score)."""
-    anchors, classes = scores.shape
+    classes = scores.shape[1]
     flat = scores.reshape(-1)
     class_boxes = np.repeat(boxes, classes, axis=0)  # indexed like ``flat``
     selected: list[int] = []
     for c in range(1, classes):
-        candidates = [a * classes + c for a in range(anchors) if flat[a * classes + c] > F32(score_threshold)]
+        candidates = _class_candidates(scores, c, score_threshold)
         selected += nms_single_class(flat, class_boxes, candidates, max_per_class, iou_threshold)
     selected = sort_by_score(selected, flat)
     if 0 <= max_detections < len(selected):
