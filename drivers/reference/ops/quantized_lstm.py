@@ -13,7 +13,10 @@ legacy ``LstmCell<4>``): uint8 input/output with scale 1/128 and zero point
 QUANTIZED_LSTM follows Android's ``QLSTM.cpp`` (TFLite's 8x8→16 integer LSTM
 step): int8 gate matmuls requantized to int16 intermediates, optional
 integer layer normalization, peepholes, CIFG, cell clipping and an int8
-projection.
+projection.  Where the Android revision read and TFLite's current kernel
+differ, this driver follows TFLite (its goldens in specs/recurrent come from
+TFLite): the gate bias joins the input matmul when there is no layer
+normalization, and the hidden state adds its zero point.
 """
 
 from __future__ import annotations
@@ -163,8 +166,9 @@ def quantized_16bit_lstm(ctx: OpContext) -> list[np.ndarray]:
 
     Outputs: cell state (QUANT16_SYMM, scale 2⁻¹¹) and output (QUANT8_ASYMM,
     scale 1/128, zero point 128).  The fully-connected stage accumulates
-    (x − 128)·(W − w_zp) in int32 and requantizes by 4096·bias_scale into
-    Q3.12; gates then run in gemmlowp int16 fixed point.
+    ([x | h] − 128)·(W − w_zp) in int32 over Android's concatenated weight
+    rows and requantizes by 4096·bias_scale into Q3.12; gates then run in
+    gemmlowp int16 fixed point.
     """
     x, prev_c, prev_h = ctx.tensor(0), ctx.tensor(13), ctx.tensor(14)
     _check(ctx, x.rank == 2 and prev_h.rank == 2 and prev_c.rank == 2, "input and states must be 2-D")
