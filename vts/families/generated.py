@@ -25,7 +25,7 @@ from vts.families.executions import (
     timing_problems,
     unsupported_names,
 )
-from vts.families.judge import compare_outputs, shape_problems
+from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.interfaces import Device
@@ -69,26 +69,16 @@ class GeneratedFamily(Family):
         model = case.model
         assert model is not None and case.example is not None
         example = model.examples[case.example]
-        details: list[str] = []
         for executor, measure in EXECUTIONS:
             built = build_request(model, example, options.pool_kind, extensions=options.extensions)
             try:
                 answer = execute(prepared, built.request, executor, measure)  # type: ignore[arg-type]
-                where = f"{executor.value} execution"
-                if not answer.ok:
-                    return failed(f"{where} returned {answer.status.name}", (answer.message,) if answer.message
-                                  else ())
-                problems = timing_problems(answer, measure) + shape_problems(model, example, answer)
-                if problems:
-                    return failed(f"{where}: {problems[0]}", tuple(problems))
-                comparisons = compare_outputs(model, example, built)
-                bad = [c for c in comparisons if not c.passed]
-                if bad:
-                    return failed(f"{where}: {bad[0].describe()}", tuple(c.describe() for c in bad))
-                details = [c.describe() for c in comparisons]
+                problems = judge_success(model, example, built, answer, measure, f"{executor.value} execution")
             finally:
                 built.close()
-        return passed(details=tuple(details))
+            if problems:
+                return failed(problems[0], tuple(problems))
+        return passed()
 
     def _expect_failure(self, case: Case, prepared: object, options: RunOptions) -> Outcome:
         model = case.model

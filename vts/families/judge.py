@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from vts.compare import OutputComparison, compare_output, criteria_for
-from vts.families.executions import Answer
-from vts.hal.enums import OperandType, OperationType
+from vts.families.executions import Answer, timing_problems
+from vts.hal.enums import MeasureTiming, OperandType, OperationType
 from vts.testmodel import BuiltRequest, TestExample, TestModel, dtype_of, element_count
 
 
@@ -87,3 +87,14 @@ def _multinomial(model: TestModel, example: TestExample, built: BuiltRequest) ->
             f"class frequency off by {worst:.4f} at batch/class {list(worst_at)} "
             f"(tolerance {model.multinomial_tolerance})"))
     return OutputComparison(name, True, samples.size)
+
+
+def judge_success(model: TestModel, example: TestExample, built: BuiltRequest, answer: Answer,
+                  measure: MeasureTiming, where: str) -> list[str]:
+    """Problems with an execution that must have succeeded: status, timing, shapes, then values."""
+    if not answer.ok:
+        return [f"{where} returned {answer.status.name}" + (f" ({answer.message})" if answer.message else "")]
+    problems = timing_problems(answer, measure) + shape_problems(model, example, answer)
+    if problems:
+        return [f"{where}: {p}" for p in problems]
+    return [f"{where}: {c.describe()}" for c in compare_outputs(model, example, built) if not c.passed]

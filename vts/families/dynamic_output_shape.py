@@ -1,0 +1,119 @@
+"""Dynamic output shapes (the HAL suite's DynamicOutputShapeTest, 1.3 rules; catalogue §3.2).
+
+Every main output of the model is declared with unknown dims; the driver
+must report the real shapes.  Each example runs in two modes on the
+synchronous, asynchronous and fenced paths, with and without timing:
+
+* UNSPECIFIED (buffers of the right size): NONE with one shape per output,
+  each sufficient and equal to the golden's, and correct values;
+* INSUFFICIENT (output 0 one byte short): OUTPUT_INSUFFICIENT_SIZE with one
+  shape per output, output 0 insufficient and every other sufficient, ranks
+  right and every known dim right;
+* fenced execution needs fully specified outputs: INVALID_ARGUMENT in both.
+
+A driver without dynamic-shape support may answer GENERAL_FAILURE: the case
+is then skipped, as the suite does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.executions import Answer, Executor, create_prepared_model, execute, unsupported_names
+from vts.families.judge import judge_success
+from vts.families.registry import register_family
+from vts.families.transforms import with_unknown_output_dims
+from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
+from vts.hal.interfaces import Device, PreparedModel
+from vts.testmodel import (
+    TestExample,
+    TestModel,
+    build_request,
+    close_model,
+    dtype_of,
+    element_count,
+    to_hal_model,
+)
+
+_NOT_APPLICABLE = {int(OperationType.RANK), int(OperationType.IF), int(OperationType.WHILE)}
+MODES = ("unspecified", "insufficient")
+
+
+def _insufficient_problems(model: TestModel, example: TestExample, answer: Answer) -> list[str]:
+    if answer.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
+        return [f"returned {answer.status.name}, expected OUTPUT_INSUFFICIENT_SIZE"]
+    outputs = model.main.outputs
+    if len(answer.output_shapes) != len(outputs):
+        return [f"{len(answer.output_shapes)} output shapes with OUTPUT_INSUFFICIENT_SIZE, expected {len(outputs)}"]
+    problems = []
+    for position, shape in enumerate(answer.output_shapes):
+        golden = example.outputs.get(position)
+        if shape.is_sufficient == (position == 0):
+            problems.append(f"output {position} reported {'sufficient' if shape.is_sufficient else 'insufficient'}")
+        if golden is None:
+            continue
+        if len(shape.dimensions) != len(golden.dims):
+            problems.append(f"output {position}: rank {len(shape.dimensions)}, expected {len(golden.dims)}")
+        elif any(d and d != g for d, g in zip(shape.dimensions, golden.dims, strict=True)):
+            problems.append(f"output {position}: dims {list(shape.dimensions)}, expected {list(golden.dims)}")
+    return problems
+
+
+@register_family
+class DynamicOutputShapeFamily(Family):
+    name = "dynamic_output_shape"
+    description = "outputs declared with unknown dims: shapes reported, too-small buffers refused with their shapes"
+
+    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+        if model.expect_failure or model.operation_types() & _NOT_APPLICABLE:
+            return
+        for index, example in enumerate(model.examples):
+            yield Case(f"{self.name}/{model.case_name(example)}", self.name, model, index, spec_path)
+
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        assert case.model is not None and case.example is not None
+        model = with_unknown_output_dims(case.model)
+        hal_model = to_hal_model(model, extensions=options.extensions)
+        try:
+            preparation = create_prepared_model(device, hal_model)
+        finally:
+            close_model(hal_model)
+        if preparation.prepared is None:
+            return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
+        return self._evaluate(model, model.examples[case.example], preparation.prepared, options)
+
+    def _evaluate(self, model: TestModel, example: TestExample, prepared: PreparedModel,
+                  options: RunOptions) -> Outcome:
+        first = model.main.operands[model.main.outputs[0]]
+        golden = example.outputs.get(0)
+        first_bytes = element_count(golden.dims) * dtype_of(first.type).itemsize if golden else 0
+        for mode in MODES:
+            if mode == "insufficient" and first_bytes <= 1:
+                continue  # the suite skips INSUFFICIENT when output 0 holds at most one byte
+            for executor in Executor:
+                for measure in (MeasureTiming.NO, MeasureTiming.YES):
+                    where = f"{mode} {executor.value} execution (timing {measure.name})"
+                    built = build_request(model, example, options.pool_kind,
+                                          shrink_output=0 if mode == "insufficient" else None,
+                                          extensions=options.extensions)
+                    try:
+                        answer = execute(prepared, built.request, executor, measure)
+                        if answer.status == ErrorStatus.GENERAL_FAILURE and executor is not Executor.FENCED:
+                            return skipped(f"{where}: GENERAL_FAILURE (no dynamic output shape support)")
+                        if executor is Executor.FENCED:
+                            problems = ([] if answer.status == ErrorStatus.INVALID_ARGUMENT else
+                                        [f"returned {answer.status.name}, expected INVALID_ARGUMENT (fenced "
+                                         "execution needs fully specified outputs)"])
+                        elif mode == "unspecified":
+                            problems = judge_success(model, example, built, answer, measure, "")
+                            if answer.ok and len(answer.output_shapes) != len(model.main.outputs):
+                                problems.append(f"{len(answer.output_shapes)} output shapes returned, expected "
+                                                f"{len(model.main.outputs)}")
+                        else:
+                            problems = _insufficient_problems(model, example, answer)
+                    finally:
+                        built.close()
+                    if problems:
+                        return failed(f"{where}: {problems[0].lstrip(': ')}", tuple(problems))
+        return passed()

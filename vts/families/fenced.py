@@ -1,0 +1,86 @@
+"""Fenced execution (the HAL suite's FencedComputeTest, catalogue §2.4 and §3.3).
+
+``execute_fenced`` with no wait fences, timing off and on.  On success the
+driver returns either a sync fence or nothing (already done) and a callback.
+When it returns a fence, the suite chains a second fenced execution waiting
+on it, which must succeed too, and reads the second callback's status; the
+outputs are then judged like any golden execution.  A model with a
+zero-sized expected output must be refused (INVALID_ARGUMENT): a fenced
+request cannot describe a zero-sized output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.executions import Answer, create_prepared_model, unsupported_names
+from vts.families.judge import judge_success
+from vts.families.registry import register_family
+from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import Device, PreparedModel
+from vts.hal.types import NO_TIMING_INFO, Request
+from vts.testmodel import TestModel, build_request, close_model, element_count, to_hal_model
+
+
+def execute_fenced_twice(prepared: PreparedModel, request: Request, measure: MeasureTiming,
+                         timeout: float) -> Answer:
+    """The suite's fenced protocol: chain a second execution on a returned fence."""
+    try:
+        fence, callback = prepared.execute_fenced(request, [], measure)
+        if fence is not None:
+            fence, callback = prepared.execute_fenced(request, [fence], measure)
+            if fence is not None and not fence.wait(timeout):
+                return Answer(ErrorStatus.GENERAL_FAILURE, (), NO_TIMING_INFO, "the sync fence signalled an error")
+        if callback is None:
+            return Answer(ErrorStatus.GENERAL_FAILURE, (), NO_TIMING_INFO, "no callback returned on success")
+        status, launched, _fenced = callback.get_execution_info()
+        return Answer(ErrorStatus(status), (), launched)
+    except DriverError as error:
+        return Answer(error.status, error.output_shapes, error.timing or NO_TIMING_INFO, error.message)
+
+
+def has_zero_sized_output(model: TestModel, example_index: int) -> bool:
+    return any(element_count(d.dims) == 0 for d in model.examples[example_index].outputs.values())
+
+
+@register_family
+class FencedFamily(Family):
+    name = "fenced"
+    description = "fenced execution with and without timing, chained on the returned fence"
+
+    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+        if model.expect_failure:
+            return
+        for index, example in enumerate(model.examples):
+            yield Case(f"{self.name}/{model.case_name(example)}", self.name, model, index, spec_path)
+
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        model = case.model
+        assert model is not None and case.example is not None
+        hal_model = to_hal_model(model, extensions=options.extensions)
+        try:
+            preparation = create_prepared_model(device, hal_model)
+        finally:
+            close_model(hal_model)
+        if preparation.prepared is None:
+            return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
+        example = model.examples[case.example]
+        zero_sized = has_zero_sized_output(model, case.example)
+        for measure in (MeasureTiming.NO, MeasureTiming.YES):
+            where = f"fenced execution (timing {measure.name})"
+            built = build_request(model, example, options.pool_kind, extensions=options.extensions)
+            try:
+                answer = execute_fenced_twice(preparation.prepared, built.request, measure, options.case_timeout)
+                if zero_sized:
+                    problems = [] if answer.status == ErrorStatus.INVALID_ARGUMENT else [
+                        f"{where} returned {answer.status.name}; a zero-sized output must be refused with "
+                        "INVALID_ARGUMENT"]
+                else:
+                    problems = judge_success(model, example, built, answer, measure, where)
+            finally:
+                built.close()
+            if problems:
+                return failed(problems[0], tuple(problems))
+        return passed()

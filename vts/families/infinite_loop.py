@@ -1,0 +1,63 @@
+"""Infinite-loop timeout (the HAL suite's InfiniteLoopTimeoutTest, catalogue §3.1).
+
+A model marked expect_failure whose first operation is a WHILE that never
+ends is executed with a 1 ms loop timeout on the synchronous, asynchronous
+and fenced paths, with and without timing: the driver must abort the loop
+and report MISSED_DEADLINE_TRANSIENT or MISSED_DEADLINE_PERSISTENT.  A
+GENERAL_FAILURE skips the case (the suite's rule for non-fully-specified
+modes is evaluated first); anything else fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.executions import Executor, create_prepared_model, execute, timing_problems, unsupported_names
+from vts.families.registry import register_family
+from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
+from vts.hal.interfaces import Device
+from vts.testmodel import TestModel, build_request, close_model, to_hal_model
+
+LOOP_TIMEOUT_NS = 1_000_000
+MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
+
+
+@register_family
+class InfiniteLoopFamily(Family):
+    name = "infinite_loop_timeout"
+    description = "a WHILE loop that never ends must be stopped by the loop timeout"
+
+    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+        ops = model.main.operations
+        if model.expect_failure and ops and ops[0].type == OperationType.WHILE:
+            yield Case(f"{self.name}/{model.case_name()}", self.name, model, 0, spec_path)
+
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        model = case.model
+        assert model is not None
+        hal_model = to_hal_model(model, extensions=options.extensions)
+        try:
+            preparation = create_prepared_model(device, hal_model)
+        finally:
+            close_model(hal_model)
+        if preparation.prepared is None:
+            return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
+        for executor in Executor:
+            for measure in (MeasureTiming.NO, MeasureTiming.YES):
+                where = f"{executor.value} execution (timing {measure.name})"
+                built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
+                try:
+                    answer = execute(preparation.prepared, built.request, executor, measure,
+                                     loop_timeout=LOOP_TIMEOUT_NS)
+                finally:
+                    built.close()
+                if answer.status == ErrorStatus.GENERAL_FAILURE:
+                    return skipped(f"{where}: GENERAL_FAILURE")
+                if answer.status not in MISSED:
+                    return failed(f"{where} with a 1 ms loop timeout returned {answer.status.name}, expected "
+                                  "MISSED_DEADLINE_TRANSIENT or MISSED_DEADLINE_PERSISTENT")
+                problems = timing_problems(answer, measure)
+                if problems:
+                    return failed(f"{where}: {problems[0]}")
+        return passed()
