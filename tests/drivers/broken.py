@@ -255,3 +255,60 @@ class _ScribblingDevice(FaultyDevice):
 def writes_outputs_on_rejected_request() -> Device:
     """Touches the output pool before refusing an invalid request."""
     return _ScribblingDevice("broken-scribbles")
+
+
+class _ShapelessPreparedModel(FaultyPreparedModel):
+    """Reports OUTPUT_INSUFFICIENT_SIZE without the output shapes the HAL requires with it."""
+
+    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                loop_timeout: int | None = None) -> ExecutionResult:
+        try:
+            return self.inner.execute(request, measure, deadline, loop_timeout)
+        except DriverError as error:
+            if error.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
+                raise DriverError(error.status, "no shapes") from None
+            raise
+
+
+class _ShapelessDevice(FaultyDevice):
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        return _ShapelessPreparedModel(self.inner.prepare_model(model, *args, **kwargs), model, None, None)
+
+
+def insufficient_without_shapes() -> Device:
+    return _ShapelessDevice("broken-shapeless")
+
+
+class _UnsignedOnlyDevice(FaultyDevice):
+    """Supports QUANT8_ASYMM but refuses every QUANT8_ASYMM_SIGNED model."""
+
+    def _signed(self, model: Model) -> bool:
+        return any(o.type == OperandType.TENSOR_QUANT8_ASYMM_SIGNED for o in model.main.operands)
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        flags = self.inner.get_supported_operations(model)
+        return [False] * len(flags) if self._signed(model) else flags
+
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        if self._signed(model):
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "signed quantization not supported")
+        return super().prepare_model(model, *args, **kwargs)
+
+
+def unsigned_quant_only() -> Device:
+    return _UnsignedOnlyDevice("broken-unsigned-only")
+
+
+def fenced_outputs_off() -> Device:
+    """Correct on the sync and async paths, wrong (by 1e-4) only on the fenced path."""
+
+    class _FencedOnly(FaultyPreparedModel):
+        def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                    deadline: int | None = None, loop_timeout: int | None = None) -> ExecutionResult:
+            return self.inner.execute(request, measure, deadline, loop_timeout)
+
+    class _Device(FaultyDevice):
+        def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+            return _FencedOnly(self.inner.prepare_model(model, *args, **kwargs), model, _float_offset(1e-4), None)
+
+    return _Device("broken-fenced")
