@@ -101,6 +101,8 @@ _KNOWN_BEFORE_EXECUTION = frozenset({
     _L.SUBGRAPH_INPUT, _L.CONSTANT_COPY, _L.CONSTANT_REFERENCE, _L.NO_VALUE, _L.SUBGRAPH,
 })
 
+_ELEMENT_SIZE = {int(t): size for t, size in ELEMENT_SIZE.items()}
+
 _POOL_NAMES_1_0 = (ASHMEM, MMAP_FD)
 _POOL_NAMES_1_2 = (ASHMEM, MMAP_FD, HARDWARE_BUFFER_BLOB, HARDWARE_BUFFER)
 
@@ -110,11 +112,13 @@ _POOL_NAMES_1_2 = (ASHMEM, MMAP_FD, HARDWARE_BUFFER_BLOB, HARDWARE_BUFFER)
 
 
 def _is_uint(value: Any, bits: int = 32) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < (1 << bits)
+    if type(value) is not int and (not isinstance(value, int) or isinstance(value, bool)):
+        return False
+    return 0 <= value < (1 << bits)
 
 
 def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _is_number(value: Any) -> bool:
@@ -137,7 +141,7 @@ def operand_byte_size(operand_type: int, dimensions: Sequence[int]) -> int:
     Scalars take their element size; tensors the element size times the
     product of the dimensions (0 when the rank or a dimension is unknown).
     """
-    element = ELEMENT_SIZE[OperandType(operand_type)]
+    element = _ELEMENT_SIZE[operand_type]
     if operand_type in _SCALAR_TYPES:
         return element
     if not dimensions:
@@ -185,10 +189,10 @@ def _check_location_in_pool(location: DataLocation, pool_sizes: Sequence[int], w
 def _check_location_fields(location: Any, where: str) -> DataLocation:
     if not isinstance(location, DataLocation):
         raise ValidationError(f"{where}: location is {type(location).__name__}, expected a DataLocation")
-    for field_name in ("pool_index", "offset", "length"):
-        value = getattr(location, field_name)
-        if not _is_uint(value):
-            raise ValidationError(f"{where}: location {field_name} {value!r} is not a uint32")
+    if not (_is_uint(location.pool_index) and _is_uint(location.offset) and _is_uint(location.length)):
+        raise ValidationError(
+            f"{where}: location {location} must hold uint32 pool index, offset and length"
+        )
     return location
 
 
@@ -248,7 +252,6 @@ def _check_dimensions(operand: Operand, where: str, hal_version: HalVersion) -> 
 
 def _check_scale_and_zero_point(operand: Operand, where: str) -> None:
     value, scale, zero_point = operand.type, operand.scale, operand.zero_point
-    name = _type_name(value)
     if not _is_number(scale) or not math.isfinite(scale):
         raise ValidationError(f"{where}: scale {scale!r} is not a finite number")
     if not _is_int(zero_point):
@@ -260,15 +263,15 @@ def _check_scale_and_zero_point(operand: Operand, where: str) -> None:
     if value in _OEM_TYPES:
         return  # historically free for OEM types
     if value in _ZERO_SCALE and scale != 0:
-        raise ValidationError(f"{where}: {name} must have scale 0, got {scale:g}")
+        raise ValidationError(f"{where}: {_type_name(value)} must have scale 0, got {scale:g}")
     if value == _T.TENSOR_INT32 and scale < 0:
         raise ValidationError(f"{where}: TENSOR_INT32 must have a non-negative scale, got {scale:g}")
     if value in _POSITIVE_SCALE and not scale > 0:
-        raise ValidationError(f"{where}: {name} must have a positive scale, got {scale:g}")
+        raise ValidationError(f"{where}: {_type_name(value)} must have a positive scale, got {scale:g}")
     low, high = _ZERO_POINT_RANGE.get(value, (0, 0))
     if not low <= zero_point <= high:
         expected = "0" if low == high else f"in [{low}, {high}]"
-        raise ValidationError(f"{where}: {name} zeroPoint must be {expected}, got {zero_point}")
+        raise ValidationError(f"{where}: {_type_name(value)} zeroPoint must be {expected}, got {zero_point}")
 
 
 def _check_extra_params(operand: Operand, where: str) -> None:
@@ -323,7 +326,8 @@ def validate_operand(
     where = f"{label} operand {index}"
     if not isinstance(operand, Operand):
         raise ValidationError(f"{where}: is {type(operand).__name__}, expected an Operand")
-    prefixes = frozenset(extension_prefixes)
+    prefixes = extension_prefixes if isinstance(extension_prefixes, frozenset) else frozenset(
+        extension_prefixes)
     _check_operand_type(operand, where, hal_version, prefixes)
     lifetime = operand.lifetime
     allowed_lifetimes = _LIFETIMES_1_3 if hal_version >= HalVersion.V1_3 else _LIFETIMES_1_0
