@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Sequence
 
+from drivers.reference.extensions import ModelExtensions, supported_extensions
 from drivers.reference.ops.registry import operations
 from drivers.reference.prepared_model import ReferencePreparedModel
 from drivers.reference.scheduler import PriorityScheduler
@@ -26,7 +27,7 @@ from vts.hal.enums import (
 )
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import CacheFiles, Device, PreparedModel
-from vts.hal.types import Capabilities, Model, OperandPerformance, PerformanceInfo
+from vts.hal.types import Capabilities, Extension, Model, OperandPerformance, PerformanceInfo
 from vts.hal.validation import ValidationError, validate_model
 
 DEVICE_NAME = "nnvts-reference"
@@ -81,22 +82,30 @@ class ReferenceDevice(Device):
     def get_capabilities(self) -> Capabilities:
         return _capabilities()
 
+    def get_supported_extensions(self) -> list[Extension]:
+        return supported_extensions()
+
     def _validate(self, model: Model) -> None:
         try:
             validate_model(model)
         except ValidationError as error:
             raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+        ModelExtensions(model).validate(model)
 
     def get_supported_operations(self, model: Model) -> list[bool]:
         self._validate(model)
         registry = operations()
+        extensions = ModelExtensions(model)
         graph = model.main
         flags = []
         for op in graph.operations:
             op_def = registry.get(op.type)
+            if op_def is None:
+                flags.append(extensions.supports(op))
+                continue
             inputs = [graph.operands[i] for i in op.inputs]
             outputs = [graph.operands[i] for i in op.outputs]
-            flags.append(op_def is not None and op_def.supports(inputs, outputs))
+            flags.append(op_def.supports(inputs, outputs))
         return flags
 
     def prepare_model(

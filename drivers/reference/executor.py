@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from drivers.reference.extensions import ExtensionOp, ModelExtensions
 from drivers.reference.ops.registry import OpDef, operations
 from drivers.reference.tensor import OpContext, Tensor, op_failure
 from vts.hal.enums import NUMPY_DTYPE, ErrorStatus, OperandLifeTime, OperandType, OperationType, enum_name
@@ -41,9 +42,9 @@ def make_tensor(operand: Operand, value: np.ndarray) -> Tensor:
     )
 
 
-def decode_constant(model: Model, operand: Operand) -> np.ndarray:
+def decode_constant(model: Model, operand: Operand, dtype: np.dtype | None = None) -> np.ndarray:
     loc = operand.location
-    dtype = operand_dtype(operand.type)
+    dtype = operand_dtype(operand.type) if dtype is None else dtype
     if operand.lifetime == OperandLifeTime.CONSTANT_COPY:
         raw = model.operand_values[loc.offset : loc.offset + loc.length]
     else:
@@ -73,23 +74,29 @@ class CompiledModel:
         self.relaxed = model.relax_computation_float32_to_float16
         self.subgraphs: list[Subgraph] = [model.main, *model.referenced]
         registry = operations()
+        self.extensions = ModelExtensions(model)
         self.constants: list[list[Tensor | None]] = []
-        self.op_defs: list[list[OpDef]] = []
+        self.op_defs: list[list[OpDef | ExtensionOp]] = []
         for graph in self.subgraphs:
             values: list[Tensor | None] = [None] * len(graph.operands)
             for index, operand in enumerate(graph.operands):
                 if operand.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
-                    values[index] = make_tensor(operand, decode_constant(model, operand))
+                    values[index] = make_tensor(operand, decode_constant(model, operand, self.dtype_of(operand.type)))
                 elif operand.lifetime == OperandLifeTime.SUBGRAPH:
                     values[index] = Tensor(np.array(operand.location.offset, dtype=np.int32), operand.type)
             self.constants.append(values)
             defs = []
             for op in graph.operations:
-                if op.type not in registry:
+                op_def = registry.get(op.type) or self.extensions.bind(op, graph)
+                if op_def is None:
                     raise DriverError(ErrorStatus.INVALID_ARGUMENT,
                                       f"operation {enum_name(OperationType, op.type)} is not supported")
-                defs.append(registry[op.type])
+                defs.append(op_def)
             self.op_defs.append(defs)
+
+    def dtype_of(self, operand_type: int) -> np.dtype:
+        """Element dtype of a base or (per-model encoded) extension operand type."""
+        return self.extensions.dtype(operand_type) if operand_type > 0xFFFF else operand_dtype(operand_type)
 
     def run(self, inputs: Sequence[Tensor | None], clock: DeadlineClock,
             loop_timeout_ns: int | None = None) -> list[Tensor]:
@@ -125,7 +132,7 @@ class CompiledModel:
         return outputs
 
     def _run_operation(self, graph: Subgraph, input_indexes: list[int], output_indexes: list[int],
-                       op_def: OpDef, values: list[Tensor | None],
+                       op_def: OpDef | ExtensionOp, values: list[Tensor | None],
                        run_child: Callable[[int, Sequence[Tensor | None]], list[Tensor]],
                        clock: DeadlineClock, loop_timeout_ns: int | None) -> None:
         name = op_def.type.name
@@ -150,7 +157,7 @@ class CompiledModel:
             raise op_failure(f"{name}: produced {len(results)} outputs, model declares {len(output_indexes)}")
         for operand_index, operand, result in zip(output_indexes, output_operands, results, strict=True):
             array = np.asarray(result)
-            dtype = operand_dtype(operand.type)
+            dtype = self.dtype_of(operand.type)
             if array.dtype != dtype:
                 array = array.astype(dtype)
             check_shape(name, operand, array.shape)

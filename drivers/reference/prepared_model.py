@@ -15,7 +15,7 @@ from concurrent.futures import Future
 
 import numpy as np
 
-from drivers.reference.executor import CompiledModel, DeadlineClock, make_tensor, operand_dtype
+from drivers.reference.executor import CompiledModel, DeadlineClock, make_tensor
 from drivers.reference.scheduler import PriorityScheduler
 from drivers.reference.tensor import Tensor
 from vts.hal.enums import (
@@ -77,7 +77,7 @@ class ReferencePreparedModel(PreparedModel):
                 continue
             operand = main.operands[main.input_indexes[position]]
             dims = list(argument.dimensions) or list(operand.dimensions)
-            dtype = operand_dtype(operand.type)
+            dtype = self.compiled.dtype_of(operand.type)
             count = int(np.prod(dims)) if dims else 1
             needed = count * dtype.itemsize
             loc = argument.location

@@ -47,7 +47,8 @@ def compare_outputs(model: TestModel, example: TestExample, built: BuiltRequest)
         operand = model.main.operands[model.main.outputs[position]]
         if operand.ignored:
             continue
-        dtype = dtype_of(operand.type)
+        # Extension goldens were decoded with the extension's dtype (vts.extensions); reuse it.
+        dtype = golden.value.dtype if operand.is_extension else dtype_of(operand.type)
         count = element_count(golden.dims)
         actual = built.read_output(position, dtype, count)
         criteria = criteria_for(operand.type if isinstance(operand.type, int) else -1,

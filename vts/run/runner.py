@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from vts.extensions import ExtensionNotAllowed
 from vts.families.base import Case, CaseFailure, DeviceInfo, Family, HarnessError, Outcome, RunOptions
 from vts.families.registry import families as registered_families
 from vts.hal.errors import DriverError
@@ -114,6 +115,8 @@ def run_family_case(family: Family, case: Case, device: Device, options: RunOpti
         return family.run(case, device, options)
     except CaseFailure as failure:
         return Outcome(Verdict.FAILED, failure.reason, failure.details)
+    except ExtensionNotAllowed as denied:
+        return Outcome(Verdict.SKIPPED, str(denied))
     except (HarnessError, ModelFormatError) as error:
         return Outcome(Verdict.ERROR, f"harness: {error}")
     except DriverError as error:

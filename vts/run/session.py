@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from vts import __version__
+from vts.extensions import default_registry
 from vts.families.base import DeviceInfo, RunOptions
 from vts.run.drivers import DriverNotFound, DriverRef
 from vts.run.runner import Runner, Selection, UnknownFamily, iter_cases, select_families
@@ -25,6 +26,7 @@ class RunRequest:
     case_timeout: float = 60.0
     pool_kind: str = "ashmem"
     expected_failures: str | None = None
+    extension_allowlist: str | None = None
     verbose: bool = False
     argv: Sequence[str] = field(default_factory=list)
 
@@ -50,11 +52,12 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
         "argv": list(request.argv),
     }
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
-    options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout)
+    extensions = default_registry(request.extension_allowlist)
+    options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path)
     terminal = TerminalReport(verbose=request.verbose)
     runner = Runner(device, options, expectations)
-    completed = runner.run(iter_cases(request.selection, info), [files, terminal])
+    completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()), [files, terminal])
     with contextlib.suppress(Exception):
         device.close()
     if not completed:
