@@ -16,10 +16,14 @@ Numerics follow the NNAPI CPU path:
   to the fused activation's quantized range.
 
 Speed matters (whole MobileNets run through here): convolutions are one
-im2col gather plus one matmul.  Quantized matmuls run in float64, which is
-exact because every partial sum is an integer far below 2**53; depthwise
+im2col gather plus one float32 matmul.  Quantized operands are zero-point
+adjusted integers, and float32 arithmetic on integers is exact while sums
+stay within 2**24, so quantized matmuls are cut along the shared dimension
+into chunks that respect that bound (``exact_matmul``); depthwise
 convolutions multiply-accumulate over the kh x kw window with whole-tensor
-slices (int32 for quantized inputs, like Android's accumulator).
+slices.  Requantization estimates each output with one float product and
+redoes with the integer kernel only the elements the estimate cannot decide
+(``requantize``), so results are bit-identical to the int32 kernels.
 """
 
 from __future__ import annotations
@@ -186,6 +190,49 @@ def window_slice(offset: int, step: int, count: int) -> slice:
     return slice(offset, offset + step * (count - 1) + 1, step)
 
 
+# --------------------------------------------------------------------------- exact integer arithmetic in floats
+
+# float32 represents every integer up to 2**24 exactly: a sum of integer products whose absolute values add
+# up to at most this is computed exactly by float32 BLAS in any summation order (each partial sum is exact).
+FLOAT32_EXACT = 2**24
+
+
+def value_bound(tensor: Tensor) -> int:
+    """Largest |stored - zero_point| the operand's type allows (bounds the integer products)."""
+    info = np.iinfo(tensor.value.dtype)
+    zero_point = 0 if tensor.channel_quant is not None else tensor.zero_point
+    return max(zero_point - int(info.min), int(info.max) - zero_point, 1)
+
+
+def zero_adjusted(tensor: Tensor, dtype: type = np.float32) -> np.ndarray:
+    """Stored integers minus the zero point (per-channel filters are symmetric: zero point 0).
+
+    Adjusted 8-bit values are at most 255 in magnitude, exact in float32.
+    """
+    values = tensor.value.astype(dtype)
+    if tensor.channel_quant is None and tensor.zero_point:
+        values -= dtype(tensor.zero_point)
+    return values
+
+
+def exact_matmul(a: np.ndarray, b: np.ndarray, product_bound: int) -> np.ndarray:
+    """a @ b.T for float32 matrices of integers, exactly, with float32 BLAS.
+
+    ``product_bound`` bounds |a_ik * b_jk|.  The shared dimension is cut into
+    chunks whose sums stay within 2**24, so every chunk is exact in float32;
+    a single chunk is returned as float32, several are summed in float64
+    (exact: the totals stay far below 2**53).
+    """
+    depth = a.shape[1]
+    chunk = max(1, FLOAT32_EXACT // max(1, product_bound))
+    if depth <= chunk:
+        return a @ b.T
+    total = np.zeros((a.shape[0], b.shape[0]), dtype=np.float64)
+    for start in range(0, depth, chunk):
+        total += a[:, start:start + chunk] @ b[:, start:start + chunk].T
+    return total
+
+
 # --------------------------------------------------------------------------- im2col convolution core
 
 
@@ -208,11 +255,16 @@ def im2col(xp: np.ndarray, filter_hw: tuple[int, int], window: Window, out_hw: t
     return view.reshape(n * o_h * o_w, k_h * k_w * c)
 
 
-def conv_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int]) -> np.ndarray:
-    """sum over (kh, kw, C) of x * w for NHWC ``x`` and [O, kh, kw, C] ``w`` (same float dtype): N, oh, ow, O."""
+def conv_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int],
+                    product_bound: int | None = None) -> np.ndarray:
+    """sum over (kh, kw, C) of x * w for NHWC ``x`` and [O, kh, kw, C] ``w`` (float32): N, oh, ow, O.
+
+    With ``product_bound`` the operands are integers and the sum is exact (see ``exact_matmul``).
+    """
     n = x.shape[0]
     cols = im2col(pad_spatial(x, window), (w.shape[1], w.shape[2]), window, out_hw)
-    acc = cols @ w.reshape(w.shape[0], -1).T
+    filters = w.reshape(w.shape[0], -1)
+    acc = cols @ filters.T if product_bound is None else exact_matmul(cols, filters, product_bound)
     return acc.reshape(n, out_hw[0], out_hw[1], w.shape[0])
 
 
@@ -222,14 +274,6 @@ def conv_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[
 def float_array(tensor: Tensor) -> np.ndarray:
     """Float operands as float32 (float16 widened, the way Android's CPU path computes it)."""
     return tensor.value.astype(np.float32, copy=False)
-
-
-def zero_adjusted(tensor: Tensor, dtype: type = np.float64) -> np.ndarray:
-    """Stored integers minus the zero point (per-channel filters are symmetric: zero point 0)."""
-    values = tensor.value.astype(dtype)
-    if tensor.channel_quant is None and tensor.zero_point:
-        values -= tensor.zero_point
-    return values
 
 
 def filter_scales(filt: Tensor, channels: int) -> np.ndarray:
@@ -260,42 +304,85 @@ def conv_multipliers(input_: Tensor, filt: Tensor, bias: Tensor | None, out: Out
             raise op_failure(f"bias scale {bias_scale} differs from input scale * filter scale {product}")
     if out.scale <= 0:
         raise op_failure(f"output scale must be positive, got {out.scale}")
+    if filt.channel_quant is None:  # one multiplier for every channel
+        products = products[:1]
     pairs = [quantize_multiplier(float(p) / float(np.float32(out.scale))) for p in products]
+    if len(pairs) != channels:
+        pairs *= channels
     multipliers = np.array([m for m, _ in pairs], dtype=np.int64)
     shifts = np.array([s for _, s in pairs], dtype=np.int64)
     return multipliers, shifts
 
 
-def requantize(acc: np.ndarray, multipliers: np.ndarray, shifts: np.ndarray, out: OutputSpec,
-               activation: int) -> np.ndarray:
-    """int64 accumulators (channels last) to the output's stored integers, clamped to the activation range."""
-    if np.all(multipliers == multipliers[0]) and np.all(shifts == shifts[0]):
-        scaled = multiply_by_quantized_multiplier(acc, int(multipliers[0]), int(shifts[0]))
-    else:
-        scaled = multiply_by_quantized_multiplier(acc, multipliers, shifts)
+# Bounds of the float32 estimate in ``requantize``: offsets and values up to 2**11 keep its error below 2**-10.
+_F32_OFFSET_LIMIT = 2.0**11
+_F32_TOLERANCE = 2.0**-9
+_F64_TOLERANCE = 2.0**-20
+
+
+def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray, shifts: np.ndarray,
+               out: OutputSpec, activation: int) -> np.ndarray:
+    """clamp(multiply_by_quantized_multiplier(acc + bias) + zero_point), bit-exact, for a whole layer.
+
+    ``acc`` holds exact integer accumulators, channels last (float32 when
+    they are below 2**24, else float64 or ints).  The fixed-point kernel
+    rounds twice (the doubling high multiply, then the rounding shift by e);
+    one float product ``acc * real + (bias * real + zero_point)`` rounded
+    once gives the same integer unless it lies within 0.5/2**e (plus the
+    float error) of a half-integer, so only those few elements are redone
+    with the integer kernel.  Values far outside the output range may be off
+    in the estimate but are clamped to the same bound.
+    """
+    real = multipliers.astype(np.float64) * np.exp2(shifts.astype(np.float64) - 31.0)
+    offset = np.full(real.shape, float(out.zero_point))
+    if bias is not None:
+        offset += bias.astype(np.float64) * real
+    use_f32 = acc.dtype == np.float32 and np.abs(offset).max() <= _F32_OFFSET_LIMIT
+    dtype = np.float32 if use_f32 else np.float64
+    right_shift = np.maximum(-shifts, 0)
+    margin = np.where(right_shift > 0, 0.5 * np.exp2(-right_shift.astype(np.float64)), 0.0)
+    limit = (0.5 - margin - (_F32_TOLERANCE if use_f32 else _F64_TOLERANCE)).astype(dtype)
+    estimate = np.multiply(acc, real.astype(dtype), dtype=dtype)
+    estimate += offset.astype(dtype)
+    result = np.rint(estimate)
+    np.subtract(estimate, result, out=estimate)
+    np.abs(estimate, out=estimate)
+    near = np.flatnonzero(estimate >= limit)
+    if near.size:
+        channel = near % acc.shape[-1]
+        exact = acc.reshape(-1)[near].astype(np.int64)
+        if bias is not None:
+            exact += bias.astype(np.int64)[channel]
+        fixed = multiply_by_quantized_multiplier(exact, multipliers[channel], shifts[channel])
+        result.reshape(-1)[near] = fixed + out.zero_point
     low, high = activation_range_quantized(activation, out.scale, out.zero_point, out.dtype)
-    return np.clip(scaled + out.zero_point, low, high).astype(out.dtype)
+    np.clip(result, low, high, out=result)
+    return result.astype(out.dtype)
 
 
-def float_finish(acc: np.ndarray, bias: np.ndarray, activation: int, out: OutputSpec) -> np.ndarray:
-    """Add the bias, clamp to the fused activation, round to the output type (float16 rounds last)."""
-    result = acc + bias if bias.size else acc
+def float_finish(acc: np.ndarray, bias: np.ndarray | None, activation: int, out: OutputSpec) -> np.ndarray:
+    """Add the bias, clamp to the fused activation, round to the output type (float16 rounds last).
+
+    ``acc`` is a fresh float32 array owned by the caller, so it is updated in place.
+    """
+    if bias is not None and bias.size:
+        acc += bias
     low, high = activation_range_float(activation)
     if activation:
-        result = np.clip(result, low, high)
-    return result.astype(out.dtype, copy=False)
+        np.clip(acc, low, high, out=acc)
+    return acc.astype(out.dtype, copy=False)
 
 
 def quant_finish(ctx: OpContext, acc: np.ndarray, input_: Tensor, filt: Tensor, bias: Tensor | None,
                  activation: int) -> np.ndarray:
-    """Exact integer accumulators (any dtype holding integers) + I32 bias, requantized."""
+    """Exact integer accumulators + I32 bias, requantized to the output and clamped."""
     out = ctx.output()
-    channels = acc.shape[-1]
-    total = acc.astype(np.int64)
-    if bias is not None:
-        total += bias.value.astype(np.int64)
-    multipliers, shifts = conv_multipliers(input_, filt, bias, out, channels)
-    return requantize(total, multipliers, shifts, out, activation)
+    multipliers, shifts = conv_multipliers(input_, filt, bias, out, acc.shape[-1])
+    return requantize(acc, None if bias is None else bias.value, multipliers, shifts, out, activation)
+
+
+def float_bias(bias: Tensor | None) -> np.ndarray | None:
+    return None if bias is None else float_array(bias)
 
 
 def check_bias(name: str, bias: Tensor, channels: int) -> None:
@@ -326,11 +413,24 @@ def _conv_args(ctx: OpContext) -> ConvArgs:
     return ConvArgs(spatial, int(ctx.scalar(i)), read_layout(ctx, i + 1), (dilation_h, dilation_w))
 
 
-def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:
+def conv_inputs(ctx: OpContext, args: ConvArgs) -> tuple[Tensor, Tensor, Tensor | None, np.ndarray]:
+    """Input, filter, optional bias, and the input's values in NHWC (both must be 4-D)."""
     input_, filt = ctx.tensor(0), ctx.tensor(1)
     bias = ctx.tensor(2) if ctx.has(2) else None
-    x_raw = to_nhwc(input_.value, args.nchw) if input_.value.ndim == 4 else input_.value
-    require_rank4(ctx.name, input=x_raw, filter=filt.value)
+    require_rank4(ctx.name, input=input_.value, filter=filt.value)
+    return input_, filt, bias, to_nhwc(input_.value, args.nchw)
+
+
+def quant_operands(input_: Tensor, filt: Tensor, x_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Zero-point-adjusted float32 input and filter, and the bound of their integer products."""
+    x = x_raw.astype(np.float32)
+    if input_.zero_point:
+        x -= np.float32(input_.zero_point)
+    return x, zero_adjusted(filt), value_bound(input_) * value_bound(filt)
+
+
+def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:
+    input_, filt, bias, x_raw = conv_inputs(ctx, args)
     channels_out, k_h, k_w, channels_in = filt.value.shape
     if x_raw.shape[3] != channels_in:
         raise op_failure(f"{ctx.name}: input depth {x_raw.shape[3]} does not match filter depth {channels_in}")
@@ -340,13 +440,12 @@ def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
     out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
     if input_.type in QUANT8:
-        x = x_raw.astype(np.float64) - input_.zero_point
-        acc = conv_accumulate(x, zero_adjusted(filt), window, out_hw)
+        x, w, bound = quant_operands(input_, filt, x_raw)
+        acc = conv_accumulate(x, w, window, out_hw, bound)
         result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
     else:
-        acc = conv_accumulate(x_raw.astype(np.float32), float_array(filt), window, out_hw)
-        result = float_finish(acc, float_array(bias) if bias is not None else np.zeros(0, np.float32),
-                              args.activation, ctx.output())
+        acc = conv_accumulate(x_raw.astype(np.float32, copy=False), float_array(filt), window, out_hw)
+        result = float_finish(acc, float_bias(bias), args.activation, ctx.output())
     return from_nhwc(result, args.nchw)
 
 
@@ -371,7 +470,7 @@ def _depthwise_args(ctx: OpContext) -> tuple[ConvArgs, int]:
 
 def depthwise_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int],
                          multiplier: int) -> np.ndarray:
-    """Depthwise sum over the window for NHWC ``x`` and [kh, kw, C*multiplier] ``w``.
+    """Depthwise sum over the window for NHWC ``x`` and [kh, kw, C*multiplier] ``w`` (same dtype).
 
     Output channel ``c * multiplier + m`` reads input channel ``c`` (NNAPI's
     depthwise rule), so the input is repeated along channels; the window is
@@ -380,21 +479,23 @@ def depthwise_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: t
     xp = pad_spatial(x, window)
     if multiplier > 1:
         xp = np.repeat(xp, multiplier, axis=3)
-    (k_h, k_w, _), (o_h, o_w) = w.shape, out_hw
-    acc = np.zeros((x.shape[0], o_h, o_w, w.shape[2]), dtype=np.result_type(x, w))
+    (k_h, k_w, channels), (o_h, o_w) = w.shape, out_hw
+    acc = np.empty((x.shape[0], o_h, o_w, channels), dtype=x.dtype)
+    product = np.empty_like(acc)
     for i in range(k_h):
         rows = window_slice(i * window.dilation_h, window.stride_h, o_h)
         for j in range(k_w):
             cols = window_slice(j * window.dilation_w, window.stride_w, o_w)
-            acc += xp[:, rows, cols, :] * w[i, j]
+            if i == 0 and j == 0:
+                np.multiply(xp[:, rows, cols, :], w[i, j], out=acc)
+            else:
+                np.multiply(xp[:, rows, cols, :], w[i, j], out=product)
+                acc += product
     return acc
 
 
 def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
-    input_, filt = ctx.tensor(0), ctx.tensor(1)
-    bias = ctx.tensor(2) if ctx.has(2) else None
-    x_raw = to_nhwc(input_.value, args.nchw) if input_.value.ndim == 4 else input_.value
-    require_rank4(ctx.name, input=x_raw, filter=filt.value)
+    input_, filt, bias, x_raw = conv_inputs(ctx, args)
     one, k_h, k_w, channels_out = filt.value.shape
     if one != 1:
         raise op_failure(f"{ctx.name}: filter must have shape [1, h, w, out], got {list(filt.value.shape)}")
@@ -408,14 +509,15 @@ def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
     _check_padding_within_filter(ctx.name, window, (k_h, k_w))
     out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
     if input_.type in QUANT8:
-        # |products| <= 255*255 and kh*kw terms: int32 is exact (Android accumulates in int32).
-        x = x_raw.astype(np.int32) - np.int32(input_.zero_point)
-        acc = depthwise_accumulate(x, zero_adjusted(filt, np.int32)[0], window, out_hw, multiplier)
+        x, w, bound = quant_operands(input_, filt, x_raw)
+        if k_h * k_w * bound > FLOAT32_EXACT:  # too many taps for exact float32 sums
+            x, w = x.astype(np.float64), w.astype(np.float64)
+        acc = depthwise_accumulate(x, w[0], window, out_hw, multiplier)
         result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
     else:
-        acc = depthwise_accumulate(x_raw.astype(np.float32), float_array(filt)[0], window, out_hw, multiplier)
-        result = float_finish(acc, float_array(bias) if bias is not None else np.zeros(0, np.float32),
-                              args.activation, ctx.output())
+        acc = depthwise_accumulate(x_raw.astype(np.float32, copy=False), float_array(filt)[0], window, out_hw,
+                                   multiplier)
+        result = float_finish(acc, float_bias(bias), args.activation, ctx.output())
     return from_nhwc(result, args.nchw)
 
 
@@ -446,10 +548,7 @@ def _grouped_args(ctx: OpContext) -> tuple[ConvArgs, int]:
 
 def _grouped(ctx: OpContext, args: ConvArgs, groups: int) -> np.ndarray:
     """Each group convolves its slice of input channels with its slice of filters (Android GroupedConv2D)."""
-    input_, filt = ctx.tensor(0), ctx.tensor(1)
-    bias = ctx.tensor(2) if ctx.has(2) else None
-    x_raw = to_nhwc(input_.value, args.nchw) if input_.value.ndim == 4 else input_.value
-    require_rank4(ctx.name, input=x_raw, filter=filt.value)
+    input_, filt, bias, x_raw = conv_inputs(ctx, args)
     channels_out, k_h, k_w, group_depth = filt.value.shape
     if groups < 1 or channels_out % groups or x_raw.shape[3] != group_depth * groups:
         raise op_failure(f"{ctx.name}: {groups} groups do not divide input depth {x_raw.shape[3]} "
@@ -460,22 +559,22 @@ def _grouped(ctx: OpContext, args: ConvArgs, groups: int) -> np.ndarray:
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w))
     out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
     quantized = input_.type in QUANT8
+    bound: int | None = None
     if quantized:
-        x, w = x_raw.astype(np.float64) - input_.zero_point, zero_adjusted(filt)
+        x, w, bound = quant_operands(input_, filt, x_raw)
     else:
-        x, w = x_raw.astype(np.float32), float_array(filt)
+        x, w = x_raw.astype(np.float32, copy=False), float_array(filt)
     out_per_group = channels_out // groups
     parts = [
         conv_accumulate(x[..., g * group_depth:(g + 1) * group_depth],
-                        w[g * out_per_group:(g + 1) * out_per_group], window, out_hw)
+                        w[g * out_per_group:(g + 1) * out_per_group], window, out_hw, bound)
         for g in range(groups)
     ]
     acc = np.concatenate(parts, axis=3)
     if quantized:
         result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
     else:
-        result = float_finish(acc, float_array(bias) if bias is not None else np.zeros(0, np.float32),
-                              args.activation, ctx.output())
+        result = float_finish(acc, float_bias(bias), args.activation, ctx.output())
     return from_nhwc(result, args.nchw)
 
 

@@ -6,16 +6,27 @@ so its element count must be a multiple of input_size; the output is
 [batch, units].  A zero batch is allowed (HAL 1.2 zero-sized tensors).
 
 Floats compute in float32 (float16 widened); quantized inputs accumulate
-(in - in_zp) * (w - w_zp) exactly (a float64 matmul of integers far below
-2**53) plus the I32 bias, then requantize like CONV_2D (TFLite's
-FullyConnected uses the same GetQuantizedConvolutionMultipler rule).
+(in - in_zp) * (w - w_zp) exactly (``exact_matmul``: float32 BLAS on
+integers in chunks whose sums stay exact) plus the I32 bias, then
+requantize like CONV_2D (TFLite's FullyConnected uses the same
+GetQuantizedConvolutionMultipler rule).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from drivers.reference.ops.conv import CONV_TYPES, QUANT8, float_array, float_finish, quant_finish, zero_adjusted
+from drivers.reference.ops.conv import (
+    CONV_TYPES,
+    QUANT8,
+    exact_matmul,
+    float_array,
+    float_bias,
+    float_finish,
+    quant_finish,
+    value_bound,
+    zero_adjusted,
+)
 from drivers.reference.ops.registry import register_op
 from drivers.reference.tensor import OpContext, Tensor, op_failure
 from vts.hal.enums import OperationType as Op
@@ -50,10 +61,8 @@ def fully_connected(ctx: OpContext) -> list[np.ndarray]:
     batch, input_size, units = _rows(ctx, input_, weights)
     _check_bias(ctx, bias, units)
     if input_.type in QUANT8:
-        x = input_.value.reshape(batch, input_size).astype(np.float64) - input_.zero_point
-        acc = x @ zero_adjusted(weights).T
+        x = zero_adjusted(input_).reshape(batch, input_size)
+        acc = exact_matmul(x, zero_adjusted(weights), value_bound(input_) * value_bound(weights))
         return [quant_finish(ctx, acc, input_, weights, bias, activation)]
-    x = float_array(input_).reshape(batch, input_size)
-    acc = x @ float_array(weights).T
-    return [float_finish(acc, float_array(bias) if bias is not None else np.zeros(0, np.float32), activation,
-                         ctx.output())]
+    acc = float_array(input_).reshape(batch, input_size) @ float_array(weights).T
+    return [float_finish(acc, float_bias(bias), activation, ctx.output())]

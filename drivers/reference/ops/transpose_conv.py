@@ -14,8 +14,9 @@ is always ``in*stride + filter - stride - head - tail``.
 
 The scatter is one matmul (every pixel times every filter tap) followed by
 kh*kw strided whole-tensor additions.  Quantized inputs accumulate the exact
-integer (in - in_zp) * (f - f_zp) products (float64 matmul, below 2**53),
-add the I32 bias and requantize per output channel like CONV_2D.
+integer (in - in_zp) * (f - f_zp) products (``exact_matmul``, scattered in
+float64 where sums of integers stay exact), add the I32 bias and requantize
+per output channel like CONV_2D.
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ from drivers.reference.ops.conv import (
     PADDING_VALID,
     QUANT8,
     check_bias,
+    exact_matmul,
     float_array,
+    float_bias,
     float_finish,
     from_nhwc,
     quant_finish,
     read_layout,
     require_rank4,
     to_nhwc,
+    value_bound,
     window_slice,
+    zero_adjusted,
 )
 from drivers.reference.ops.registry import register_op
 from drivers.reference.tensor import OpContext, op_failure
@@ -86,12 +91,20 @@ class TransposeArgs:
         self.strides = (stride_h, stride_w)
 
 
-def scatter_accumulate(x: np.ndarray, w: np.ndarray, args: TransposeArgs, out_hw: tuple[int, int]) -> np.ndarray:
-    """Transposed convolution of NHWC ``x`` with [O, kh, kw, C] ``w`` (same float dtype): N, out_h, out_w, O."""
+def scatter_accumulate(x: np.ndarray, w: np.ndarray, args: TransposeArgs, out_hw: tuple[int, int],
+                       product_bound: int | None = None) -> np.ndarray:
+    """Transposed convolution of NHWC ``x`` with [O, kh, kw, C] ``w`` (float32): N, out_h, out_w, O.
+
+    With ``product_bound`` the operands are integers and the result is exact (float64 scatter).
+    """
     n, in_h, in_w, c = x.shape
     channels_out, k_h, k_w, _ = w.shape
     (s_h, s_w), (top, _, left, _) = args.strides, args.pads
-    taps = x.reshape(-1, c) @ w.transpose(1, 2, 0, 3).reshape(k_h * k_w * channels_out, c).T
+    filters = w.transpose(1, 2, 0, 3).reshape(k_h * k_w * channels_out, c)
+    if product_bound is None:
+        taps = x.reshape(-1, c) @ filters.T
+    else:
+        taps = exact_matmul(x.reshape(-1, c), filters, product_bound).astype(np.float64, copy=False)
     taps = taps.reshape(n, in_h, in_w, k_h, k_w, channels_out)
     full_h = max(s_h * (in_h - 1) + k_h, top + out_hw[0])
     full_w = max(s_w * (in_w - 1) + k_w, left + out_hw[1])
@@ -123,12 +136,10 @@ def transpose_conv_2d(ctx: OpContext) -> list[np.ndarray]:
     if min(out_hw) < 1:
         raise op_failure(f"{ctx.name}: computed output size {list(out_hw)} is not positive")
     if input_.type in QUANT8:
-        x = x_raw.astype(np.float64) - input_.zero_point
-        w = filt.value.astype(np.float64) - (filt.zero_point if filt.channel_quant is None else 0)
-        acc = scatter_accumulate(x, w, args, out_hw)
+        x = x_raw.astype(np.float32) - np.float32(input_.zero_point)
+        acc = scatter_accumulate(x, zero_adjusted(filt), args, out_hw, value_bound(input_) * value_bound(filt))
         result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
     else:
-        acc = scatter_accumulate(x_raw.astype(np.float32), float_array(filt), args, out_hw)
-        result = float_finish(acc, float_array(bias) if bias is not None else np.zeros(0, np.float32),
-                              args.activation, ctx.output())
-    return [from_nhwc(result, args.nchw)]
+        acc = scatter_accumulate(x_raw.astype(np.float32, copy=False), float_array(filt), args, out_hw)
+        result = float_finish(acc, float_bias(bias), args.activation, ctx.output())
+    return [np.ascontiguousarray(from_nhwc(result, args.nchw))]
