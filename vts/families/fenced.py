@@ -5,8 +5,9 @@ driver returns either a sync fence or nothing (already done) and a callback.
 When it returns a fence, the suite chains a second fenced execution waiting
 on it, which must succeed too, and reads the second callback's status; the
 outputs are then judged like any golden execution.  A model with a
-zero-sized expected output must be refused (INVALID_ARGUMENT): a fenced
-request cannot describe a zero-sized output.
+zero-sized expected output, or one whose model dims are not all known,
+must be refused (INVALID_ARGUMENT): a fenced request must fully specify
+every output, and cannot describe a zero-sized one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed,
 from vts.families.executions import Answer, create_prepared_model, unsupported_names
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
-from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.enums import ErrorStatus, MeasureTiming, is_scalar_type
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, Request
@@ -45,6 +46,17 @@ def has_zero_sized_output(model: TestModel, example_index: int) -> bool:
     return any(element_count(d.dims) == 0 for d in model.examples[example_index].outputs.values())
 
 
+def has_unspecified_output(model: TestModel) -> bool:
+    """An output whose model dims are not all known: a fenced request cannot describe it."""
+    for index in model.main.outputs:
+        operand = model.main.operands[index]
+        if isinstance(operand.type, int) and is_scalar_type(operand.type):
+            continue
+        if not operand.dims or 0 in operand.dims:
+            return True
+    return False
+
+
 @register_family
 class FencedFamily(Family):
     name = "fenced"
@@ -67,16 +79,16 @@ class FencedFamily(Family):
         if preparation.prepared is None:
             return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
         example = model.examples[case.example]
-        zero_sized = has_zero_sized_output(model, case.example)
+        must_refuse = has_zero_sized_output(model, case.example) or has_unspecified_output(model)
         for measure in (MeasureTiming.NO, MeasureTiming.YES):
             where = f"fenced execution (timing {measure.name})"
             built = build_request(model, example, options.pool_kind, extensions=options.extensions)
             try:
                 answer = execute_fenced_twice(preparation.prepared, built.request, measure, options.case_timeout)
-                if zero_sized:
+                if must_refuse:
                     problems = [] if answer.status == ErrorStatus.INVALID_ARGUMENT else [
-                        f"{where} returned {answer.status.name}; a zero-sized output must be refused with "
-                        "INVALID_ARGUMENT"]
+                        f"{where} returned {answer.status.name}; an output that is zero-sized or not fully "
+                        "specified must be refused with INVALID_ARGUMENT"]
                 else:
                     problems = judge_success(model, example, built, answer, measure, where)
             finally:
