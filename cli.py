@@ -96,11 +96,13 @@ def main() -> None:
               default="ashmem", show_default=True, help="Shared-memory kind for requests and constants.")
 @click.option("--expected-failures", type=click.Path(exists=True, dir_okay=False),
               help="File of case-name globs expected to fail (xfail / xpass).")
+@click.option("--extension-allowlist", type=click.Path(exists=True, dir_okay=False),
+              help="Clients allowed to use vendor extensions, one per line (docs/extensions.md).")
 @click.option("-v", "--verbose", is_flag=True, help="Print every case as it ends.")
 def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         jsonl_path: str | None, case_timeout: float, pool_kind: str, expected_failures: str | None,
-        verbose: bool) -> None:
+        extension_allowlist: str | None, verbose: bool) -> None:
     """Run test cases against a driver."""
     from vts.run.session import RunRequest, run_session
 
@@ -110,6 +112,7 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
     code = run_session(RunRequest(
         driver=driver, selection=selection, json_path=json_path, junit_path=junit_path, jsonl_path=jsonl_path,
         case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures, verbose=verbose,
+        extension_allowlist=extension_allowlist,
         argv=sys.argv[1:]), usage_error=_usage_error)
     _warn_unmatched(selection)
     sys.exit(code)
@@ -176,6 +179,34 @@ def drivers() -> None:
     from vts.run.describe import describe_drivers
 
     describe_drivers()
+
+
+@main.command()
+@click.option("--driver", default="reference", show_default=True,
+              help="Driver: an installed name, module:attr, or exec:COMMAND.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON.")
+@click.option("--expect-version", metavar="TEXT",
+              help="Exit 1 unless the device's version string contains TEXT (pin the driver version in CI).")
+def info(driver: str, as_json: bool, expect_version: str | None) -> None:
+    """Show everything a device says about itself: name, type, version, capabilities, extensions, caching."""
+    import json
+
+    from vts.run.device_info import device_info, opened_device, print_device_info
+    from vts.run.drivers import DriverNotFound
+
+    try:
+        with opened_device(driver) as device:
+            data = device_info(device)
+    except DriverNotFound as error:
+        _usage_error(str(error))
+        return
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        print_device_info(data)
+    if expect_version is not None and expect_version not in str(data.get("version")):
+        click.echo(f"nnvts: version string {data.get('version')!r} does not contain {expect_version!r}", err=True)
+        sys.exit(EXIT_FAILED)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
-"""``nnvts drivers``: what each installed driver says about itself."""
+"""``nnvts drivers``: what each installed driver says about itself (``nnvts info`` shows one in full)."""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
 
-from vts.hal.enums import OperandType, enum_name
+from vts.hal.enums import enum_name
+from vts.run.device_info import capabilities_summary
 from vts.run.drivers import DriverNotFound, available_drivers, load_device
 
 
@@ -17,12 +18,7 @@ def describe_drivers(console: Console | None = None) -> None:
     for name, target in available_drivers().items():
         try:
             device = load_device(target)
-            caps = device.get_capabilities()
-            perf = caps.performance_of(OperandType.TENSOR_FLOAT32)
-            quant = caps.performance_of(OperandType.TENSOR_QUANT8_ASYMM)
-            relaxed = caps.relaxed_float32_to_float16_performance_tensor
-            summary = (f"f32 {perf.exec_time:g}/{perf.power_usage:g}, q8 {quant.exec_time:g}/{quant.power_usage:g}, "
-                       f"relaxed {relaxed.exec_time:g}/{relaxed.power_usage:g}")
+            summary = capabilities_summary(device.get_capabilities())
             table.add_row(name, device.name, enum_name(type(device.get_type()), device.get_type()),
                           device.get_version_string(), summary)
         except (DriverNotFound, Exception) as error:
