@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gzip
 import json
@@ -1145,3 +1146,64 @@ def test_corpus_operand_type_mutations_are_rejected() -> None:
         finally:
             close_model(model)
     assert accepted == []
+
+
+_JUNK: tuple[object, ...] = (
+    None, -1, 0, 1, 3, 77, 9999, 2**33, 1.5, math.nan, "x", True, [], [None], [-1], [0, 2**40],
+)
+_SUBGRAPH_FIELDS = ("operands", "operations", "input_indexes", "output_indexes")
+_OPERAND_FIELDS = (
+    "type", "dimensions", "number_of_consumers", "scale", "zero_point", "lifetime", "location",
+    "extra_params",
+)
+
+
+def _fuzz_targets(model: Model) -> list[tuple[object, str]]:
+    """(object, attribute) pairs of every field a driver reads from a model."""
+    targets: list[tuple[object, str]] = [(model, "referenced"), (model, "operand_values"), (model, "pools")]
+    for subgraph in [model.main, *model.referenced]:
+        targets += [(subgraph, name) for name in _SUBGRAPH_FIELDS]
+        for o in subgraph.operands:
+            targets += [(o, name) for name in _OPERAND_FIELDS]
+            targets += [(o.location, name) for name in ("pool_index", "offset", "length")]
+        for op in subgraph.operations:
+            targets += [(op, name) for name in ("type", "inputs", "outputs")]
+    return targets
+
+
+@pytest.mark.parametrize("builder", [add_model, if_model, while_model])
+def test_fuzzed_models_only_raise_validation_error(builder: Callable[[], Model]) -> None:
+    """Any junk in any field ends as ValidationError (or a valid model), never as another exception."""
+    import numpy as np
+
+    rng = np.random.default_rng(20260)
+    for _ in range(600):
+        model = builder()
+        targets = _fuzz_targets(model)
+        for _ in range(int(rng.integers(1, 3))):
+            obj, name = targets[int(rng.integers(len(targets)))]
+            setattr(obj, name, copy.deepcopy(_JUNK[int(rng.integers(len(_JUNK)))]))
+        with contextlib.suppress(ValidationError):
+            validate_model(model)
+
+
+def test_fuzzed_requests_only_raise_validation_error() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    model = add_model()
+    for _ in range(300):
+        request, pools = _request_for_add()
+        targets: list[tuple[object, str]] = [(request, "inputs"), (request, "outputs"), (request, "pools")]
+        for argument in request.inputs + request.outputs:
+            targets += [(argument, "has_no_value"), (argument, "dimensions"), (argument, "location")]
+            targets += [(argument.location, name) for name in ("pool_index", "offset", "length")]
+        obj, name = targets[int(rng.integers(len(targets)))]
+        setattr(obj, name, copy.deepcopy(_JUNK[int(rng.integers(len(_JUNK)))]))
+        try:
+            validate_request(request, model)
+        except ValidationError:
+            pass
+        finally:
+            for pool in pools:
+                pool.close()

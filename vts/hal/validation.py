@@ -43,6 +43,7 @@ from vts.hal.types import (
     MemoryToken,
     Model,
     Operand,
+    Operation,
     Request,
     RequestArgument,
     Subgraph,
@@ -297,6 +298,8 @@ def _check_extra_params(operand: Operand, where: str) -> None:
     channels = dims[channel]
     if channels == 0:
         raise ValidationError(f"{where}: channel dimension {channel} must be known (not 0)")
+    if not isinstance(params.scales, list | tuple):
+        raise ValidationError(f"{where}: channelQuant.scales must be a list")
     scales = list(params.scales)
     if len(scales) != channels:
         raise ValidationError(f"{where}: channelQuant has {len(scales)} scales, expected {channels}")
@@ -410,6 +413,8 @@ def validate_memory_pool_names(pools: Sequence[Any], hal_version: HalVersion = H
     ``hardware_buffer_blob`` and ``hardware_buffer``.  A null handle (here: a
     closed pool) is invalid.
     """
+    if not isinstance(pools, list | tuple):
+        raise ValidationError("pools must be a list")
     for i, pool in enumerate(pools):
         _validate_pool(pool, f"pool {i}", hal_version, allow_tokens=False)
 
@@ -525,17 +530,30 @@ def _validate_graph(subgraph: Subgraph, label: str) -> None:
             raise ValidationError(f"{label} operand {index} is never written")
 
 
-def _validate_subgraph(
+def _check_structure(subgraph: Any, label: str) -> None:
+    """The containers a subgraph is made of, so later rules can index them safely."""
+    if not isinstance(subgraph, Subgraph):
+        raise ValidationError(f"{label}: is {type(subgraph).__name__}, expected a Subgraph")
+    for field_name in ("operands", "operations", "input_indexes", "output_indexes"):
+        if not isinstance(getattr(subgraph, field_name), list | tuple):
+            raise ValidationError(f"{label}: {field_name} must be a list")
+    for i, operation in enumerate(subgraph.operations):
+        if not isinstance(operation, Operation):
+            raise ValidationError(
+                f"{label} operation {i}: is {type(operation).__name__}, expected an Operation"
+            )
+        if not isinstance(operation.inputs, list | tuple) or not isinstance(operation.outputs, list | tuple):
+            raise ValidationError(f"{label} operation {i}: inputs and outputs must be lists")
+
+
+def _validate_operands(
     subgraph: Subgraph,
     label: str,
     model: Model,
     hal_version: HalVersion,
     prefixes: frozenset[int],
     pool_sizes: Sequence[int],
-    allow_unknown_control_flow_sizes: bool,
 ) -> None:
-    if not isinstance(subgraph, Subgraph):
-        raise ValidationError(f"{label}: is {type(subgraph).__name__}, expected a Subgraph")
     for index, operand in enumerate(subgraph.operands):
         validate_operand(
             operand,
@@ -547,6 +565,17 @@ def _validate_subgraph(
             extension_prefixes=prefixes,
             label=label,
         )
+
+
+def _validate_subgraph(
+    subgraph: Subgraph,
+    label: str,
+    model: Model,
+    hal_version: HalVersion,
+    prefixes: frozenset[int],
+    allow_unknown_control_flow_sizes: bool,
+) -> None:
+    """Operations, input/output lists and graph of a subgraph whose operands are valid."""
     _validate_operations(subgraph, label, model, hal_version, prefixes, allow_unknown_control_flow_sizes)
     _validate_index_list(subgraph.input_indexes, subgraph.operands, _L.SUBGRAPH_INPUT, "input", label)
     _validate_index_list(subgraph.output_indexes, subgraph.operands, _L.SUBGRAPH_OUTPUT, "output", label)
@@ -630,8 +659,9 @@ def validate_model(
     if not isinstance(model, Model):
         raise ValidationError(f"model is {type(model).__name__}, expected a Model")
     main = model.main
-    if not isinstance(main, Subgraph):
-        raise ValidationError("model.main is not a Subgraph")
+    _check_structure(main, "main")
+    if not isinstance(model.referenced, list | tuple):
+        raise ValidationError("model.referenced must be a list")
     if not main.operations or not main.operands:
         raise ValidationError("main subgraph must have at least one operation and one operand")
     if not isinstance(model.operand_values, bytes | bytearray | memoryview):
@@ -646,14 +676,15 @@ def validate_model(
     validate_memory_pool_names(model.pools, hal_version)
     pool_sizes = [_pool_size(pool) for pool in model.pools]
 
-    _validate_subgraph(
-        main, "main", model, hal_version, prefixes, pool_sizes, allow_unknown_control_flow_sizes
-    )
-    for i, subgraph in enumerate(model.referenced):
-        _validate_subgraph(
-            subgraph, f"referenced[{i}]", model, hal_version, prefixes, pool_sizes,
-            allow_unknown_control_flow_sizes,
-        )
+    # Android validates main, then each referenced subgraph, one after the other.  Checking every
+    # subgraph's structure and operands first changes only which of several faults is reported, and
+    # lets IF/WHILE look into referenced subgraphs safely.
+    subgraphs = [("main", main)] + [(f"referenced[{i}]", g) for i, g in enumerate(model.referenced)]
+    for label, subgraph in subgraphs:
+        _check_structure(subgraph, label)
+        _validate_operands(subgraph, label, model, hal_version, prefixes, pool_sizes)
+    for label, subgraph in subgraphs:
+        _validate_subgraph(subgraph, label, model, hal_version, prefixes, allow_unknown_control_flow_sizes)
     _check_no_reference_cycles(model)
 
 
@@ -669,6 +700,8 @@ def _validate_arguments(
     allow_unspecified: bool,
     kind: str,
 ) -> None:
+    if not isinstance(arguments, list | tuple):
+        raise ValidationError(f"request {kind}s must be a list")
     if len(arguments) != len(indexes):
         raise ValidationError(f"request has {len(arguments)} {kind}s, the model has {len(indexes)}")
     for position, argument in enumerate(arguments):
@@ -685,6 +718,8 @@ def _validate_arguments(
         dims = argument.dimensions
         if not isinstance(dims, list | tuple) or not all(_is_uint(d) for d in dims):
             raise ValidationError(f"{where}: dimensions {dims!r} must be a list of uint32 values")
+        if not isinstance(argument.has_no_value, bool):
+            raise ValidationError(f"{where}: hasNoValue must be a bool")
         if argument.has_no_value:
             if (location.pool_index, location.offset, location.length) != (0, 0, 0) or dims:
                 raise ValidationError(f"{where}: has no value, so its location and dimensions must be empty")
@@ -734,6 +769,8 @@ def validate_request(
     if not isinstance(request, Request):
         raise ValidationError(f"request is {type(request).__name__}, expected a Request")
     main = model.main
+    if not isinstance(request.pools, list | tuple):
+        raise ValidationError("request pools must be a list")
     pool_sizes = [_pool_size(pool) for pool in request.pools]
     _validate_arguments(request.inputs, main.input_indexes, main.operands, pool_sizes, False, "input")
     _validate_arguments(

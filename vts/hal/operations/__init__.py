@@ -129,6 +129,7 @@ def validate_operation(
         raise ValidationError(
             f"{operation_name(op_type)}: extension operations need HAL 1.2, validating for HAL {hal_version}"
         )
+    hal_version = HalVersion(hal_version)
     needed = _required_version(
         op_type, inputs, outputs, hal_version, subgraphs, allow_unknown_control_flow_sizes
     )

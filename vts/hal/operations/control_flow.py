@@ -92,7 +92,13 @@ class _Reference:
         if not isinstance(offset, int) or not 0 <= offset < len(subgraphs):
             ctx.fail(f"{role} operand references subgraph {offset}, but the model has {len(subgraphs)}")
         self.index = offset
-        self.subgraph = subgraphs[offset]
+        subgraph = subgraphs[offset]
+        if not isinstance(subgraph, Subgraph) or not all(
+            isinstance(getattr(subgraph, name), list | tuple)
+            for name in ("operands", "input_indexes", "output_indexes")
+        ):
+            ctx.fail(f"{role} operand references subgraph {offset}, which is malformed")
+        self.subgraph = subgraph
 
     @property
     def input_count(self) -> int:
@@ -109,7 +115,10 @@ class _Reference:
             self.ctx.fail(
                 f"{self.role} subgraph {self.index} {kind} {position} is operand {index}, out of range"
             )
-        return operands[index]
+        operand = operands[index]
+        if not isinstance(operand, Operand):
+            self.ctx.fail(f"{self.role} subgraph {self.index} operand {index} is not an Operand")
+        return operand
 
     def input(self, position: int) -> Operand:
         return self._operand(self.subgraph.input_indexes, position, "input")
