@@ -1,0 +1,1 @@
+"""Whole networks built programmatically as ``TestModel``s (benchmarks, capability measurements)."""
