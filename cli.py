@@ -184,6 +184,43 @@ def drivers() -> None:
 @main.command()
 @click.option("--driver", default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND.")
+@click.option("--size", type=click.IntRange(min=32), default=224, show_default=True,
+              help="MobileNet input edge (96 for a quick run).")
+@click.option("--alpha", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+              help="MobileNet width multiplier.")
+@click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Timed executions per workload and driver (after one warm-up).")
+@click.option("--factor", type=click.FloatRange(min=1, min_open=True), default=5.0, show_default=True,
+              help="Flag a declared execTime off from the measured ratio by more than this factor.")
+@click.option("--json", "as_json", is_flag=True, help="Print the measurements as JSON.")
+def bench(driver: str, size: int, alpha: float, runs: int, factor: float, as_json: bool) -> None:
+    """Measure MobileNet speed against the reference CPU and compare with the declared execTime."""
+    import json
+
+    from drivers.reference import create_device
+    from vts.capabilities_bench import print_report, run_bench
+    from vts.run.device_info import opened_device
+    from vts.run.drivers import DriverNotFound
+
+    try:
+        with opened_device(driver) as device:
+            measurements = run_bench(device, create_device(), size, alpha, runs)
+    except DriverNotFound as error:
+        _usage_error(str(error))
+        return
+    if as_json:
+        click.echo(json.dumps([{"workload": m.workload, "operand_type": m.operand_type, "driver_ms": m.driver_ms,
+                                "reference_ms": m.reference_ms, "measured": m.measured, "declared": m.declared,
+                                "off_by": m.off_by, "flagged": m.flagged(factor), "note": m.note}
+                               for m in measurements], indent=2))
+    else:
+        print_report(measurements, factor, driver)
+    sys.exit(EXIT_FAILED if any(m.flagged(factor) for m in measurements) else EXIT_OK)
+
+
+@main.command()
+@click.option("--driver", default="reference", show_default=True,
+              help="Driver: an installed name, module:attr, or exec:COMMAND.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON.")
 @click.option("--expect-version", metavar="TEXT",
               help="Exit 1 unless the device's version string contains TEXT (pin the driver version in CI).")
