@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Sequence
 
+from drivers.reference.caching import CompilationCache
 from drivers.reference.extensions import ModelExtensions, supported_extensions
 from drivers.reference.ops.registry import operations
 from drivers.reference.prepared_model import ReferencePreparedModel
@@ -66,6 +67,7 @@ class ReferenceDevice(Device):
             memory_budget = int(os.environ["NNVTS_REFERENCE_MEMORY_BUDGET"])
         self.memory_budget = memory_budget
         self._scheduler: PriorityScheduler | None = None
+        self.cache = CompilationCache(self.get_version_string())
 
     @property
     def scheduler(self) -> PriorityScheduler:
@@ -133,7 +135,26 @@ class ReferenceDevice(Device):
                 raise DriverError(ErrorStatus.RESOURCE_EXHAUSTED_PERSISTENT,
                                   f"model constants of {constants} bytes exceed the memory budget "
                                   f"of {self.memory_budget}")
-        return ReferencePreparedModel(model.copy(), Priority(priority), self.scheduler, self.memory_budget)
+        prepared = ReferencePreparedModel(model.copy(), Priority(priority), self.scheduler, self.memory_budget)
+        self.cache.save(model, model_cache, data_cache, token)  # best effort: never changes the result
+        return prepared
+
+    def get_number_of_cache_files_needed(self) -> tuple[int, int]:
+        return self.cache.counts()
+
+    def prepare_model_from_cache(self, deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
+                                 token: bytes) -> PreparedModel:
+        """Restore a model saved by ``prepare_model`` (drivers/reference/caching.py has the rules)."""
+        model = self.cache.load(model_cache, data_cache, token)
+        try:
+            return self.prepare_model(model, ExecutionPreference.FAST_SINGLE_ANSWER, Priority.MEDIUM, deadline)
+        except DriverError as error:
+            if error.status == ErrorStatus.INVALID_ARGUMENT:  # a verified cache of ours is valid: treat as corrupt
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, f"cached model refused: {error.message}") from None
+            raise
+        finally:
+            for pool in model.pools:  # the prepared model decoded its constants; the pools are no longer needed
+                pool.close()
 
 
 def create_device(argv: Sequence[str] = ()) -> ReferenceDevice:
