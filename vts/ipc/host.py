@@ -1,0 +1,571 @@
+"""The driver host: serves any Python ``Device`` over the nnvts protocol.
+
+Run as ``nnvts serve --driver X --socket PATH`` (listen on a path) or, as
+the harness does, ``python -m vts.ipc.host --driver X --fd 3`` on an
+inherited socket.  The host owns the driver's side of every shared object:
+pools mapped from the descriptors the harness sends (``from_fd``), and
+handles for the prepared models, buffers and fenced-execution callbacks the
+driver returns.
+
+Calls are served by a few threads taking turns as reader (leader/follower):
+the thread that reads a request handles it itself, so a call costs no
+thread hand-off, yet a driver blocked in one call (a long execution) does
+not stop another thread's call, as with a HAL service's thread pool.
+
+Exit status: 0 when the harness closed the connection, 2 when the driver
+cannot be loaded, 3 when the driver ran out of memory (``MemoryError``
+usually means the memory limit was hit; the process is no longer
+trustworthy, so it ends and the harness reports the case as crashed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import signal
+import socket
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import Buffer, Device, FencedExecutionCallback, PreparedModel
+from vts.hal.memory import Memory, from_fd
+from vts.hal.types import ExecutionResult
+from vts.ipc import protocol as p
+from vts.ipc.errors import ProtocolError
+from vts.ipc.fences import read_fence, write_fence
+from vts.ipc.protocol import Method, Reader, WireStatus, Writer
+
+EXIT_OK = 0
+EXIT_DRIVER_NOT_LOADED = 2
+EXIT_OUT_OF_MEMORY = 3
+
+#: How many threads take turns reading requests (concurrent calls served at once).
+DEFAULT_THREADS = 3
+
+
+class MalformedAnswer(Exception):
+    """The driver returned something the protocol cannot carry (wrong type, out-of-range value)."""
+
+
+class ForeignPreparedModel(PreparedModel):
+    """Stands for a prepared model the harness could not name (not from this driver).
+
+    ``allocate`` must refuse it (INVALID_ARGUMENT); a driver that instead
+    calls it gets GENERAL_FAILURE, as a remote object that is not its own.
+    """
+
+    def execute(self, request: Any, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                loop_timeout: int | None = None) -> ExecutionResult:
+        raise DriverError(ErrorStatus.GENERAL_FAILURE, "not a prepared model of this driver")
+
+
+def _unmapped_pool(name: str, size: int, fd: int) -> Memory:
+    """A pool the host could not map: it keeps its name and size, and has no bytes."""
+    pool = Memory.__new__(Memory)
+    pool.name, pool.size, pool.fd, pool._map = name, size, fd, None
+    return pool
+
+
+class DriverHost:
+    """Serves ``device`` on the connected stream socket ``sock`` until the harness hangs up."""
+
+    def __init__(self, device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS) -> None:
+        self.device = device
+        self.sock = sock
+        self._receiver = p.Receiver(sock)
+        self.threads = max(1, threads)
+        self.pools: dict[int, Memory] = {}
+        self.objects: dict[int, object] = {}
+        self._handles = itertools.count(1)
+        self._read_lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._table_lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._handlers: dict[int, Callable[[Reader, int, set[int]], tuple[Writer, Callable[[], None] | None]]] = {
+            Method.HELLO: self._hello,
+            Method.GET_STATUS: lambda r, s, t: _int_reply(self.device.get_status()),
+            Method.GET_TYPE: lambda r, s, t: _int_reply(self.device.get_type()),
+            Method.GET_VERSION_STRING: self._version_string,
+            Method.GET_CAPABILITIES: self._capabilities,
+            Method.GET_SUPPORTED_EXTENSIONS: self._extensions,
+            Method.GET_SUPPORTED_OPERATIONS: self._supported_operations,
+            Method.GET_NUMBER_OF_CACHE_FILES_NEEDED: self._cache_files_needed,
+            Method.PREPARE_MODEL: self._prepare_model,
+            Method.PREPARE_MODEL_FROM_CACHE: self._prepare_model_from_cache,
+            Method.ALLOCATE: self._allocate,
+            Method.EXECUTE: self._execute,
+            Method.EXECUTE_ASYNC: self._execute_async,
+            Method.EXECUTE_FENCED: self._execute_fenced,
+            Method.FENCED_GET_EXECUTION_INFO: self._fenced_info,
+            Method.BUFFER_COPY_TO: self._copy_to,
+            Method.BUFFER_COPY_FROM: self._copy_from,
+            Method.CLOSE: self._close,
+        }
+
+    # -- serving --------------------------------------------------------------
+
+    def serve(self) -> int:
+        """Serve until the connection ends; returns the exit status."""
+        for index in range(self.threads - 1):
+            threading.Thread(target=self._loop, daemon=True, name=f"nnvts-host-{index + 1}").start()
+        self._loop()
+        self._stopped.wait()
+        return EXIT_OK
+
+    def _loop(self) -> None:
+        while not self._stopped.is_set():
+            with self._read_lock:
+                if self._stopped.is_set():
+                    return
+                try:
+                    message = self._receiver.receive()
+                except (ProtocolError, OSError) as error:
+                    _log(f"connection lost: {error}")
+                    message = None
+                if message is None:
+                    self._stopped.set()
+                    return
+                try:
+                    reader, taken = self._start(message)
+                except ProtocolError as error:
+                    p.close_fds(message.fds)
+                    self._send(message.seq, message.code | p.REPLY, WireStatus.PROTOCOL_ERROR, _text(str(error)))
+                    continue
+            self._handle(message, reader, taken)
+
+    def _start(self, message: p.Message) -> tuple[Reader, set[int]]:
+        """Apply the preamble in stream order (pool declarations, releases) before the next read."""
+        reader = Reader(message.body, message.fds)
+        preamble = p.read_preamble(reader)
+        taken: set[int] = set()
+        with self._table_lock:
+            for pool_id in preamble.released_pools:
+                pool = self.pools.pop(pool_id, None)
+                if pool is not None:
+                    pool.close()
+            for handle in preamble.released_handles:
+                self.objects.pop(handle, None)
+            for decl in preamble.pools:
+                fd = message.fds[decl.fd_index] if decl.fd_index >= 0 else -1
+                if fd >= 0:
+                    taken.add(fd)
+                old = self.pools.pop(decl.pool_id, None)
+                if old is not None:
+                    old.close()
+                self.pools[decl.pool_id] = _map_pool(decl.name, decl.size, fd)
+        return reader, taken
+
+    def _handle(self, message: p.Message, reader: Reader, taken: set[int]) -> None:
+        after: Callable[[], None] | None = None
+        reply_code = message.code | p.REPLY
+        try:
+            handler = self._handlers.get(message.code)
+            if handler is None:
+                raise ProtocolError(f"unknown request code {message.code}")
+            writer, after = handler(reader, message.seq, taken)
+            status, body, fds = ErrorStatus.NONE, writer.buf, writer.fds
+        except ProtocolError as error:
+            status, body, fds, writer = WireStatus.PROTOCOL_ERROR, _text(str(error)), [], None
+        except DriverError as error:
+            status, body, fds, writer = error.status, _error_body(error), [], None
+        except MemoryError:
+            _out_of_memory()
+        except BaseException as error:
+            status, body, fds, writer = WireStatus.DRIVER_EXCEPTION, _exception_body(error), [], None
+        finally:
+            for fd in message.fds:
+                if fd not in taken:
+                    _close(fd)
+        self._send(message.seq, reply_code, status, body, fds)
+        if writer is not None:
+            for fd in writer.close_after_send:
+                _close(fd)
+        if after is not None:
+            after()
+
+    def _send(self, seq: int, code: int, status: int, body: bytes | bytearray, fds: Sequence[int] = ()) -> None:
+        try:
+            with self._send_lock:
+                p.send_message(self.sock, seq, code, status, body, fds)
+        except OSError as error:
+            _log(f"cannot answer the harness: {error}")
+            self._stopped.set()
+
+    # -- object tables ----------------------------------------------------------
+
+    def _pool(self, pool_id: int) -> Memory:
+        try:
+            return self.pools[pool_id]
+        except KeyError:
+            raise ProtocolError(f"pool id {pool_id} was never declared (or was released)") from None
+
+    def _register(self, obj: object | None) -> int:
+        if obj is None:
+            return p.NULL_HANDLE
+        handle = next(self._handles)
+        with self._table_lock:
+            self.objects[handle] = obj
+        return handle
+
+    def _object(self, handle: int, kind: type) -> Any:
+        obj = self.objects.get(handle)
+        if not isinstance(obj, kind):
+            raise ProtocolError(f"handle {handle} is not a live {kind.__name__}")
+        return obj
+
+    # -- handlers ---------------------------------------------------------------
+
+    def _hello(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        version = r.u32()
+        r.string()  # client name: informative only
+        r.end()
+        if version != p.PROTOCOL_VERSION:
+            raise ProtocolError(f"protocol version {version} requested; this host speaks {p.PROTOCOL_VERSION}")
+        w = Writer()
+        w.u32(p.PROTOCOL_VERSION)
+        w.string(str(getattr(self.device, "name", type(self.device).__name__)))
+        flags = [flag for flag in p.DEVICE_FLAGS if getattr(self.device, flag, False) is True]
+        w.u32(len(flags))
+        for flag in flags:
+            w.string(flag)
+        return w, None
+
+    def _version_string(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        r.end()
+        value = self.device.get_version_string()
+        return _encode(lambda w: w.string(_as_str(value)), "get_version_string", value), None
+
+    def _capabilities(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        r.end()
+        caps = self.device.get_capabilities()
+        return _encode(lambda w: p.write_capabilities(w, caps), "get_capabilities", caps), None
+
+    def _extensions(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        r.end()
+        exts = self.device.get_supported_extensions()
+        return _encode(lambda w: p.write_extensions(w, list(exts)), "get_supported_extensions", exts), None
+
+    def _supported_operations(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        model = p.read_model(r, self._pool)
+        r.end()
+        flags = self.device.get_supported_operations(model)
+
+        def write(w: Writer) -> None:
+            values = list(flags)
+            w.u32(len(values))
+            for flag in values:
+                w.boolean(bool(flag))
+
+        return _encode(write, "get_supported_operations", flags), None
+
+    def _cache_files_needed(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        r.end()
+        counts = self.device.get_number_of_cache_files_needed()
+
+        def write(w: Writer) -> None:
+            model_files, data_files = counts
+            w.i64(model_files)
+            w.i64(data_files)
+
+        return _encode(write, "get_number_of_cache_files_needed", counts), None
+
+    def _prepare_model(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        model = p.read_model(r, self._pool)
+        preference = r.i64()
+        priority = r.i64()
+        deadline = r.optional_i64()
+        model_cache = r.fd_list()
+        data_cache = r.fd_list()
+        token = r.raw()
+        r.end()
+        prepared = self.device.prepare_model(model, preference, priority, deadline, model_cache, data_cache, token)
+        return self._handle_reply(prepared, PreparedModel, "prepare_model"), None
+
+    def _prepare_model_from_cache(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        deadline = r.optional_i64()
+        model_cache = r.fd_list()
+        data_cache = r.fd_list()
+        token = r.raw()
+        r.end()
+        prepared = self.device.prepare_model_from_cache(deadline, model_cache, data_cache, token)
+        return self._handle_reply(prepared, PreparedModel, "prepare_model_from_cache"), None
+
+    def _handle_reply(self, obj: object, kind: type, call: str) -> Writer:
+        if obj is not None and not isinstance(obj, kind):
+            raise MalformedAnswer(f"{call} returned {type(obj).__name__}, not a {kind.__name__}")
+        w = Writer()
+        w.u32(self._register(obj))
+        return w
+
+    def _allocate(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        desc = p.read_buffer_desc(r)
+        models: list[Any] = []
+        for _ in range(r.count(4)):
+            handle = r.u32()
+            if handle == p.NULL_HANDLE:
+                models.append(None)
+            else:
+                obj = self.objects.get(handle)
+                models.append(obj if isinstance(obj, PreparedModel) else ForeignPreparedModel())
+        input_roles = p.read_roles(r)
+        output_roles = p.read_roles(r)
+        r.end()
+        answer = self.device.allocate(desc, models, input_roles, output_roles)
+        try:
+            buffer, token = answer
+        except (TypeError, ValueError):
+            raise MalformedAnswer(f"allocate returned {answer!r}, not (buffer, token)") from None
+        w = self._handle_reply(buffer, Buffer, "allocate")
+        return _encode(lambda out: out.i64(token), "allocate token", token, w), None
+
+    def _execution_args(self, r: Reader) -> tuple[PreparedModel, Any]:
+        prepared = self._object(r.u32(), PreparedModel)
+        request = p.read_request(r, self._pool)
+        return prepared, request
+
+    def _execute(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        prepared, request = self._execution_args(r)
+        measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
+        r.end()
+        result = prepared.execute(request, _measure(measure), deadline, loop_timeout)
+        return _encode_result(result, "execute"), None
+
+    def _execute_async(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, Callable[[], None]]:
+        prepared, request = self._execution_args(r)
+        measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
+        r.end()
+        future = prepared.execute_async(request, _measure(measure), deadline, loop_timeout)
+        if not isinstance(future, Future):
+            raise MalformedAnswer(f"execute_async returned {type(future).__name__}, not a Future")
+        # The completion goes out only after the launch reply (``after`` runs once it is sent).
+        return Writer(), lambda: future.add_done_callback(lambda done: self._notify(seq, done))
+
+    def _notify(self, seq: int, future: Future[ExecutionResult]) -> None:
+        code = Method.EXECUTE_ASYNC | p.NOTIFY
+        try:
+            result = future.result()
+            body = _encode_result(result, "execute_async").buf
+            status: int = ErrorStatus.NONE
+        except DriverError as error:
+            status, body = error.status, _error_body(error)
+        except MemoryError:
+            _out_of_memory()
+        except BaseException as error:
+            status, body = WireStatus.DRIVER_EXCEPTION, _exception_body(error)
+        self._send(seq, code, status, body)
+
+    def _execute_fenced(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        prepared, request = self._execution_args(r)
+        wait_for = [read_fence(r, taken) for _ in range(r.count(1))]
+        measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
+        after_fence = r.optional_i64()
+        r.end()
+        answer = prepared.execute_fenced(request, wait_for, _measure(measure), deadline, loop_timeout, after_fence)
+        try:
+            fence, callback = answer
+        except (TypeError, ValueError):
+            raise MalformedAnswer(f"execute_fenced returned {answer!r}, not (fence, callback)") from None
+        w = Writer()
+        _encode(lambda out: write_fence(out, fence), "execute_fenced fence", fence, w)
+        if callback is not None and not isinstance(callback, FencedExecutionCallback):
+            raise MalformedAnswer(f"execute_fenced returned a {type(callback).__name__} as its callback")
+        w.u32(self._register(callback))
+        return w, None
+
+    def _fenced_info(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        callback = self._object(r.u32(), FencedExecutionCallback)
+        r.end()
+        info = callback.get_execution_info()
+
+        def write(w: Writer) -> None:
+            status, launched, fenced = info
+            w.i64(int(status))
+            p.write_timing(w, launched)
+            p.write_timing(w, fenced)
+
+        return _encode(write, "get_execution_info", info), None
+
+    def _copy_to(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        buffer = self._object(r.u32(), Buffer)
+        destination = p.read_pool_ref(r, self._pool)
+        r.end()
+        buffer.copy_to(destination)
+        return Writer(), None
+
+    def _copy_from(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        buffer = self._object(r.u32(), Buffer)
+        source = p.read_pool_ref(r, self._pool)
+        dims = r.i64_list()
+        r.end()
+        buffer.copy_from(source, dims)
+        return Writer(), None
+
+    def _close(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        r.end()
+        self.device.close()
+        return Writer(), None
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+
+
+def _map_pool(name: str, size: int, fd: int) -> Memory:
+    if fd < 0:
+        return _unmapped_pool(name, size, fd)
+    try:
+        return from_fd(name, size, fd)
+    except (OSError, ValueError, OverflowError) as error:
+        _log(f"cannot map pool {name!r} of {size} bytes: {error}")
+        return _unmapped_pool(name, size, fd)
+
+
+def _measure(value: int) -> MeasureTiming | int:
+    return MeasureTiming(value) if value in (0, 1) else value
+
+
+def _encode(write: Callable[[Writer], None], call: str, value: object, w: Writer | None = None) -> Writer:
+    """Run ``write``; anything the protocol cannot carry is the driver's malformed answer."""
+    w = w or Writer()
+    try:
+        write(w)
+    except MalformedAnswer:
+        raise
+    except Exception as error:
+        raise MalformedAnswer(f"{call} returned {value!r}, which the protocol cannot carry: {error}") from None
+    return w
+
+
+def _encode_result(result: object, call: str) -> Writer:
+    if not isinstance(result, ExecutionResult):
+        raise MalformedAnswer(f"{call} returned {type(result).__name__}, not an ExecutionResult")
+    return _encode(lambda w: p.write_execution_result(w, result), call, result)
+
+
+def _int_reply(value: object) -> tuple[Writer, None]:
+    return _encode(lambda w: w.i64(int(value)), "query", value), None  # type: ignore[call-overload]
+
+
+def _as_str(value: object) -> str:
+    if not isinstance(value, str):
+        raise MalformedAnswer(f"returned {type(value).__name__}, not a string")
+    return value
+
+
+def _text(message: str) -> bytes:
+    w = Writer()
+    w.string(message)
+    return bytes(w.buf)
+
+
+def _error_body(error: DriverError) -> bytearray:
+    w = Writer()
+    try:
+        p.write_error(w, error.message, error.output_shapes, error.timing)
+    except Exception as bad:
+        # The status is what matters; malformed shapes or timing are reported as the message.
+        w = Writer()
+        p.write_error(w, f"{error.message} (unencodable shapes/timing: {bad})", (), None)
+    return w.buf
+
+
+def _exception_body(error: BaseException) -> bytearray:
+    w = Writer()
+    w.string(type(error).__name__)
+    w.string(str(error))
+    w.string("".join(traceback.format_exception(type(error), error, error.__traceback__)))
+    return w.buf
+
+
+def _close(fd: int) -> None:
+    p.close_fds([fd])
+
+
+def _log(message: str) -> None:
+    print(f"nnvts host[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
+
+
+def _out_of_memory() -> None:
+    """A MemoryError leaves the process untrustworthy: say so and end it (exit status 3)."""
+    try:
+        traceback.print_exc()
+        _log("the driver ran out of memory; exiting")
+    finally:
+        os._exit(EXIT_OUT_OF_MEMORY)
+
+
+# ---------------------------------------------------------------------------
+# Entry point
+
+
+def serve_socket(device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS) -> int:
+    return DriverHost(device, sock, threads).serve()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="nnvts-host", description="Serve a Python nnvts driver over a socket.")
+    parser.add_argument("--driver", required=True, help="installed driver name or module:attr")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--fd", type=int, help="an inherited, connected Unix stream socket")
+    where.add_argument("--socket", help="listen on this Unix socket path (one connection at a time)")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="concurrent calls served")
+    parser.add_argument("--memory-limit", type=int, default=0, help="RLIMIT_AS in bytes (0: unlimited)")
+    args = parser.parse_args(argv)
+    return serve(args.driver, fd=args.fd, path=args.socket, threads=args.threads, memory_limit=args.memory_limit)
+
+
+def serve(driver: str, *, fd: int | None = None, path: str | None = None, threads: int = DEFAULT_THREADS,
+          memory_limit: int = 0) -> int:
+    """Load ``driver`` and serve it on an inherited descriptor or a listening path."""
+    from vts.run.drivers import DriverNotFound, DriverRef
+
+    if fd is not None:
+        # Spawned by the harness, which owns the terminal: Ctrl-C is its to handle.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if memory_limit:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+    try:
+        device = DriverRef(driver).load()
+    except DriverNotFound as error:
+        _log(str(error))
+        return EXIT_DRIVER_NOT_LOADED
+    except MemoryError:
+        _out_of_memory()
+        return EXIT_OUT_OF_MEMORY
+    if fd is not None:
+        sock = socket.socket(fileno=fd)
+        try:
+            return serve_socket(device, sock, threads)
+        finally:
+            sock.close()
+    assert path is not None
+    listener = socket.socket(socket.AF_UNIX, p.SOCKET_TYPE)
+    if os.path.exists(path):
+        os.unlink(path)
+    listener.bind(path)
+    listener.listen(1)
+    _log(f"serving {driver} on {path}")
+    try:
+        while True:
+            conn, _ = listener.accept()
+            with conn:
+                serve_socket(device, conn, threads)
+    except KeyboardInterrupt:
+        return EXIT_OK
+    finally:
+        listener.close()
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+"""Driver host processes: spawn, connect, kill, restart, and say why one died.
+
+A ``HostProcess`` runs either the Python driver host (``vts.ipc.host``) for
+a ``DriverRef``, or any program for ``exec:COMMAND``.  Either way the child
+starts through a small launcher that, in the child and before the driver
+runs:
+
+* puts the child's end of a socketpair on descriptor 3 and names it in
+  ``NNVTS_SOCKET_FD`` (docs/protocol.md, "Starting a driver");
+* applies the memory limit with ``setrlimit(RLIMIT_AS)``, so a driver that
+  allocates without bound fails alone instead of taking the machine down;
+* asks for SIGKILL when the harness dies (``PR_SET_PDEATHSIG``), so a
+  driver stuck in a loop never outlives a killed run.
+
+The child runs in its own session: a Ctrl-C at the terminal reaches the
+harness only, which then ends the run cleanly and stops the host itself.
+Its stdout and stderr go to a private log whose tail is attached to crash
+reports (a Python traceback, an abort message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+from vts.ipc.client import ProxyDevice, connect
+from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolError
+from vts.ipc.protocol import socket_pair
+
+#: The descriptor number a driver finds its socket on.
+SOCKET_FD = 3
+SOCKET_FD_ENV = "NNVTS_SOCKET_FD"
+#: Exit status of the Python host when its driver ran out of memory (see host.py).
+EXIT_OUT_OF_MEMORY = 3
+STDERR_TAIL_LINES = 12
+
+_LAUNCHER = r"""
+import os, sys
+fd, limit, parent = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+if fd != 3:
+    os.dup2(fd, 3)
+    os.close(fd)
+os.set_inheritable(3, True)
+os.environ["NNVTS_SOCKET_FD"] = "3"
+try:
+    import ctypes
+    ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+except Exception:
+    pass
+if os.getppid() != parent:  # the harness died before the request above
+    sys.exit(1)
+if limit > 0:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    os.execvp(sys.argv[4], sys.argv[4:])
+except OSError as error:
+    sys.stderr.write(f"nnvts: cannot run {sys.argv[4]!r}: {error}\n")
+    sys.exit(127)
+"""
+
+
+class HostStartError(RuntimeError):
+    """The driver program did not start or did not complete the handshake."""
+
+
+def describe_exit(returncode: int, python_host: bool, memory_limit: int) -> str:
+    """Turn an exit status into a crash reason ("killed by SIGSEGV", "exited with status 1")."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"killed by {name}"
+    if python_host and returncode == EXIT_OUT_OF_MEMORY:
+        limit = f" (memory limit {memory_limit // (1 << 20)} MiB)" if memory_limit else ""
+        return f"ran out of memory{limit}: MemoryError"
+    return f"exited with status {returncode}"
+
+
+@dataclass
+class HostProcess:
+    """One driver host at a time for a driver spec (``name``, ``module:attr`` or ``exec:COMMAND``).
+
+    ``memory_limit`` is in bytes (0: none).  Spawn from a long-lived thread
+    (the run's main thread): Linux delivers the parent-death signal when the
+    spawning *thread* ends.
+    """
+
+    driver: str
+    memory_limit: int = 0
+    handshake_timeout: float = 30.0
+    threads: int | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+    _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _device: ProxyDevice | None = field(default=None, init=False, repr=False)
+    _log: IO[bytes] | None = field(default=None, init=False, repr=False)
+    _killed_for: DriverLost | None = field(default=None, init=False, repr=False)
+    starts: int = field(default=0, init=False)
+
+    @property
+    def is_exec(self) -> bool:
+        return self.driver.startswith("exec:")
+
+    # -- lifecycle --------------------------------------------------------------
+
+    @property
+    def device(self) -> ProxyDevice:
+        """The connected device, starting the host if none runs or the last one was lost."""
+        if self._device is None or self._device.connection.failure is not None or not self.alive():
+            self.restart()
+        assert self._device is not None
+        return self._device
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> ProxyDevice:
+        if self._device is not None:
+            raise RuntimeError("host already started; use restart()")
+        parent, child = socket_pair()
+        self._log = tempfile.TemporaryFile(prefix="nnvts-host-", suffix=".log")  # noqa: SIM115 - closed in stop()
+        self._killed_for = None
+        argv = [sys.executable, "-S", "-c", _LAUNCHER, str(child.fileno()), str(self.memory_limit),
+                str(os.getpid()), *self._command()]
+        try:
+            self._process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, pass_fds=(child.fileno(),),
+                env=self._environment(), start_new_session=True)
+        except OSError as error:
+            parent.close()
+            raise HostStartError(f"cannot start the driver host: {error}") from error
+        finally:
+            child.close()
+        self.starts += 1
+        try:
+            self._device = connect(parent, self._death, timeout=self.handshake_timeout)
+        except (DriverLost, ProtocolError, OSError) as error:
+            reason = error.reason if isinstance(error, DriverLost) else str(error)
+            tail = self.stderr_tail()
+            self.kill()
+            self._device = None
+            details = ("\n" + "\n".join(tail)) if tail else ""
+            raise HostStartError(f"driver {self.driver!r} did not start: {reason}{details}") from None
+        return self._device
+
+    def restart(self) -> ProxyDevice:
+        self.kill()
+        self._device = None
+        return self.start()
+
+    def kill(self, failure: DriverLost | None = None) -> None:
+        """End the host now (SIGKILL); pending calls raise ``failure`` (default: DriverCrashed)."""
+        if failure is not None:
+            self._killed_for = failure
+        if self._device is not None:
+            self._device.connection.abort(failure or DriverCrashed("the driver host was stopped by the harness"))
+        process = self._process
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(5)
+        if self._device is not None:
+            self._device.connection.close()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End the run politely: ``close()`` the device, hang up, give the host ``timeout`` s to exit."""
+        device, process = self._device, self._process
+        if device is not None and device.connection.failure is None:
+            device.connection.deadline = time.monotonic() + timeout
+            device.close()
+            device.connection.close()
+        if process is not None and process.poll() is None:
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self._device = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    # -- why it died ------------------------------------------------------------
+
+    def _death(self) -> DriverCrashed:
+        """Called by the connection when the stream ends: wait for the exit status and describe it."""
+        if isinstance(self._killed_for, DriverCrashed):
+            return self._killed_for
+        if isinstance(self._killed_for, DriverTimeout):
+            return DriverCrashed(self._killed_for.reason)
+        process = self._process
+        reason = "closed the connection"
+        if process is not None:
+            try:
+                returncode = process.wait(2.0)
+            except subprocess.TimeoutExpired:
+                reason = "closed the connection but kept running (killed by the harness)"
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+            else:
+                reason = describe_exit(returncode, not self.is_exec, self.memory_limit)
+        return DriverCrashed(reason, self.stderr_tail())
+
+    def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> tuple[str, ...]:
+        if self._log is None:
+            return ()
+        try:
+            size = os.fstat(self._log.fileno()).st_size
+            text = os.pread(self._log.fileno(), 8192, max(0, size - 8192)).decode("utf-8", "replace")
+        except OSError:
+            return ()
+        return tuple(line for line in text.splitlines()[-lines:] if line.strip())
+
+    # -- how to start it --------------------------------------------------------
+
+    def _command(self) -> list[str]:
+        if self.is_exec:
+            command = shlex.split(self.driver[len("exec:"):])
+            if not command:
+                raise HostStartError("exec: needs a command")
+            return command
+        argv = [sys.executable, "-m", "vts.ipc.host", "--driver", self.driver, "--fd", str(SOCKET_FD)]
+        if self.threads is not None:
+            argv += ["--threads", str(self.threads)]
+        return argv
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        if not self.is_exec:
+            # The host must import whatever the harness can (the driver may be a test module).
+            paths = [os.path.abspath(p or os.curdir) for p in sys.path if isinstance(p, str)]
+            env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        env.update(self.extra_env)
+        return env
+
+
+def spawn(driver: str, memory_limit: int = 0, **kwargs: object) -> HostProcess:
+    """Start a host for ``driver`` and return it connected."""
+    host = HostProcess(driver, memory_limit, **kwargs)  # type: ignore[arg-type]
+    host.start()
+    return host
+
+
+def command_of(driver: str) -> Sequence[str]:
+    """The argv a host for ``driver`` runs (for messages and docs)."""
+    return HostProcess(driver)._command()
