@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from drivers.reference.caching import CompilationCache
 from drivers.reference.extensions import ModelExtensions, supported_extensions
+from drivers.reference.memory_domain import DeviceMemory
 from drivers.reference.ops.registry import operations
 from drivers.reference.prepared_model import ReferencePreparedModel
 from drivers.reference.scheduler import PriorityScheduler
@@ -27,8 +28,8 @@ from vts.hal.enums import (
     Priority,
 )
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import CacheFiles, Device, PreparedModel
-from vts.hal.types import Capabilities, Extension, Model, OperandPerformance, PerformanceInfo
+from vts.hal.interfaces import Buffer, CacheFiles, Device, PreparedModel
+from vts.hal.types import BufferDesc, BufferRole, Capabilities, Extension, Model, OperandPerformance, PerformanceInfo
 from vts.hal.validation import ValidationError, validate_model
 
 DEVICE_NAME = "nnvts-reference"
@@ -62,10 +63,11 @@ class ReferenceDevice(Device):
     #: nnvts extension: asynchronous executions are queued by priority (the priority family measures it).
     priority_scheduling = True
 
-    def __init__(self, memory_budget: int | None = None) -> None:
+    def __init__(self, memory_budget: int | None = None, pool_kinds: Iterable[str] | None = None) -> None:
         if memory_budget is None and os.environ.get("NNVTS_REFERENCE_MEMORY_BUDGET"):
             memory_budget = int(os.environ["NNVTS_REFERENCE_MEMORY_BUDGET"])
         self.memory_budget = memory_budget
+        self.memory = DeviceMemory(pool_kinds)
         self._scheduler: PriorityScheduler | None = None
         self.cache = CompilationCache(self.get_version_string())
 
@@ -135,7 +137,8 @@ class ReferenceDevice(Device):
                 raise DriverError(ErrorStatus.RESOURCE_EXHAUSTED_PERSISTENT,
                                   f"model constants of {constants} bytes exceed the memory budget "
                                   f"of {self.memory_budget}")
-        prepared = ReferencePreparedModel(model.copy(), Priority(priority), self.scheduler, self.memory_budget)
+        prepared = ReferencePreparedModel(model.copy(), Priority(priority), self.scheduler, self.memory_budget,
+                                          self.memory)
         self.cache.save(model, model_cache, data_cache, token)  # best effort: never changes the result
         return prepared
 
@@ -155,6 +158,11 @@ class ReferenceDevice(Device):
         finally:
             for pool in model.pools:  # the prepared model decoded its constants; the pools are no longer needed
                 pool.close()
+
+    def allocate(self, desc: BufferDesc, prepared_models: Sequence[PreparedModel],
+                 input_roles: Sequence[BufferRole], output_roles: Sequence[BufferRole]) -> tuple[Buffer, int]:
+        """Memory domains as the sample driver has them, plus dynamic shapes (``memory_domain``)."""
+        return self.memory.allocate(desc, prepared_models, input_roles, output_roles)
 
 
 def create_device(argv: Sequence[str] = ()) -> ReferenceDevice:

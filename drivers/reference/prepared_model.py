@@ -2,9 +2,10 @@
 
 Behaviour follows Android's sample driver (hal-reference.md §12.4): validate
 the request first (INVALID_ARGUMENT), refuse an already-passed deadline
-(MISSED_DEADLINE_PERSISTENT), map the pools, run, and report output shapes
-on success and on OUTPUT_INSUFFICIENT_SIZE only, timing only when measured
-and successful.
+(MISSED_DEADLINE_PERSISTENT), map the pools (shared memory and
+driver-allocated buffers named by token: ``drivers.reference.request_pools``),
+run, and report output shapes on success and on OUTPUT_INSUFFICIENT_SIZE
+only, timing only when measured and successful.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
-import numpy as np
-
-from drivers.reference.executor import CompiledModel, DeadlineClock, make_tensor
+from drivers.reference.executor import CompiledModel, DeadlineClock
+from drivers.reference.memory_domain import DeviceMemory
+from drivers.reference.request_pools import RequestBinding
 from drivers.reference.scheduler import PriorityScheduler
-from drivers.reference.tensor import Tensor
 from vts.hal.enums import (
     LOOP_TIMEOUT_DEFAULT_NS,
     ErrorStatus,
@@ -26,13 +26,11 @@ from vts.hal.enums import (
 )
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import FencedExecutionCallback, PreparedModel, SyncFence
-from vts.hal.memory import Memory
 from vts.hal.types import (
     NO_TIMING_INFO,
     ExecutionResult,
     MemoryToken,
     Model,
-    OutputShape,
     Request,
     Timing,
 )
@@ -52,62 +50,25 @@ class _FencedCallback(FencedExecutionCallback):
 
 
 class ReferencePreparedModel(PreparedModel):
+    """A prepared model of one reference device.
+
+    ``memory`` is the device's ``DeviceMemory``: the pool kinds it maps
+    (a model pool of another kind is refused here, at preparation, with
+    GENERAL_FAILURE) and its driver-allocated buffers, which requests name by
+    token.  A prepared model registers itself there so ``allocate`` accepts
+    it as one of the device's own.
+    """
+
     def __init__(self, model: Model, priority: Priority, scheduler: PriorityScheduler,
-                 memory_budget: int | None = None) -> None:
+                 memory_budget: int | None = None, memory: DeviceMemory | None = None) -> None:
+        self.memory = memory if memory is not None else DeviceMemory()
+        self.memory.check_model_pools(model)
         self.model = model
         self.priority = Priority(priority)
         self.compiled = CompiledModel(model)
         self.scheduler = scheduler
         self.memory_budget = memory_budget
-
-    # -- request plumbing ---------------------------------------------------
-
-    def _pool(self, request: Request, index: int) -> Memory:
-        pool = request.pools[index]
-        if isinstance(pool, MemoryToken):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"unknown memory token {pool.token}")
-        return pool
-
-    def _read_inputs(self, request: Request) -> list[Tensor | None]:
-        main = self.model.main
-        tensors: list[Tensor | None] = []
-        for position, argument in enumerate(request.inputs):
-            if argument.has_no_value:
-                tensors.append(None)
-                continue
-            operand = main.operands[main.input_indexes[position]]
-            dims = list(argument.dimensions) or list(operand.dimensions)
-            dtype = self.compiled.dtype_of(operand.type)
-            count = int(np.prod(dims)) if dims else 1
-            needed = count * dtype.itemsize
-            loc = argument.location
-            if loc.length < needed:
-                raise DriverError(ErrorStatus.INVALID_ARGUMENT,
-                                  f"input {position}: {loc.length} bytes given, {needed} needed for dims {dims}")
-            pool = self._pool(request, loc.pool_index)
-            flat = pool.array(loc.offset, dtype.newbyteorder("<") if dtype.itemsize > 1 else dtype, count)
-            value = flat.astype(dtype).reshape(dims) if dims else flat.astype(dtype).reshape(())
-            tensors.append(make_tensor(operand, value))
-        return tensors
-
-    def _write_outputs(self, request: Request, results: Sequence[Tensor]) -> tuple[OutputShape, ...]:
-        shapes = []
-        sufficient = True
-        for argument, tensor in zip(request.outputs, results, strict=True):
-            data = np.asarray(tensor.value, order="C")  # keeps 0-d (scalar) outputs 0-d
-            fits = data.nbytes <= argument.location.length
-            sufficient &= fits
-            shapes.append(OutputShape(tuple(int(d) for d in data.shape), fits))
-        if not sufficient:
-            raise DriverError(ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, "an output buffer is too small",
-                              output_shapes=shapes)
-        for argument, tensor in zip(request.outputs, results, strict=True):
-            data = np.asarray(tensor.value, order="C")  # keeps 0-d (scalar) outputs 0-d
-            if data.dtype.itemsize > 1:
-                data = data.astype(data.dtype.newbyteorder("<"), copy=False)
-            pool = self._pool(request, argument.location.pool_index)
-            pool.write(argument.location.offset, data.tobytes())
-        return tuple(shapes)
+        self.memory.register(self, model)
 
     # -- execution paths ----------------------------------------------------
 
@@ -125,12 +86,17 @@ class ReferencePreparedModel(PreparedModel):
     def _run(self, request: Request, measure: MeasureTiming, deadline: int | None,
              loop_timeout: int | None) -> ExecutionResult:
         start = time.perf_counter_ns()
-        inputs = self._read_inputs(request)
-        device_start = time.perf_counter_ns()
-        timeout = LOOP_TIMEOUT_DEFAULT_NS if loop_timeout is None else loop_timeout
-        results = self.compiled.run(inputs, DeadlineClock(deadline), timeout)
-        device_end = time.perf_counter_ns()
-        shapes = self._write_outputs(request, results)
+        binding = RequestBinding(request, self.memory, self)
+        try:
+            inputs = binding.read_inputs(self.model.main, self.compiled.dtype_of)
+            device_start = time.perf_counter_ns()
+            timeout = LOOP_TIMEOUT_DEFAULT_NS if loop_timeout is None else loop_timeout
+            results = self.compiled.run(inputs, DeadlineClock(deadline), timeout)
+            device_end = time.perf_counter_ns()
+            shapes = binding.write_outputs(results)
+        except BaseException:
+            binding.discard_outputs()
+            raise
         if measure != MeasureTiming.YES:
             return ExecutionResult(shapes, NO_TIMING_INFO)
         end = time.perf_counter_ns()

@@ -1,0 +1,219 @@
+"""Memory domains of the reference device: ``IDevice::allocate``, buffer tokens, pool kinds.
+
+``DeviceMemory`` is everything one reference device knows about memory:
+
+* the pool kinds it maps (``ashmem``, ``mmap_fd``, ``hardware_buffer_blob``
+  by default; configurable so a self-test can show a driver that refuses a
+  kind being reported correctly);
+* the prepared models it created (``allocate`` accepts only those: the
+  sample driver casts each ``IPreparedModel`` to its own class and treats a
+  foreign object as invalid);
+* the token table of its live buffers.
+
+``allocate`` follows the sample driver (hal-reference §12.5): the
+``validateMemoryDesc`` rules answer INVALID_ARGUMENT, an extension operand
+type GENERAL_FAILURE.  Unlike the sample driver it accepts buffers whose
+dimensions are not fully known (see ``drivers.reference.buffer``).
+
+Tokens: the HAL wants them positive and unique among live buffers, and a
+request may name any uint32, so a token must not be something another
+client can guess or inherit.  Each device issues ``((n * multiplier) ^ key)
+mod 2**32`` for n = 1, 2, ... with a random odd multiplier and a random key:
+a bijection of the counter, so a token is never issued twice by one device
+(until 2**32 allocations), values look random to other clients, and the
+table costs nothing per freed token.  The sample driver reuses freed slots
+instead; a token here dies with its buffer (the table holds weak references)
+and stays dead.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Sequence
+
+from drivers.reference.buffer import BufferOperand, Dims, ReferenceBuffer, Role, combine_dims
+from vts.hal.enums import ErrorStatus, is_extension_type, is_scalar_type
+from vts.hal.errors import DriverError
+from vts.hal.memory import ASHMEM, HARDWARE_BUFFER_BLOB, MMAP_FD, Memory
+from vts.hal.types import BufferDesc, BufferRole, Model, Operand
+
+#: Pool kinds the reference device maps unless told otherwise.
+DEFAULT_POOL_KINDS = frozenset({ASHMEM, MMAP_FD, HARDWARE_BUFFER_BLOB})
+_UINT32 = 1 << 32
+
+
+def _invalid(message: str) -> DriverError:
+    return DriverError(ErrorStatus.INVALID_ARGUMENT, f"allocate: {message}")
+
+
+class TokenTable:
+    """Live buffers by token; tokens are never reissued and die with their buffer."""
+
+    def __init__(self) -> None:
+        self._multiplier = secrets.randbits(32) | 1
+        self._key = secrets.randbits(32)
+        self._issued = 0
+        self._live: dict[int, weakref.ref[ReferenceBuffer]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, buffer: ReferenceBuffer) -> int:
+        with self._lock:
+            while True:
+                self._issued += 1
+                if self._issued >= _UINT32:
+                    raise DriverError(ErrorStatus.GENERAL_FAILURE, "allocate: the device ran out of tokens")
+                token = ((self._issued * self._multiplier) ^ self._key) % _UINT32
+                if token != 0:  # slot 0 is reserved: the HAL's "no token"
+                    break
+            self._live[token] = weakref.ref(buffer, lambda _ref, token=token: self._forget(token))
+            return token
+
+    def get(self, token: int) -> ReferenceBuffer | None:
+        with self._lock:
+            ref = self._live.get(token)
+        return ref() if ref is not None else None
+
+    def _forget(self, token: int) -> None:
+        with self._lock:
+            self._live.pop(token, None)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._live)
+
+
+class DeviceMemory:
+    """Pool kinds, prepared models and buffers of one reference device."""
+
+    #: The buffer class ``allocate`` creates (self-tests substitute broken ones).
+    buffer_class: type[ReferenceBuffer] = ReferenceBuffer
+
+    def __init__(self, pool_kinds: Iterable[str] | None = None) -> None:
+        kinds = DEFAULT_POOL_KINDS if pool_kinds is None else frozenset(pool_kinds)
+        unknown = kinds - DEFAULT_POOL_KINDS
+        if unknown:
+            raise ValueError(f"unknown pool kinds {sorted(unknown)}; known: {sorted(DEFAULT_POOL_KINDS)}")
+        self.pool_kinds = kinds
+        self.buffers = TokenTable()
+        self._models: weakref.WeakKeyDictionary[object, Model] = weakref.WeakKeyDictionary()
+
+    # -- pools --------------------------------------------------------------
+
+    def check_pool(self, pool: Memory, where: str) -> None:
+        """GENERAL_FAILURE for a pool this device cannot map.
+
+        A kind the HAL allows but the device does not support is not an
+        invalid argument: the sample driver reports an unmappable request pool
+        as GENERAL_FAILURE (§12.4), and so does this device for model pools
+        (the sample driver says INVALID_ARGUMENT there; the HAL reserves that
+        for malformed arguments, and a valid ``hardware_buffer_blob`` is not).
+        """
+        if pool.name not in self.pool_kinds:
+            raise DriverError(ErrorStatus.GENERAL_FAILURE,
+                              f"{where}: this device does not map {pool.name!r} memory "
+                              f"(it maps {', '.join(sorted(self.pool_kinds))})")
+        if pool.size > 0 and (pool.fd < 0 or not _mapped(pool)):
+            raise DriverError(ErrorStatus.GENERAL_FAILURE, f"{where}: the {pool.name} pool cannot be mapped")
+
+    def check_model_pools(self, model: Model) -> None:
+        for index, pool in enumerate(model.pools):
+            self.check_pool(pool, f"model pool {index}")
+
+    # -- prepared models ----------------------------------------------------
+
+    def register(self, prepared_model: object, model: Model) -> None:
+        """Called by every prepared model this device creates, so ``allocate`` can recognise it."""
+        self._models[prepared_model] = model
+
+    def model_of(self, prepared_model: object) -> Model | None:
+        try:
+            return self._models.get(prepared_model)
+        except TypeError:  # not weak-referenceable: certainly not ours
+            return None
+
+    # -- allocate -----------------------------------------------------------
+
+    def allocate(self, desc: BufferDesc, prepared_models: Sequence[object], input_roles: Sequence[BufferRole],
+                 output_roles: Sequence[BufferRole]) -> tuple[ReferenceBuffer, int]:
+        operand, roles = validate_memory_desc(desc, prepared_models, input_roles, output_roles, self.model_of)
+        if is_extension_type(operand.type):
+            raise DriverError(ErrorStatus.GENERAL_FAILURE, "allocate: extension operand types are not supported")
+        buffer = self.buffer_class(operand, roles, prepared_models, self.check_pool)
+        return buffer, self.buffers.add(buffer)
+
+
+def _mapped(pool: Memory) -> bool:
+    try:
+        return len(pool.buffer) == pool.size
+    except (ValueError, OSError):
+        return False
+
+
+def _is_index(value: object, bound: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < bound
+
+
+def validate_memory_desc(desc: BufferDesc, prepared_models: Sequence[object], input_roles: Sequence[BufferRole],
+                         output_roles: Sequence[BufferRole],
+                         model_of: Callable[[object], Model | None]) -> tuple[BufferOperand, frozenset[Role]]:
+    """``validateMemoryDesc``: every rule INVALID_ARGUMENT; returns the combined operand and the roles.
+
+    No prepared models; no roles; a role's model index out of range, its
+    model null or not this device's; its io index out of range; frequency
+    outside (0, 1]; the same (model, input/output, index) twice (also via
+    two indices naming one object); roles whose operands differ in type,
+    scale, zero point or extra params; dimensions of roles and descriptor
+    that do not combine; dimensions for a scalar type.
+    """
+    if not prepared_models:
+        raise _invalid("no prepared models")
+    if not input_roles and not output_roles:
+        raise _invalid("no input or output roles")
+    roles: set[Role] = set()
+    operands: list[Operand] = []
+    for is_input, role_list in ((True, input_roles), (False, output_roles)):
+        kind = "input" if is_input else "output"
+        for role in role_list:
+            if not _is_index(role.model_index, len(prepared_models)):
+                raise _invalid(f"{kind} role names model {role.model_index!r} of {len(prepared_models)}")
+            prepared = prepared_models[role.model_index]
+            model = model_of(prepared) if prepared is not None else None
+            if model is None:
+                raise _invalid(f"{kind} role's prepared model {role.model_index} is null or not from this device")
+            indexes = model.main.input_indexes if is_input else model.main.output_indexes
+            if not _is_index(role.io_index, len(indexes)):
+                raise _invalid(f"{kind} role io index {role.io_index!r}; the model has {len(indexes)} {kind}s")
+            frequency = role.frequency
+            if not isinstance(frequency, int | float) or math.isnan(frequency) or not 0.0 < frequency <= 1.0:
+                raise _invalid(f"{kind} role frequency {frequency!r} outside (0, 1]")
+            key = Role(id(prepared), is_input, role.io_index)
+            if key in roles:
+                raise _invalid(f"{kind} {role.io_index} of prepared model {role.model_index} named twice")
+            roles.add(key)
+            operands.append(model.main.operands[indexes[role.io_index]])
+    return _combine_operands(desc, operands), frozenset(roles)
+
+
+def _combine_operands(desc: BufferDesc, operands: Sequence[Operand]) -> BufferOperand:
+    first = operands[0]
+    dims: Dims | None = tuple(desc.dimensions)
+    for operand in operands:
+        if operand.type != first.type:
+            raise _invalid(f"roles disagree on the operand type ({first.type} and {operand.type})")
+        if operand.scale != first.scale:
+            raise _invalid(f"roles disagree on the scale ({first.scale} and {operand.scale})")
+        if operand.zero_point != first.zero_point:
+            raise _invalid(f"roles disagree on the zero point ({first.zero_point} and {operand.zero_point})")
+        if not is_extension_type(first.type) and operand.extra_params != first.extra_params:
+            raise _invalid("roles disagree on the extra (per-channel) parameters")
+        combined = combine_dims(dims or (), operand.dimensions)
+        if combined is None:
+            raise _invalid(f"dimensions {list(dims or ())} and {list(operand.dimensions)} of the roles and the "
+                           "descriptor conflict")
+        dims = combined
+    if not is_extension_type(first.type) and is_scalar_type(first.type) and dims:
+        raise _invalid(f"dimensions {list(dims)} for a scalar operand type")
+    return BufferOperand(first.type, tuple(dims or ()), first.scale, first.zero_point, first.extra_params)
