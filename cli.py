@@ -99,11 +99,15 @@ def main() -> None:
 @click.option("--extension-allowlist", type=click.Path(exists=True, dir_okay=False),
               help="Clients allowed to use vendor extensions, one per line (docs/extensions.md).")
 @click.option("-v", "--verbose", is_flag=True, help="Print every case as it ends.")
+@click.option("--in-process", is_flag=True,
+              help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
+@click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=4096, show_default=True,
+              metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
 def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         jsonl_path: str | None, case_timeout: float, pool_kind: str, expected_failures: str | None,
-        extension_allowlist: str | None, verbose: bool) -> None:
-    """Run test cases against a driver."""
+        extension_allowlist: str | None, verbose: bool, in_process: bool, memory_limit: int) -> None:
+    """Run test cases against a driver (in a process of its own unless --in-process)."""
     from vts.run.session import RunRequest, run_session
 
     paths = _spec_paths(specs, extra_specs)
@@ -113,7 +117,7 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
         driver=driver, selection=selection, json_path=json_path, junit_path=junit_path, jsonl_path=jsonl_path,
         case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures, verbose=verbose,
         extension_allowlist=extension_allowlist,
-        argv=sys.argv[1:]), usage_error=_usage_error)
+        argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit), usage_error=_usage_error)
     _warn_unmatched(selection)
     sys.exit(code)
 
@@ -124,9 +128,8 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
 def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
                families: tuple[str, ...], shard: str | None, count: bool) -> None:
     """Print the names of the cases a run would select, one per line."""
-    from vts.spec.errors import SpecError
-
     from vts.run.runner import UnknownFamily, iter_cases
+    from vts.spec.errors import SpecError
 
     paths = _spec_paths(specs, extra_specs)
     selection = _selection(paths, keyword, families, shard)
@@ -171,6 +174,23 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
         click.echo(f"{out_dir} is up to date")
         return
     click.echo(f"generated {out_dir}: {result}")
+
+
+@main.command()
+@click.option("--driver", required=True, help="Driver to serve: an installed name or module:attr.")
+@click.option("--socket", "socket_path", type=click.Path(dir_okay=False), help="Listen on this Unix socket path.")
+@click.option("--fd", type=int, help="Serve on this inherited, connected socket descriptor.")
+@click.option("--threads", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Calls served concurrently.")
+@click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=0, show_default=True,
+              metavar="MIB", help="Address-space limit in MiB (0: none).")
+def serve(driver: str, socket_path: str | None, fd: int | None, threads: int, memory_limit: int) -> None:
+    """Serve a Python driver over the nnvts protocol (docs/protocol.md)."""
+    from vts.ipc.host import serve as serve_driver
+
+    if (socket_path is None) == (fd is None):
+        _usage_error("give exactly one of --socket PATH and --fd N")
+    sys.exit(serve_driver(driver, fd=fd, path=socket_path, threads=threads, memory_limit=memory_limit << 20))
 
 
 @main.command()

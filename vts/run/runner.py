@@ -22,6 +22,7 @@ from vts.families.base import Case, CaseFailure, DeviceInfo, Family, HarnessErro
 from vts.families.registry import families as registered_families
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
+from vts.ipc.errors import DriverLost, DriverTimeout
 from vts.results import CaseResult, Verdict
 from vts.run.selection import ExpectationList, Expression, Shard
 from vts.testmodel import ModelFormatError, TestModel, parse_spec
@@ -104,7 +105,10 @@ def _can_use_alarm() -> bool:
 
 
 def _crash_outcome(error: BaseException) -> Outcome:
-    tail = traceback.format_exception(type(error), error, error.__traceback__)[-3:]
+    # An exception raised in a driver host carries the driver's own traceback.
+    remote = getattr(error, "remote_traceback", "")
+    tail = remote.splitlines()[-3:] if remote else traceback.format_exception(
+        type(error), error, error.__traceback__)[-3:]
     return Outcome(Verdict.FAILED, f"driver raised {type(error).__name__}: {error}",
                    tuple(line.rstrip() for line in tail))
 
@@ -122,6 +126,10 @@ def run_family_case(family: Family, case: Case, device: Device, options: RunOpti
     except DriverError as error:
         return Outcome(Verdict.FAILED, f"unexpected {error.status.name} from the driver",
                        (error.message,) if error.message else ())
+    except DriverLost as lost:
+        # An out-of-process driver died or hung (the isolated runner refines this after the case).
+        verdict = Verdict.TIMEOUT if isinstance(lost, DriverTimeout) else Verdict.CRASH
+        return Outcome(verdict, f"driver lost: {lost.reason}")
     except Exception as error:
         return _crash_outcome(error)
 

@@ -7,6 +7,7 @@ import datetime
 import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from vts import __version__
 from vts.extensions import default_registry
@@ -14,6 +15,10 @@ from vts.families.base import DeviceInfo, RunOptions
 from vts.run.drivers import DriverNotFound, DriverRef
 from vts.run.runner import Runner, Selection, UnknownFamily, iter_cases, select_families
 from vts.run.selection import ExpectationList
+
+if TYPE_CHECKING:
+    from vts.hal.interfaces import Device
+    from vts.ipc.process import HostProcess
 
 
 @dataclass
@@ -29,23 +34,53 @@ class RunRequest:
     extension_allowlist: str | None = None
     verbose: bool = False
     argv: Sequence[str] = field(default_factory=list)
+    #: Run the driver inside the harness process (fast, but a crash ends the run).
+    in_process: bool = False
+    #: Address-space limit of the driver process in MiB (0: none); ignored in process.
+    memory_limit_mib: int = 4096
 
 
 def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
-    """Run and return the exit status: 0 all passed, 1 any failure (2 goes through ``usage_error``)."""
-    from vts.report.files import FileReports
-    from vts.report.terminal import TerminalReport
+    """Run and return the exit status: 0 all passed, 1 any failure (2 goes through ``usage_error``).
 
+    The driver runs in a host process of its own unless ``in_process`` is
+    set: a driver that crashes, hangs or exhausts memory then costs one case
+    (CRASH / TIMEOUT), not the run.
+    """
+    from vts.ipc.process import HostProcess, HostStartError
+
+    host: HostProcess | None = None
     try:
         ref = DriverRef(request.driver)
-        device = ref.load()
         select_families(request.selection.families)
-    except (DriverNotFound, UnknownFamily) as error:
+        if request.in_process:
+            if ref.is_exec:
+                raise DriverNotFound(f"{request.driver} is a program: it cannot run in process (drop --in-process)")
+            device: Device = ref.load()
+        else:
+            if not ref.is_exec:
+                ref.target  # noqa: B018 - an unknown driver name is a usage error before any process starts
+            host = HostProcess(request.driver, memory_limit=request.memory_limit_mib << 20)
+            device = host.start()
+    except (DriverNotFound, UnknownFamily, HostStartError) as error:
         usage_error(str(error))
         return 2
+    try:
+        return _run(request, device, host)
+    finally:
+        if host is not None:
+            host.stop()
+
+
+def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
+    from vts.report.files import FileReports
+    from vts.report.terminal import TerminalReport
+    from vts.run.isolated import IsolatedRunner
+
     info = DeviceInfo(name=getattr(device, "name", request.driver))
     header = {
-        "driver": {"ref": request.driver, "name": info.name, "version": _safe(device.get_version_string)},
+        "driver": {"ref": request.driver, "name": info.name, "version": _safe(device.get_version_string),
+                   "isolation": "in_process" if host is None else "process"},
         "nnvts_version": __version__,
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
@@ -56,10 +91,12 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path)
     terminal = TerminalReport(verbose=request.verbose)
-    runner = Runner(device, options, expectations)
+    runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
+        device, options, expectations, host=host)
     completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()), [files, terminal])
-    with contextlib.suppress(Exception):
-        device.close()
+    if host is None:
+        with contextlib.suppress(Exception):
+            device.close()
     if not completed:
         return 130
     summary = files.stream.summary()

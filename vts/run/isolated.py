@@ -1,0 +1,115 @@
+"""Running cases against a driver in its own process (the default of ``nnvts run``).
+
+The case runs on the calling thread against a ``ProxyDevice``; every call
+to the driver is bounded by the case deadline, so a hung driver ends in
+``DriverTimeout`` rather than a stuck harness, and a dead one in
+``DriverCrashed`` with the signal or exit status.  Either way the host is
+killed and a fresh one serves the next case.
+
+A case that was running when the host died is re-run once, alone, on a
+fresh host before it is called a crash: the death may have been caused by
+something earlier (an asynchronous execution of a previous case crashing
+late), and a case must only be blamed for what it does by itself.
+Timeouts are not re-run: a second attempt would cost the full limit again
+and a driver that hangs is rarely flaky about it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+from dataclasses import dataclass
+
+from vts.families.base import Case, Family, Outcome
+from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout
+from vts.ipc.process import HostProcess, HostStartError
+from vts.results import CaseResult, Verdict
+from vts.run import runner as base
+
+#: Extra seconds past the case deadline before the harness stops waiting on
+#: its own side (family code blocked on something other than a driver call).
+BACKSTOP_GRACE = 2.0
+
+
+def lost_outcome(failure: DriverLost, timeout: float) -> Outcome:
+    """The verdict for a case during which the driver host was lost."""
+    if isinstance(failure, DriverTimeout):
+        return Outcome(Verdict.TIMEOUT, f"no answer within {timeout:g} s",
+                       (failure.reason, "the driver host was killed and restarted"))
+    tail = failure.stderr_tail if isinstance(failure, DriverCrashed) else ()
+    return Outcome(Verdict.CRASH, f"driver crashed: {failure.reason}", tuple(tail))
+
+
+@dataclass
+class IsolatedRunner(base.Runner):
+    """A ``Runner`` whose device is a driver host process (``host``), restarted after each loss."""
+
+    host: HostProcess | None = None
+    rerun_crashes: bool = True
+
+    def run_case(self, family: Family, case: Case) -> CaseResult:
+        start = time.perf_counter()
+        outcome = self._attempt(family, case)
+        if outcome.verdict is Verdict.CRASH and self.rerun_crashes:
+            first = outcome
+            outcome = self._attempt(family, case)
+            if outcome.verdict is Verdict.CRASH:
+                outcome = Outcome(outcome.verdict, outcome.reason,
+                                  (*outcome.details, "crashed again when re-run alone on a fresh driver host"),
+                                  outcome.extra)
+            else:
+                note = (f"the driver host died during the first attempt ({first.reason}); this is the result "
+                        "of re-running the case alone on a fresh host")
+                outcome = Outcome(outcome.verdict, outcome.reason, (*outcome.details, note),
+                                  {**outcome.extra, "host_died_first_attempt": first.reason})
+        return self._result(case, outcome, time.perf_counter() - start)
+
+    def _attempt(self, family: Family, case: Case) -> Outcome:
+        assert self.host is not None, "IsolatedRunner needs a host"
+        timeout = self.options.case_timeout
+        try:
+            device = self.host.device
+        except HostStartError as error:
+            return Outcome(Verdict.ERROR, f"harness: cannot restart the driver host: {error}")
+        connection = device.connection
+        connection.deadline = time.monotonic() + timeout
+        try:
+            outcome = self._guarded(family, case, device)
+        finally:
+            connection.deadline = None
+        failure = connection.failure
+        if failure is not None:
+            self.host.kill(failure)
+            return lost_outcome(failure, timeout)
+        return outcome
+
+    def _guarded(self, family: Family, case: Case, device: object) -> Outcome:
+        """Run the case here; a backstop ends it if the harness side itself stops returning."""
+        limit = self.options.case_timeout + BACKSTOP_GRACE
+        if base._can_use_alarm():
+            previous = base.signal.signal(base.signal.SIGALRM, base._raise_case_timeout)
+            base.signal.setitimer(base.signal.ITIMER_REAL, limit)
+            try:
+                return base.run_family_case(family, case, device, self.options)  # type: ignore[arg-type]
+            except base._CaseTimeout:
+                return self._backstop()
+            finally:
+                base.signal.setitimer(base.signal.ITIMER_REAL, 0)
+                base.signal.signal(base.signal.SIGALRM, previous)
+        future = self._worker().submit(base.run_family_case, family, case, device, self.options)
+        try:
+            return future.result(timeout=limit)
+        except concurrent.futures.TimeoutError:
+            outcome = self._backstop()
+            try:
+                future.result(timeout=BACKSTOP_GRACE)  # killing the host released its calls
+            except concurrent.futures.TimeoutError:
+                self._pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[union-attr]
+                self._pool = None
+            return outcome
+
+    def _backstop(self) -> Outcome:
+        assert self.host is not None
+        failure = DriverTimeout(f"the case did not end within {self.options.case_timeout:g} s")
+        self.host.kill(failure)
+        return lost_outcome(failure, self.options.case_timeout)
