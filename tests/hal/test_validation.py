@@ -342,11 +342,17 @@ def _add_input_skip(op: Operation) -> bool:
 
 
 def _remove_operand(model: Model, index: int) -> None:
-    """Delete operand ``index`` and every reference to it, renumbering the rest."""
+    """Delete operand ``index`` and every reference to it, as VTS's removeOperandTest does.
+
+    VTS means to renumber the larger indexes but does not (its decrement acts on a copy), so the
+    surviving references point one operand further along.  The quirk matters: with a correct
+    renumbering, removing an optional trailing input (SOFTMAX's axis, CONV_2D's layout flag, a
+    CONCATENATION input) leaves a *valid* model, which VTS would then wrongly expect to be refused.
+    """
     main = model.main
 
     def fix(values: list[int]) -> list[int]:
-        return [v - 1 if v > index else v for v in values if v != index]
+        return [v for v in values if v != index]
 
     main.input_indexes = fix(main.input_indexes)
     main.output_indexes = fix(main.output_indexes)
@@ -584,19 +590,22 @@ def test_add_model_mutation_matrix_is_complete_and_every_case_is_rejected() -> N
     assert accepted == []
 
 
-@pytest.mark.parametrize("builder", [conv_model, cycle_model, if_model, while_model])
+@pytest.mark.parametrize("builder", [conv_model, if_model, while_model])
 def test_mutations_of_other_models_are_rejected(builder: Callable[[], Model]) -> None:
     model = builder()
+    accepted = []
     try:
+        validate_model(model)
         for description, mutant in model_mutations(model):
-            if builder is cycle_model:
-                continue
-            with pytest.raises(ValidationError):
+            try:
                 validate_model(mutant)
-                pytest.fail(description)
+            except ValidationError:
+                continue
+            accepted.append(description)
     finally:
         for pool in model.pools:
             pool.close()
+    assert accepted == []
 
 
 def test_messages_name_the_problem() -> None:
