@@ -283,6 +283,10 @@ def parse_spec(document: Mapping[str, Any], extensions: ExtensionTypes | None = 
 # TestModel -> HAL Model
 
 
+#: Offset alignment and padding of request arguments inside their pool (see ``build_request``).
+REQUEST_ARGUMENT_ALIGNMENT = 64
+
+
 def _align(offset: int, alignment: int = 4) -> int:
     return (offset + alignment - 1) // alignment * alignment
 
@@ -455,6 +459,19 @@ def build_request(
 ) -> BuiltRequest:
     """Place the example's inputs in pool 0 and reserve outputs in pool 1.
 
+    Several arguments share each pool, each at an offset that is a multiple
+    of ``REQUEST_ARGUMENT_ALIGNMENT`` (64) and followed by padding up to the
+    next multiple of 64 (the argument's length stays exact).  That is what
+    drivers receive from current Android runtimes: pointer arguments are
+    moved into shared memory by ``convertRequestFromPointerToShared`` with
+    ``kDefaultRequestMemoryAlignment = 64`` and, for AIDL drivers,
+    ``kDefaultRequestMemoryPadding = 64`` (``MutableMemoryBuilder::append``
+    rounds the running offset up to the alignment and reserves the length
+    rounded up to the padding).  Android 11's runtime aligned only by length
+    (1, 2 or 4 bytes, ``alignBytesNeeded``) and VTS's harness to 4; 64 is the
+    current behaviour and still puts every argument but the first at a
+    non-zero offset, so a driver that ignores offsets is caught.
+
     ``shrink_output``: make that output's buffer one byte too small (the
     dynamic-output-shape INSUFFICIENT mode of the HAL suite).
     """
@@ -472,7 +489,7 @@ def build_request(
         dims = list(data.dims) if (0 in operand.dims or (not operand.dims and data.dims)) else []
         inputs.append(RequestArgument(False, DataLocation(0, offset, len(raw)), dims))
         chunks.append((offset, raw))
-        offset = _align(offset + len(raw))
+        offset = _align(offset + len(raw), REQUEST_ARGUMENT_ALIGNMENT)
     input_pool = hal_memory.allocate(pool_kind, max(offset, 1))
     for at, raw in chunks:
         input_pool.write(at, raw)
@@ -491,7 +508,7 @@ def build_request(
         loc = DataLocation(1, offset, length)
         outputs.append(RequestArgument(False, loc, []))
         locations.append(loc)
-        offset = _align(offset + max(length, 1))
+        offset = _align(offset + max(length, 1), REQUEST_ARGUMENT_ALIGNMENT)
     output_pool = hal_memory.allocate(pool_kind, max(offset, 1))
     request = Request(inputs=inputs, outputs=outputs, pools=[input_pool, output_pool])
     return BuiltRequest(request, input_pool, output_pool, locations)
