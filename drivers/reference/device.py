@@ -98,6 +98,10 @@ class ReferenceDevice(Device):
 
     def get_supported_operations(self, model: Model) -> list[bool]:
         self._validate(model)
+        return self._supported(model)
+
+    def _supported(self, model: Model) -> list[bool]:
+        """One flag per main-subgraph operation, for a model already validated."""
         registry = operations()
         extensions = ModelExtensions(model)
         graph = model.main
@@ -127,7 +131,7 @@ class ReferenceDevice(Device):
             raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid execution preference {int(preference)}")
         if int(priority) not in Priority._value2member_map_:
             raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid priority {int(priority)}")
-        if not all(self.get_supported_operations(model)):
+        if not all(self._supported(model)):  # validated above: once is enough
             raise DriverError(ErrorStatus.INVALID_ARGUMENT, "model has operations this device does not support")
         if deadline is not None and time.monotonic_ns() >= deadline:
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation")
