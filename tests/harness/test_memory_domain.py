@@ -112,6 +112,18 @@ def test_tokens_of_other_prepared_models_are_caught():
     assert failed_tests(device_results(broken_memory.foreign_tokens())) == {"Execution.InvalidPreparedModel"}
 
 
+def test_broken_driver_really_serves_another_devices_token():
+    """What the family catches through InvalidPreparedModel is the cross-client leak itself."""
+    first, second = broken_memory.foreign_tokens(), broken_memory.foreign_tokens()
+    buffer, token = first.allocate(BufferDesc([]), [_conv(first)], [BufferRole(0, 0, 1.0)], [])
+    source = hal_memory.allocate("ashmem", 4 * 4 * 8 * 4)
+    buffer.copy_from(source, [1, 4, 4, 8])
+    request = Request([RequestArgument(False, DataLocation(1, 0, 0), [1, 4, 4, 8])],
+                      [RequestArgument(False, DataLocation(0, 0, source.size), [1, 4, 4, 8])],
+                      [source, MemoryToken(token)])
+    assert _conv(second).execute(request).output_shapes
+
+
 def test_stale_request_pools_are_caught_by_memory_domain():
     results = model_results("memory_domain", broken_memory.stale_pools(), [hand_add_float()])
     (result,) = results.values()

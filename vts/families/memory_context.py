@@ -19,7 +19,7 @@ one report lists every broken step.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from vts.families.base import CaseFailure, RunOptions
@@ -218,9 +218,9 @@ class MemoryContext:
         self._pools.clear()
 
 
-def _status_of(call: object) -> ErrorStatus:
+def _status_of(call: Callable[[], None]) -> ErrorStatus:
     try:
-        call()  # type: ignore[operator]
+        call()
     except DriverError as error:
         return error.status
     return NONE
