@@ -38,7 +38,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -118,17 +118,31 @@ def is_quantized(model: TestModel) -> bool:
     return model.main.operands[model.main.inputs[0]].type == OperandType.TENSOR_QUANT8_ASYMM
 
 
-def time_runs(impls: list[Implementation], runs: int, warmup: int) -> dict[str, list[float]]:
-    """Seconds per run of each implementation, interleaved round by round after ``warmup`` rounds."""
-    times: dict[str, list[float]] = {impl.name: [] for impl in impls}
+@dataclass
+class Samples:
+    """Per-run wall and CPU seconds of one implementation."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+
+def time_runs(impls: list[Implementation], runs: int, warmup: int) -> dict[str, Samples]:
+    """Seconds per run of each implementation, interleaved round by round after ``warmup`` rounds.
+
+    CPU time is the calling thread's (``time.thread_time``): every implementation here computes in the
+    calling thread (one ORT thread, one BLAS thread), so on a machine shared with other jobs it is the
+    steadier measure; wall time is what a user waits.
+    """
+    samples = {impl.name: Samples() for impl in impls}
     for round_ in range(warmup + runs):
         for impl in impls:
-            start = time.perf_counter()
+            cpu, wall = time.thread_time(), time.perf_counter()
             impl.run()
-            elapsed = time.perf_counter() - start
+            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
             if round_ >= warmup:
-                times[impl.name].append(elapsed)
-    return times
+                samples[impl.name].wall.append(wall)
+                samples[impl.name].cpu.append(cpu)
+    return samples
 
 
 def describe_difference(model: TestModel, ours: np.ndarray, theirs: np.ndarray) -> str:
@@ -155,21 +169,25 @@ def layer_report(model: TestModel, peer: Callable[[TestModel], Implementation]) 
     return lines
 
 
-Row = tuple[str, str, list[float], float]
+Row = tuple[str, str, Samples, Samples]
 
 
 def print_table(rows: list[Row]) -> None:
-    """One line per (workload, implementation); ``reference / this`` > 1 means the reference is slower."""
-    header = (f"{'workload':<28} {'implementation':<22} {'runs':>4} {'median ms':>10} {'min ms':>9} "
-              f"{'reference / this':>17}")
+    """One line per (workload, implementation); ``reference / this`` > 1 means the reference is slower.
+
+    Each row carries its own samples and the reference's samples of the same rounds.
+    """
+    header = (f"{'workload':<27} {'implementation':<21} {'runs':>4} {'wall ms':>8} {'cpu ms':>8} "
+              f"{'ref/this (wall)':>16} {'ref/this (cpu)':>15}")
     print(header)
     print("-" * len(header))
     last = None
-    for workload, name, samples, ratio in rows:
+    for workload, name, samples, ref in rows:
         label = workload if workload != last else ""
         last = workload
-        print(f"{label:<28} {name:<22} {len(samples):4d} {statistics.median(samples) * 1e3:10.2f} "
-              f"{min(samples) * 1e3:9.2f} {ratio:16.2f}x")
+        wall, cpu = statistics.median(samples.wall), statistics.median(samples.cpu)
+        print(f"{label:<27} {name:<21} {len(samples.wall):4d} {wall * 1e3:8.2f} {cpu * 1e3:8.2f} "
+              f"{statistics.median(ref.wall) / wall:15.2f}x {statistics.median(ref.cpu) / cpu:14.2f}x")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,9 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             peer = impls[1].name
             notes.append(f"{workload}: reference vs {peer}: "
                          f"{describe_difference(model, outputs['reference'], outputs[peer])}")
-            ref_median = statistics.median(times["reference"])
             for impl in impls:
-                rows.append((workload, impl.name, times[impl.name], ref_median / statistics.median(times[impl.name])))
+                rows.append((workload, impl.name, times[impl.name], times["reference"]))
             if kind == "quant8":
                 baseline = numpy_baseline(model)
                 result = baseline.run()
@@ -212,8 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                              f"{describe_difference(model, outputs['reference'], result)}")
                 slow = time_runs([impls[0], baseline], args.baseline_runs, 1)
                 # Its own rounds (the baseline is slow): the ratio uses the reference's median of those rounds.
-                rows.append((workload, baseline.name, slow[baseline.name],
-                             statistics.median(slow["reference"]) / statistics.median(slow[baseline.name])))
+                rows.append((workload, baseline.name, slow[baseline.name], slow["reference"]))
         finally:
             for impl in impls:
                 impl.close()
