@@ -208,8 +208,8 @@ def drivers() -> None:
               help="MobileNet input edge (96 for a quick run).")
 @click.option("--alpha", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="MobileNet width multiplier.")
-@click.option("--runs", type=click.IntRange(min=1), default=5, show_default=True,
-              help="Timed executions per workload and driver (after one warm-up).")
+@click.option("--runs", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Timed execution pairs per workload (after one warm-up pair).")
 @click.option("--factor", type=click.FloatRange(min=1, min_open=True), default=5.0, show_default=True,
               help="Flag a declared execTime off from the measured ratio by more than this factor.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurements as JSON.")

@@ -253,6 +253,14 @@ class CompilationCache:
             return f"not cached: {error}"
         return ""
 
+    def verified_payload(self, blob: bytes, token: bytes) -> bytes:
+        """The model cache without its tag, if the tag is the one this driver wrote for ``token``."""
+        payload, tag = blob[:-_TAG_SIZE], blob[-_TAG_SIZE:]
+        if len(blob) <= _TAG_SIZE or not hmac.compare_digest(tag, self._tag(token, payload)):
+            raise CacheRejected(ErrorStatus.GENERAL_FAILURE,
+                                "model cache failed verification (modified, replaced or another token)")
+        return payload
+
     def load(self, model_cache: Sequence[int], data_cache: Sequence[int], token: bytes) -> Model:
         """The model saved under ``token``; DriverError(GENERAL_FAILURE or INVALID_ARGUMENT) otherwise."""
         if len(model_cache) != NUM_MODEL_CACHE or len(data_cache) != NUM_DATA_CACHE:
@@ -263,11 +271,7 @@ class CompilationCache:
         try:
             blob = read_file(model_cache[0])
             data = read_file(data_cache[0])
-            payload, tag = blob[:-_TAG_SIZE], blob[-_TAG_SIZE:]
-            if len(blob) <= _TAG_SIZE or not hmac.compare_digest(tag, self._tag(token, payload)):
-                raise CacheRejected(ErrorStatus.GENERAL_FAILURE,
-                                    "model cache failed verification (modified, replaced or another token)")
-            return deserialize(payload, data, self.version)
+            return deserialize(self.verified_payload(blob, token), data, self.version)
         except CacheRejected as rejected:
             raise DriverError(rejected.status, str(rejected)) from None
         except (OSError, ValueError, KeyError, TypeError, IndexError, struct.error) as error:

@@ -18,7 +18,7 @@ from vts.families.registry import register_family
 from vts.hal.interfaces import Device
 
 SIZE = 96
-RUNS = 5
+RUNS = 10
 TESTS = {"float32_exec_time": "mobilenet_v1_float32", "quant8_exec_time": "mobilenet_v1_quant8"}
 
 
