@@ -234,7 +234,7 @@ def bench(driver: str, size: int, alpha: float, runs: int, factor: float, as_jso
                                 "off_by": m.off_by, "flagged": m.flagged(factor), "note": m.note}
                                for m in measurements], indent=2))
     else:
-        print_report(measurements, factor, driver)
+        print_report(measurements, factor, driver, size)
     sys.exit(EXIT_FAILED if any(m.flagged(factor) for m in measurements) else EXIT_OK)
 
 

@@ -162,18 +162,20 @@ def run_bench(device: Device, reference: Device, size: int = DEFAULT_SIZE, alpha
             if not only or w.operand_type in only]
 
 
-def print_report(measurements: Sequence[Measurement], factor: float, driver: str) -> None:
+def print_report(measurements: Sequence[Measurement], factor: float, driver: str, size: int = DEFAULT_SIZE) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"nnvts bench: {driver} vs the reference CPU (flag: declared off by more than {factor:g}x)")
-    for column in ("workload", "driver ms", "reference ms", "measured ratio", "declared execTime", "off by", ""):
+    table = Table(title=f"nnvts bench: {driver} vs the reference CPU, MobileNet v1 {size}x{size}\n"
+                        f"(flagged: declared execTime off from the measured ratio by more than {factor:g}x)")
+    for column in ("model", "driver ms", "reference ms", "measured", "declared", "off by", ""):
         table.add_column(column)
     for m in measurements:
+        label = m.workload.removeprefix("mobilenet_v1_")
         if m.measured is None:
-            table.add_row(m.workload, "-", "-", "-", f"{m.declared:g}", "-", f"[yellow]{m.note}[/]")
+            table.add_row(label, "-", "-", "-", f"{m.declared:g}", "-", f"[yellow]{m.note}[/]")
             continue
         verdict = "[red]FLAGGED[/]" if m.flagged(factor) else "[green]ok[/]"
-        table.add_row(m.workload, f"{m.driver_ms:.1f}", f"{m.reference_ms:.1f}", f"{m.measured:.3g}",
+        table.add_row(label, f"{m.driver_ms:.1f}", f"{m.reference_ms:.1f}", f"{m.measured:.3g}",
                       f"{m.declared:g}", f"{m.off_by:.2f}x", verdict)
     Console().print(table)
