@@ -1,0 +1,232 @@
+"""Client proxies against a driver host in a thread: every HAL call, shared pools, errors, loss of the peer."""
+
+from __future__ import annotations
+
+import gc
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from drivers.reference import create_device
+from tests.conftest import hand_add_float
+from tests.drivers.misbehaving import raising_device
+from tests.ipc.conftest import hand_mul_float
+from vts.families.executions import Executor, execute
+from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import SyncFence
+from vts.hal.types import BufferDesc, BufferRole
+from vts.ipc import protocol as p
+from vts.ipc.client import Connection, ProxyDevice, connect
+from vts.ipc.errors import DriverCrashed, DriverTimeout
+from vts.ipc.host import DriverHost
+from vts.testmodel import build_request, parse_spec, to_hal_model
+
+
+class HostThread:
+    """A driver host serving ``device`` on one end of a socketpair, in a thread of this process."""
+
+    def __init__(self, device) -> None:
+        client_end, host_end = p.socket_pair()
+        self.host = DriverHost(device, host_end, threads=2)
+        self.thread = threading.Thread(target=self.host.serve, daemon=True)
+        self.thread.start()
+        self.device = connect(client_end)
+        self.host_end = host_end
+
+    def stop(self) -> None:
+        self.device.connection.close()
+        self.thread.join(5)
+        self.host_end.close()
+
+
+@pytest.fixture
+def served():
+    started: list[HostThread] = []
+
+    def serve(device=None) -> ProxyDevice:
+        host = HostThread(device or create_device())
+        started.append(host)
+        return host.device
+
+    serve.hosts = started  # type: ignore[attr-defined]
+    yield serve
+    for host in started:
+        host.stop()
+
+
+def _add_model():
+    (model,) = parse_spec(hand_add_float())
+    return model
+
+
+def test_queries_match_the_local_device(served):
+    local = create_device()
+    remote = served(local)
+    assert remote.name == local.name
+    assert remote.get_type() == local.get_type()
+    assert remote.get_version_string() == local.get_version_string()
+    assert remote.get_capabilities() == local.get_capabilities()
+    assert remote.get_supported_extensions() == local.get_supported_extensions()
+    assert remote.get_number_of_cache_files_needed() == local.get_number_of_cache_files_needed()
+    assert remote.priority_scheduling is True  # an nnvts device flag carried by HELLO
+
+
+@pytest.mark.parametrize("executor", list(Executor))
+def test_every_execution_path_writes_the_shared_output_pool(served, executor):
+    device = served()
+    model = _add_model()
+    hal_model = to_hal_model(model)
+    prepared = device.prepare_model(hal_model)
+    built = build_request(model, model.examples[0])
+    answer = execute(prepared, built.request, executor, MeasureTiming.YES)
+    assert answer.status == ErrorStatus.NONE, answer.message
+    # The driver wrote into the harness's own pool: nothing was copied back through the socket.
+    assert built.read_output(0, np.dtype("<f4"), 4).tolist() == [1.75, 2.0, 0.25, 0.5]
+    if executor is not Executor.FENCED:
+        assert answer.timing.measured
+    built.close()
+
+
+def test_errors_keep_status_message_and_shapes(served):
+    device = served()
+    model = _add_model()
+    prepared = device.prepare_model(to_hal_model(model))
+    built = build_request(model, model.examples[0], shrink_output=0)
+    with pytest.raises(DriverError) as raised:
+        prepared.execute(built.request)
+    assert raised.value.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE
+    assert [s.is_sufficient for s in raised.value.output_shapes] == [False]
+    assert list(raised.value.output_shapes[0].dimensions) == [2, 2]
+    with pytest.raises(DriverError) as raised:
+        device.prepare_model(to_hal_model(model), priority=7)
+    assert raised.value.status == ErrorStatus.INVALID_ARGUMENT and "priority" in raised.value.message
+
+
+def test_driver_exceptions_keep_their_type_name_and_traceback(served):
+    device = served(raising_device())
+    (model,) = parse_spec(hand_mul_float())
+    prepared = device.prepare_model(to_hal_model(model))
+    built = build_request(model, model.examples[0])
+    with pytest.raises(Exception) as raised:
+        prepared.execute(built.request)
+    assert type(raised.value).__name__ == "RuntimeError"
+    assert "unexpected state in MUL kernel" in str(raised.value)
+    assert "misbehaving.py" in raised.value.remote_traceback  # type: ignore[attr-defined]
+
+
+def test_pools_are_declared_once_and_released_when_the_harness_drops_them(served):
+    device = served()
+    host = served.hosts[0].host  # type: ignore[attr-defined]
+    model = _add_model()
+    prepared = device.prepare_model(to_hal_model(model))
+    gc.collect()
+    device.get_type()
+    baseline = len(host.pools)
+    built = build_request(model, model.examples[0])
+    for _ in range(3):
+        prepared.execute(built.request)
+    assert len(host.pools) == baseline + 2  # input and output pools, declared by the first execution only
+    built.close()
+    del built
+    gc.collect()
+    device.get_type()  # releases travel with the next call
+    assert len(host.pools) == baseline
+
+
+def test_fenced_execution_waits_for_a_fence_signalled_later(served):
+    device = served()
+    model = _add_model()
+    prepared = device.prepare_model(to_hal_model(model))
+    built = build_request(model, model.examples[0])
+    fence = SyncFence()
+    threading.Timer(0.1, fence.signal).start()
+    started = time.monotonic()
+    returned, callback = prepared.execute_fenced(built.request, [fence], MeasureTiming.YES)
+    assert time.monotonic() - started >= 0.09
+    if returned is not None:
+        assert returned.wait(5)
+    status, launched, _fenced = callback.get_execution_info()
+    assert status == ErrorStatus.NONE and launched.measured
+    assert built.read_output(0, np.dtype("<f4"), 4).tolist() == [1.75, 2.0, 0.25, 0.5]
+    failed = SyncFence.signalled_fence(ok=False)
+    with pytest.raises(DriverError) as raised:
+        prepared.execute_fenced(built.request, [failed])
+    assert raised.value.status == ErrorStatus.GENERAL_FAILURE
+    with pytest.raises(DriverError) as raised:
+        prepared.execute_fenced(built.request, [None])
+    assert raised.value.status == ErrorStatus.INVALID_ARGUMENT
+
+
+def test_memory_domain_buffers_and_tokens(served):
+    device = served()
+    model = _add_model()
+    prepared = device.prepare_model(to_hal_model(model))
+    buffer, token = device.allocate(BufferDesc([]), [prepared], [], [BufferRole(0, 0, 1.0)])
+    assert token > 0
+    source = build_request(model, model.examples[0]).input_pool
+    from vts.hal import memory
+
+    data = memory.allocate(memory.ASHMEM, 16)
+    data.write(0, np.arange(4, dtype="<f4").tobytes())
+    buffer.copy_from(data, [2, 2])
+    back = memory.allocate(memory.ASHMEM, 16)
+    buffer.copy_to(back)
+    assert back.read(0, 16) == data.read(0, 16)
+    with pytest.raises(DriverError) as raised:
+        device.allocate(BufferDesc([]), [create_device().prepare_model(to_hal_model(model))], [],
+                        [BufferRole(0, 0, 1.0)])
+    assert raised.value.status == ErrorStatus.INVALID_ARGUMENT  # a prepared model of another driver
+    for pool in (source, data, back):
+        pool.close()
+
+
+def test_a_dead_peer_raises_driver_crashed():
+    client_end, host_end = p.socket_pair()
+    connection = Connection(client_end, lambda: DriverCrashed("killed by SIGSEGV"))
+    host_end.close()
+    with pytest.raises(DriverCrashed, match="killed by SIGSEGV"):
+        connection.call(p.Method.GET_TYPE)
+    with pytest.raises(DriverCrashed):  # and stays dead
+        connection.call(p.Method.GET_TYPE)
+
+
+def test_a_silent_peer_raises_driver_timeout():
+    client_end, host_end = p.socket_pair()
+    connection = Connection(client_end)
+    connection.call_timeout = 0.2
+    started = time.monotonic()
+    with pytest.raises(DriverTimeout):
+        connection.call(p.Method.GET_TYPE)
+    assert time.monotonic() - started < 2
+    host_end.close()
+
+
+def test_a_crash_during_an_async_execution_fails_its_future(served):
+    device = served()
+    model = _add_model()
+    prepared = device.prepare_model(to_hal_model(model))
+    built = build_request(model, model.examples[0])
+    future = prepared.execute_async(built.request)
+    future.result(5)
+    connection = device.connection
+    connection.abort(DriverCrashed("killed by SIGKILL"))
+    with pytest.raises(DriverCrashed):
+        prepared.execute_async(built.request)
+    assert isinstance(connection.failure, DriverCrashed)
+
+
+def test_protocol_errors_from_the_host_are_reported(served):
+    device = served()
+    with pytest.raises(Exception, match="rejected the request"):
+        device.connection.call(p.Method.EXECUTE, lambda w: w.u32(12345))
+
+
+def test_socket_type_is_seqpacket():
+    a, b = p.socket_pair()
+    assert a.type == socket.SOCK_SEQPACKET
+    a.close()
+    b.close()
