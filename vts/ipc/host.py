@@ -21,6 +21,7 @@ trustworthy, so it ends and the harness reports the case as crashed).
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import itertools
 import os
 import signal
@@ -48,6 +49,8 @@ EXIT_OUT_OF_MEMORY = 3
 
 #: How many threads take turns reading requests (concurrent calls served at once).
 DEFAULT_THREADS = 3
+#: Seconds the host waits, once the harness hung up, for a stuck driver call before it exits anyway.
+STUCK_EXIT_GRACE = 5.0
 
 
 class MalformedAnswer(Exception):
@@ -131,6 +134,8 @@ class DriverHost:
                     message = None
                 if message is None:
                     self._stopped.set()
+                    # The harness is gone.  A call stuck in the driver must not keep the process alive.
+                    threading.Timer(STUCK_EXIT_GRACE, os._exit, (EXIT_OK,)).start()
                     return
                 try:
                     reader, taken = self._start(message)
@@ -529,6 +534,8 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
     if fd is not None:
         # Spawned by the harness, which owns the terminal: Ctrl-C is its to handle.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A driver that dies by a signal leaves its Python stack in the log the harness reports.
+    faulthandler.enable()
     if memory_limit:
         import resource
 

@@ -221,7 +221,16 @@ class HostProcess:
             text = os.pread(self._log.fileno(), 8192, max(0, size - 8192)).decode("utf-8", "replace")
         except OSError:
             return ()
-        return tuple(line for line in text.splitlines()[-lines:] if line.strip())
+        all_lines = [line for line in text.splitlines() if line.strip()]
+        # faulthandler dumps every thread, innermost frame first: report the crashing thread's frames.
+        fatal = [i for i, line in enumerate(all_lines) if line.startswith("Fatal Python error")]
+        if fatal:
+            block = all_lines[fatal[-1]:]
+            current = [i for i, line in enumerate(block) if line.startswith("Current thread")]
+            frames = block[current[0]:] if current else block[1:]
+            end = next((i for i, line in enumerate(frames[1:], 1) if not line.startswith(" ")), len(frames))
+            return (block[0], *frames[: min(end, lines - 1)])
+        return tuple(all_lines[-lines:])
 
     # -- how to start it --------------------------------------------------------
 
