@@ -30,6 +30,7 @@ from vts.hal.enums import (
     OperationTypeRange,
     Priority,
     enum_name,
+    is_extension_type,
 )
 from vts.hal.types import DataLocation, Model, Operand, Operation, Subgraph, SymmPerChannelQuantParams
 
@@ -182,7 +183,7 @@ _SCALE_ONE = (T.FLOAT16, T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.TENSOR_BOOL8, T
 
 
 def _invalid_scale(operand_type: int) -> float:
-    if operand_type in _SCALE_ONE:
+    if operand_type in _SCALE_ONE or is_extension_type(operand_type):  # extension operands need scale 0
         return 1.0
     if operand_type == T.TENSOR_INT32:
         return -1.0
@@ -339,6 +340,8 @@ _TENSOR_TYPES = tuple(t for t in _FUNDAMENTAL_TYPES if t not in (*_SCALAR_TYPES,
 def _substitute_is_legal(model: Model, index: int, new_type: int) -> bool:
     """Where another type is legal for the operand, the suite skips it (catalogue §4.2 row 10)."""
     for op in model.main.operations:
+        if is_extension_type(op.type) and (index in op.inputs or index in op.outputs):
+            return True  # an extension operation's signature is the vendor's: nnvts cannot call a type illegal
         if op.type in _CAST_LIKE and new_type in _CAST_LIKE_TYPES:
             return True  # the suite skips these for every operand of such a model
         for slot, operand in enumerate(op.inputs):

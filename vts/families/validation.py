@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import reduce
 
+from vts.extensions import ExtensionRegistry
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.executions import Executor, PreparedModelCache, null_fence
 from vts.families.mutations import Mutation, apply_mutation, enumerate_mutations
@@ -113,6 +114,9 @@ def _excluded(model: TestModel) -> bool:
     return any(word in model.name for word in _EXCLUDED_VARIATIONS)
 
 
+BUILTIN_REGISTRY = ExtensionRegistry()
+
+
 @register_family
 class ValidationFamily(Family):
     name = "validation"
@@ -129,7 +133,8 @@ class ValidationFamily(Family):
         if _excluded(model):
             return
         stem = f"{self.name}/{model.case_name()}"
-        hal_model = to_hal_model(model)
+        # The built-in extension definitions encode EXT:TYPE models (the run's registry may gate them later).
+        hal_model = to_hal_model(model, extensions=BUILTIN_REGISTRY)
         try:
             mutations = list(enumerate_mutations(hal_model))
         finally:
