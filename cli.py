@@ -180,7 +180,7 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
 @click.option("--driver", required=True, help="Driver to serve: an installed name or module:attr.")
 @click.option("--socket", "socket_path", type=click.Path(dir_okay=False), help="Listen on this Unix socket path.")
 @click.option("--fd", type=int, help="Serve on this inherited, connected socket descriptor.")
-@click.option("--threads", type=click.IntRange(min=1), default=3, show_default=True,
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="Calls served concurrently.")
 @click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=0, show_default=True,
               metavar="MIB", help="Address-space limit in MiB (0: none).")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
+import select
 import socket
 import threading
 import time
@@ -113,7 +114,14 @@ class Connection:
 
     def __init__(self, sock: socket.socket, describe_death: Callable[[], DriverCrashed] | None = None) -> None:
         self.sock = sock
+        # Non-blocking, waited on with poll(): one poll and one recvmsg per message, and every wait
+        # (reading or sending) bounded by the deadline.
+        sock.setblocking(False)
         self._receiver = p.Receiver(sock)
+        self._readable = select.poll()
+        self._readable.register(sock, select.POLLIN)
+        self._writable = select.poll()
+        self._writable.register(sock, select.POLLOUT)
         self.describe_death = describe_death or (lambda: DriverCrashed("the driver host closed the connection"))
         #: Absolute ``time.monotonic()`` limit for every call (the case deadline), or None.
         self.deadline: float | None = None
@@ -175,44 +183,62 @@ class Connection:
             raise self.failure
         with self._send_lock:
             args = Writer()
+            args.buf += p.EMPTY_PREAMBLE  # replaced below when pools are declared or released
             self._new_pools = []
             if write is not None:
                 write(args)
-            preamble = p.Preamble()
-            fds = list(args.fds)
-            for pool_id, name, size, fd in self._new_pools:
-                index = -1
-                if fd >= 0:
-                    index = len(fds)
-                    fds.append(fd)
-                preamble.pools.append(p.PoolDeclaration(pool_id, name, size, index))
-            while self._released_pools:
-                preamble.released_pools.append(self._released_pools.popleft())
-            while self._released_handles:
-                preamble.released_handles.append(self._released_handles.popleft())
-            head = Writer()
-            p.write_preamble(head, preamble)
-            head.buf += args.buf
+            fds = args.fds
+            if self._new_pools or self._released_pools or self._released_handles:
+                fds = list(args.fds)
+                preamble = p.Preamble()
+                for pool_id, name, size, fd in self._new_pools:
+                    index = -1
+                    if fd >= 0:
+                        index = len(fds)
+                        fds.append(fd)
+                    preamble.pools.append(p.PoolDeclaration(pool_id, name, size, index))
+                while self._released_pools:
+                    preamble.released_pools.append(self._released_pools.popleft())
+                while self._released_handles:
+                    preamble.released_handles.append(self._released_handles.popleft())
+                head = Writer()
+                p.write_preamble(head, preamble)
+                args.buf[: len(p.EMPTY_PREAMBLE)] = head.buf
             seq = next(self._seq)
             with self._cond:
                 self._replies[seq] = slot
                 if future is not None:
                     self._futures[seq] = future
             try:
-                p.send_message(self.sock, seq, method, 0, head.buf, fds)
-            except (OSError, ProtocolError) as error:
+                self._transmit(seq, method, args.buf, fds)
+            except (OSError, ProtocolError, DriverTimeout) as error:
                 with self._cond:
                     self._replies.pop(seq, None)
                     self._futures.pop(seq, None)
                 if isinstance(error, ProtocolError):
                     raise
-                self._lose()
+                if isinstance(error, DriverTimeout):
+                    self._fail(error)
+                else:
+                    self._lose()
                 assert self.failure is not None
                 raise self.failure from None
             finally:
                 for fd in args.close_after_send:
                     p.close_fds([fd])
         return seq
+
+    def _transmit(self, seq: int, method: Method, body: bytearray, fds: list[int]) -> None:
+        """Send on the non-blocking socket; a host that stops reading cannot block past the deadline."""
+        while True:
+            try:
+                p.send_message(self.sock, seq, method, 0, body, fds)
+                return
+            except BlockingIOError:
+                until = self._effective_deadline()
+                wait_ms = None if until is None else max(until - time.monotonic(), 0.0) * 1000
+                if not self._writable.poll(wait_ms) and wait_ms is not None:
+                    raise DriverTimeout(f"the driver host stopped reading (request {method.name.lower()})") from None
 
     def _wait(self, done: Callable[[], bool], deadline: float | None, what: str, seq: int | None = None,
               caller_deadline: float | None = None) -> None:
@@ -250,11 +276,13 @@ class Connection:
                     self._cond.notify_all()
 
     def _read_one(self, until: float | None) -> None:
-        """Read one message (as the active reader) and deliver it."""
+        """Read one message (as the active reader) and deliver it; return early when ``until`` passes."""
         try:
-            self.sock.settimeout(None if until is None else max(until - time.monotonic(), 0.0005))
+            wait = None if until is None else max(until - time.monotonic(), 0.0) * 1000
+            if not self._readable.poll(wait):
+                return
             message = self._receiver.receive()
-        except TimeoutError:
+        except (BlockingIOError, InterruptedError):
             return
         except (OSError, ProtocolError) as error:
             self._lose(error)

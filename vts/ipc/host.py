@@ -7,10 +7,12 @@ pools mapped from the descriptors the harness sends (``from_fd``), and
 handles for the prepared models, buffers and fenced-execution callbacks the
 driver returns.
 
-Calls are served by a few threads taking turns as reader (leader/follower):
-the thread that reads a request handles it itself, so a call costs no
-thread hand-off, yet a driver blocked in one call (a long execution) does
-not stop another thread's call, as with a HAL service's thread pool.
+Calls are served by threads taking turns as reader (leader/follower): the
+thread that reads a request handles it itself, so a call costs no thread
+hand-off.  With ``--threads N`` a driver blocked in one call (a long
+execution) does not stop another thread's call, as with a HAL service's
+thread pool; the default is one thread, which serves calls in order
+(asynchronous executions still run concurrently, on the driver's threads).
 
 Exit status: 0 when the harness closed the connection, 2 when the driver
 cannot be loaded, 3 when the driver ran out of memory (``MemoryError``
@@ -47,8 +49,10 @@ EXIT_OK = 0
 EXIT_DRIVER_NOT_LOADED = 2
 EXIT_OUT_OF_MEMORY = 3
 
-#: How many threads take turns reading requests (concurrent calls served at once).
-DEFAULT_THREADS = 3
+#: How many threads take turns reading requests (concurrent calls served at once).  One by default:
+#: threads taking turns cost 20-60 us of GIL and futex traffic per call, and the suite's concurrency
+#: (asynchronous executions) runs on the driver's own threads anyway.
+DEFAULT_THREADS = 1
 #: Seconds the host waits, once the harness hung up, for a stuck driver call before it exits anyway.
 STUCK_EXIT_GRACE = 5.0
 
@@ -79,8 +83,11 @@ def _unmapped_pool(name: str, size: int, fd: int) -> Memory:
 class DriverHost:
     """Serves ``device`` on the connected stream socket ``sock`` until the harness hangs up."""
 
-    def __init__(self, device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS) -> None:
+    def __init__(self, device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS,
+                 owns_process: bool = False) -> None:
         self.device = device
+        #: Whether the host may end the process when the harness hangs up (not when it runs in a thread).
+        self.owns_process = owns_process
         self.sock = sock
         self._receiver = p.Receiver(sock)
         self.threads = max(1, threads)
@@ -134,8 +141,11 @@ class DriverHost:
                     message = None
                 if message is None:
                     self._stopped.set()
-                    # The harness is gone.  A call stuck in the driver must not keep the process alive.
-                    threading.Timer(STUCK_EXIT_GRACE, os._exit, (EXIT_OK,)).start()
+                    if self.owns_process:
+                        # The harness is gone.  A call stuck in the driver must not keep the process alive.
+                        exit_later = threading.Timer(STUCK_EXIT_GRACE, os._exit, (EXIT_OK,))
+                        exit_later.daemon = True
+                        exit_later.start()
                     return
                 try:
                     reader, taken = self._start(message)
@@ -510,8 +520,9 @@ def _out_of_memory() -> None:
 # Entry point
 
 
-def serve_socket(device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS) -> int:
-    return DriverHost(device, sock, threads).serve()
+def serve_socket(device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS,
+                 owns_process: bool = False) -> int:
+    return DriverHost(device, sock, threads, owns_process).serve()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -551,7 +562,7 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
     if fd is not None:
         sock = socket.socket(fileno=fd)
         try:
-            return serve_socket(device, sock, threads)
+            return serve_socket(device, sock, threads, owns_process=True)
         finally:
             sock.close()
     assert path is not None

@@ -508,6 +508,13 @@ class Preamble:
     released_handles: list[int] = field(default_factory=list)
 
 
+#: The preamble of a request that declares and releases nothing (the common case), as bytes.
+EMPTY_PREAMBLE = bytes(12)
+
+
+_NO_PREAMBLE = Preamble()
+
+
 def write_preamble(w: Writer, preamble: Preamble) -> None:
     w.u32(len(preamble.pools))
     for pool in preamble.pools:
@@ -524,6 +531,9 @@ def write_preamble(w: Writer, preamble: Preamble) -> None:
 
 
 def read_preamble(r: Reader) -> Preamble:
+    if r.data[r.pos : r.pos + 12] == EMPTY_PREAMBLE:
+        r.pos += 12
+        return _NO_PREAMBLE
     pools = []
     for _ in range(r.count(20)):
         pool_id = r.u32()
