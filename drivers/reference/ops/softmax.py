@@ -12,6 +12,8 @@ header: scale 1/256 with zero point 0 (uint8) or -128 (int8).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from drivers.reference.ops.registry import register_op
@@ -61,18 +63,11 @@ def _softmax_quant(ctx: OpContext, beta: np.float32, axis: int) -> np.ndarray:
     qmin, qmax = quantized_range(x.value.dtype)
     if x.value.size == 0:
         return x.value.copy()
-    real_multiplier = min(float(beta) * float(np.float32(x.scale)) * (1 << (31 - _SCALED_DIFF_INTEGER_BITS)),
-                          (1 << 31) - 1.0)
-    multiplier, left_shift = quantize_multiplier_greater_than_one(real_multiplier)
-    diff_min = -calculate_input_radius(_SCALED_DIFF_INTEGER_BITS, left_shift)
-
+    exp_table, term_table, first_counted = _exp_tables(float(beta), float(np.float32(x.scale)))
     values = x.value.astype(np.int64)
-    diff = values - values.max(axis=axis, keepdims=True)
-    counted = diff >= diff_min
-    rescaled = saturating_rounding_doubling_high_mul(np.maximum(diff, diff_min) * (1 << left_shift), multiplier)
-    exps = exp_on_negative_values(rescaled, _SCALED_DIFF_INTEGER_BITS)
-    # Accumulate in Q12.19 with int32 wrap-around, as the kernel's FixedPoint addition does.
-    terms = np.where(counted, rounding_divide_by_pot(exps, _ACCUMULATION_INTEGER_BITS), 0)
+    index = values - values.max(axis=axis, keepdims=True) + _DIFF_SPAN
+    counted = index >= first_counted
+    exps, terms = exp_table[index], term_table[index]
     sum_of_exps = wrap_int32(terms.sum(axis=axis, keepdims=True)) & 0xFFFFFFFF
     headroom_plus_one = count_leading_zeros32(sum_of_exps)
     num_bits_over_unit = _ACCUMULATION_INTEGER_BITS - headroom_plus_one
@@ -84,6 +79,34 @@ def _softmax_quant(ctx: OpContext, beta: np.float32, axis: int) -> np.ndarray:
         result = result - 128
     result = np.where(counted, np.clip(result, qmin, qmax), qmin)
     return result.astype(x.value.dtype)
+
+
+# Differences to the row maximum of 8-bit values lie in [-255, 0]: index = difference + 255.
+_DIFF_SPAN = 255
+
+
+@functools.lru_cache(maxsize=256)
+def _exp_tables(beta: float, input_scale: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """exp of every possible difference to the row maximum in Q0.31, its Q12.19 summand, the first index counted.
+
+    Everything the kernel computes per element before the division depends
+    only on that difference (at most 256 values), so it is tabulated once per
+    (beta, input scale) with the very same fixed-point steps.  Differences
+    below ``diff_min`` are not counted: their summand is 0 (their output is
+    forced to the minimum by the caller).
+    """
+    real_multiplier = min(beta * input_scale * (1 << (31 - _SCALED_DIFF_INTEGER_BITS)), (1 << 31) - 1.0)
+    multiplier, left_shift = quantize_multiplier_greater_than_one(real_multiplier)
+    diff_min = -calculate_input_radius(_SCALED_DIFF_INTEGER_BITS, left_shift)
+    diff = np.arange(-_DIFF_SPAN, 1, dtype=np.int64)
+    counted = diff >= diff_min
+    rescaled = saturating_rounding_doubling_high_mul(np.maximum(diff, diff_min) * (1 << left_shift), multiplier)
+    exps = exp_on_negative_values(rescaled, _SCALED_DIFF_INTEGER_BITS)
+    # Accumulate in Q12.19 with int32 wrap-around, as the kernel's FixedPoint addition does.
+    terms = np.where(counted, rounding_divide_by_pot(exps, _ACCUMULATION_INTEGER_BITS), 0)
+    exps.flags.writeable = False
+    terms.flags.writeable = False
+    return exps, terms, max(0, diff_min + _DIFF_SPAN)
 
 
 @register_op(Op.SOFTMAX, types=FLOAT + QUANT8)
