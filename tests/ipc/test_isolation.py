@@ -106,3 +106,16 @@ def test_driver_start_failures_are_usage_errors(nnvts, add_mul_specs, tmp_path):
     assert broken.returncode == 2 and "no_such_module" in broken.stderr
     in_process = nnvts("run", "--driver", "exec:/bin/true", "--in-process", *add_mul_specs)
     assert in_process.returncode == 2 and "cannot run in process" in in_process.stderr
+
+
+def test_cases_after_a_restart_do_not_reuse_the_dead_hosts_prepared_model(nnvts, tmp_path):
+    """The validation family caches one prepared model per model; a restart must not leave it stale."""
+    specs = [write_spec(tmp_path, hand_mul_float())]
+    marker = tmp_path / "crashed-once"
+    result = nnvts("run", "--driver", "tests.drivers.misbehaving:crash_once_device", "--family", "validation",
+                   "-k", "remove_input or fenced_null", "--json", str(tmp_path / "r.json"), *specs,
+                   NNVTS_TEST_CRASH_MARKER=str(marker))
+    assert result.returncode == 0, result.stdout + result.stderr
+    cases = json.loads((tmp_path / "r.json").read_text())["cases"]
+    assert len(cases) == 7 and {c["verdict"] for c in cases} == {"passed"}
+    assert sum("host_died_first_attempt" in c.get("extra", {}) for c in cases) == 1

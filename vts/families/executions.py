@@ -145,21 +145,25 @@ class PreparedModelCache:
 
     The cases of one model arrive together, so a one-entry cache saves a
     preparation per case; a refusal (unsupported model) is cached too, with
-    the reason the cases are skipped.
+    the reason the cases are skipped.  The entry belongs to one device
+    object: after a crash the runner serves the next case from a restarted
+    driver process (a new device), and the old prepared model died with
+    the old process.
     """
 
     def __init__(self) -> None:
         self._key: tuple[str, str] | None = None
+        self._device: Device | None = None
         self._entry: tuple[PreparedModel | None, str] = (None, "")
 
     def get(self, key: tuple[str, str], device: Device, build: Callable[[], Model],
             release: Callable[[Model], None]) -> tuple[PreparedModel | None, str]:
-        if self._key != key:
+        if self._key != key or self._device is not device:
             model = build()
             try:
                 preparation = create_prepared_model(device, model)
                 why = "" if preparation.prepared else f"unsupported: {unsupported_names(model, preparation.supported)}"
             finally:
                 release(model)
-            self._key, self._entry = key, (preparation.prepared, why)
+            self._key, self._device, self._entry = key, device, (preparation.prepared, why)
         return self._entry

@@ -128,6 +128,8 @@ class HostProcess:
         if self._device is not None:
             raise RuntimeError("host already started; use restart()")
         parent, child = socket_pair()
+        if self._log is not None:
+            self._log.close()  # the previous host's log: its tail was read when it died
         self._log = tempfile.TemporaryFile(prefix="nnvts-host-", suffix=".log")  # noqa: SIM115 - closed in stop()
         self._killed_for = None
         argv = [sys.executable, "-S", "-c", _LAUNCHER, str(child.fileno()), str(self.memory_limit),

@@ -81,6 +81,11 @@ class IsolatedRunner(base.Runner):
         if failure is not None:
             self.host.kill(failure)
             return lost_outcome(failure, timeout)
+        if outcome.verdict in (Verdict.CRASH, Verdict.TIMEOUT):
+            # A loss the current host did not suffer: the case used an object of an earlier host
+            # (a family cached it across a restart).  That is the harness's problem, not the driver's.
+            return Outcome(Verdict.ERROR, f"harness: a driver object of an earlier, restarted host was used "
+                           f"({outcome.reason})")
         return outcome
 
     def _guarded(self, family: Family, case: Case, device: object) -> Outcome:
