@@ -35,6 +35,7 @@ from typing import IO
 from vts.ipc.client import ProxyDevice, connect
 from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolError
 from vts.ipc.protocol import socket_pair
+from vts.run.drivers import DriverRef
 
 #: The descriptor number a driver finds its socket on.
 SOCKET_FD = 3
@@ -238,7 +239,7 @@ class HostProcess:
 
     def _command(self) -> list[str]:
         if self.is_exec:
-            command = shlex.split(self.driver[len("exec:"):])
+            command = shlex.split(DriverRef(self.driver).command)
             if not command:
                 raise HostStartError("exec: needs a command")
             return command

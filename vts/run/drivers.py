@@ -36,9 +36,19 @@ class DriverRef:
         return self.spec.startswith("exec:")
 
     @property
+    def command(self) -> str:
+        """The program of an ``exec:`` driver (run out of process by ``vts.ipc.process``)."""
+        if not self.is_exec:
+            raise ValueError(f"{self.spec!r} is not an exec: driver")
+        return self.spec[len("exec:"):]
+
+    @property
     def target(self) -> str:
         """``module:attr`` of the Python driver."""
-        if ":" in self.spec and not self.is_exec:
+        if self.is_exec:
+            raise DriverNotFound(f"{self.spec!r} is a program speaking the nnvts protocol: it runs in its own "
+                                 "process, not as a Python object (see docs/protocol.md)")
+        if ":" in self.spec:
             return self.spec
         for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if entry.name == self.spec:
