@@ -54,7 +54,7 @@ except ImportError:  # optional: main() explains; the reference and numpy peers 
     ort = None
 
 from bench.numpy_quant import NumpyQuant8
-from bench.prefix import prefix
+from bench.prefix import prefix, single
 
 Runner = Callable[[], np.ndarray]
 
@@ -146,27 +146,33 @@ def time_runs(impls: list[Implementation], runs: int, warmup: int) -> dict[str, 
     return samples
 
 
-def describe_difference(model: TestModel, ours: np.ndarray, theirs: np.ndarray) -> str:
+def describe_difference(model: TestModel, ours: np.ndarray, theirs: np.ndarray, top: bool = True) -> str:
     diff = np.abs(ours.astype(np.float64) - theirs.astype(np.float64))
-    top = f"top-1 {'agrees' if ours.argmax() == theirs.argmax() else 'DIFFERS'}"
+    top_text = f"; top-1 {'agrees' if ours.argmax() == theirs.argmax() else 'DIFFERS'}" if top else ""
     if is_quantized(model):
-        return (f"max |diff| {diff.max():.0f} steps, {int((diff > 0).sum())}/{diff.size} elements differ, "
-                f"{int((diff > 1).sum())} by more than 1; {top}")
-    return f"max |diff| {diff.max():.3g} (largest value {np.abs(theirs).max():.3g}); {top}"
+        return (f"max |diff| {diff.max():.0f} steps, {int((diff > 0).sum())}/{diff.size} differ, "
+                f"{int((diff > 1).sum())} by more than 1{top_text}")
+    return f"max |diff| {diff.max():.3g} (largest value {np.abs(theirs).max():.3g}){top_text}"
 
 
 def layer_report(model: TestModel, peer: Callable[[TestModel], Implementation]) -> list[str]:
-    """The reference against ``peer`` after each operation (cumulative drift through the network)."""
+    """The reference against ``peer`` at every operation: that layer alone (fed the reference's own
+    intermediate tensor), and the whole network up to it (drift accumulated through the layers)."""
     lines = []
-    for count in range(1, len(model.main.operations) + 1):
-        part = prefix(model, count)
-        ours, theirs = reference(part), peer(part)
+    current = example_input(model)
+    for index in range(len(model.main.operations)):
+        alone = single(model, index, current)
+        upto = prefix(model, index + 1)
+        name = upto.main.operands[upto.main.outputs[0]].name
+        parts = [reference(alone), peer(alone), reference(upto), peer(upto)]
         try:
-            name = part.main.operands[part.main.outputs[0]].name
-            lines.append(f"  {count:3d} {name:<16} {describe_difference(part, ours.run(), theirs.run())}")
+            ours, theirs, ours_upto, theirs_upto = (impl.run() for impl in parts)
+            lines.append(f"  {index + 1:3d} {name:<14} alone: {describe_difference(alone, ours, theirs, top=False)}"
+                         f" | so far: {describe_difference(upto, ours_upto, theirs_upto, top=False)}")
+            current = ours
         finally:
-            ours.close()
-            theirs.close()
+            for impl in parts:
+                impl.close()
     return lines
 
 
@@ -200,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="timed rounds of the (slow) numpy baseline, run after the others")
     parser.add_argument("--only", choices=("float", "quant8"), help="one workload only")
     parser.add_argument("--layers", action="store_true",
-                        help="also compare the reference with ONNX Runtime after every operation")
+                        help="also compare the reference with ONNX Runtime at every operation (slow)")
     args = parser.parse_args(argv)
     if ort is None:
         print("bench needs onnx and onnxruntime: .venv/bin/pip install -e '.[bench]'", file=sys.stderr)

@@ -1,16 +1,19 @@
-"""Prefixes of a model: the first k operations, with the last one's output as the model output.
+"""Parts of a model for the layer-by-layer cross-check (``mobilenet.py --layers``).
 
-Used by the layer-by-layer cross-check (``mobilenet.py --layers``): comparing
-two implementations after every operation shows where they start to differ,
-which the final softmax alone hides or exaggerates.
+``prefix``: the first k operations, the last one's output as the model
+output (how far two implementations have drifted apart after k layers);
+``single``: one operation fed a given input (how much that layer alone
+disagrees).  The final softmax alone hides or exaggerates both.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from vts.hal.enums import OperandLifeTime
-from vts.testmodel import TestModel, TestSubgraph
+from vts.testmodel import TensorData, TestExample, TestModel, TestSubgraph
 
 
 def prefix(model: TestModel, count: int) -> TestModel:
@@ -36,3 +39,29 @@ def prefix(model: TestModel, count: int) -> TestModel:
     graph = TestSubgraph(tuple(operands), operations, tuple(renumber[i] for i in main.inputs), (renumber[output],))
     examples = tuple(dataclasses.replace(ex, outputs={}) for ex in model.examples)
     return dataclasses.replace(model, name=f"{model.name}_first{count}", main=graph, examples=examples)
+
+
+def single(model: TestModel, index: int, value: np.ndarray) -> TestModel:
+    """Operation ``index`` alone, its first input made the model input with example ``value``.
+
+    Feeding two implementations the same intermediate tensor isolates one
+    layer's disagreement from what the layers before it accumulated.
+    """
+    main = model.main
+    op = main.operations[index]
+    source, output = op.inputs[0], op.outputs[0]
+    used = sorted({*op.inputs, *op.outputs})
+    renumber = {old: new for new, old in enumerate(used)}
+    operands = []
+    for old in used:
+        operand = main.operands[old]
+        if old == source:
+            operand = dataclasses.replace(operand, lifetime=OperandLifeTime.SUBGRAPH_INPUT, value=None)
+        elif old == output:
+            operand = dataclasses.replace(operand, lifetime=OperandLifeTime.SUBGRAPH_OUTPUT)
+        operands.append(operand)
+    operation = dataclasses.replace(op, inputs=tuple(renumber[i] for i in op.inputs),
+                                    outputs=tuple(renumber[i] for i in op.outputs))
+    graph = TestSubgraph(tuple(operands), (operation,), (renumber[source],), (renumber[output],))
+    example = TestExample("", {0: TensorData(tuple(value.shape), value.reshape(-1))}, {})
+    return dataclasses.replace(model, name=f"{model.name}_op{index}", main=graph, examples=(example,))
