@@ -69,6 +69,9 @@ __all__ = [
     "connect",
 ]
 
+#: "execute", "prepare_model"...: what a timeout or a crash reason names.
+_CALL_NAMES = {method: method.name.lower() for method in Method}
+
 #: How long the background reader waits before taking the socket, so a thread
 #: about to wait for its own answer reads it itself (no hand-off).
 _PUMP_GRACE = 0.002
@@ -148,19 +151,18 @@ class Connection:
 
     def call(self, method: Method, write: Callable[[Writer], None] | None = None) -> Reader:
         """Send a request and wait for its reply; returns a reader over a NONE reply's body."""
-        slot = _Slot(method.name.lower())
+        slot = _Slot(_CALL_NAMES[method])
         seq = self._send(method, write, slot)
-        deadline = self._effective_deadline()
-        self._wait(lambda: slot.message is not None, deadline, f"{method.name.lower()}", seq)
+        self._wait(lambda: slot.message is not None, self._effective_deadline(), slot.what, seq)
         assert slot.message is not None
         return _reply_reader(slot.message)
 
     def call_async(self, method: Method, write: Callable[[Writer], None]) -> Future[ExecutionResult]:
         """A request answered twice: the launch status now, the completion later (NOTIFY)."""
-        future = _RemoteFuture(self, method.name.lower())
-        slot = _Slot(method.name.lower())
+        future = _RemoteFuture(self, _CALL_NAMES[method])
+        slot = _Slot(_CALL_NAMES[method])
         seq = self._send(method, write, slot, future)
-        self._wait(lambda: slot.message is not None, self._effective_deadline(), method.name.lower(), seq)
+        self._wait(lambda: slot.message is not None, self._effective_deadline(), slot.what, seq)
         assert slot.message is not None
         try:
             _reply_reader(slot.message).end()
@@ -172,10 +174,10 @@ class Connection:
         return future
 
     def _effective_deadline(self) -> float | None:
-        limits = [t for t in (self.deadline,) if t is not None]
-        if self.call_timeout is not None:
-            limits.append(time.monotonic() + self.call_timeout)
-        return min(limits) if limits else None
+        if self.call_timeout is None:
+            return self.deadline
+        limit = time.monotonic() + self.call_timeout
+        return limit if self.deadline is None else min(limit, self.deadline)
 
     def _send(self, method: Method, write: Callable[[Writer], None] | None, slot: _Slot,
               future: _RemoteFuture | None = None) -> int:
@@ -248,6 +250,8 @@ class Connection:
         connection is given up: a stuck host may never answer again);
         ``caller_deadline`` a ``Future.result(timeout)`` limit (TimeoutError).
         """
+        until = deadline if caller_deadline is None else (
+            caller_deadline if deadline is None else min(deadline, caller_deadline))
         while True:
             with self._cond:
                 while True:
@@ -265,11 +269,9 @@ class Connection:
                     if not self._reader_active:
                         self._reader_active = True
                         break
-                    limits = [t for t in (deadline, caller_deadline) if t is not None]
-                    self._cond.wait(min(limits) - now if limits else None)
-            limits = [t for t in (deadline, caller_deadline) if t is not None]
+                    self._cond.wait(None if until is None else until - now)
             try:
-                self._read_one(min(limits) if limits else None)
+                self._read_one(until)
             finally:
                 with self._cond:
                     self._reader_active = False

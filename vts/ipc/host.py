@@ -160,6 +160,8 @@ class DriverHost:
         reader = Reader(message.body, message.fds)
         preamble = p.read_preamble(reader)
         taken: set[int] = set()
+        if not (preamble.pools or preamble.released_pools or preamble.released_handles):
+            return reader, taken
         with self._table_lock:
             for pool_id in preamble.released_pools:
                 pool = self.pools.pop(pool_id, None)
