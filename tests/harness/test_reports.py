@@ -60,3 +60,15 @@ def test_stream_survives_a_torn_last_line(tmp_path):
     assert header["nnvts_results"] == 1
     assert [c.name for c in cases] == ["add.add", "conv.conv"]
     assert footer is None
+
+
+def test_html_report_lists_what_did_not_pass_and_escapes(tmp_path):
+    reports = FileReports({"driver": {"name": "acme-npu", "version": "1.0"}}, html_path=str(tmp_path / "r.html"))
+    for result in RESULTS:
+        reports.add(result)
+    reports.finish(interrupted=False)
+    page = (tmp_path / "r.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "acme-npu" in page
+    assert "conv.conv" in page and "lstm.lstm" in page
+    assert ">add.add<" not in page  # passing cases are counted, not listed
+    assert "&amp; &lt;more&gt;" in page  # reasons are escaped

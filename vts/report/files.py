@@ -111,10 +111,11 @@ class FileReports:
     """Sink: the JSON-lines stream, then JSON and JUnit reports at the end."""
 
     def __init__(self, header: dict[str, Any], jsonl: str | None = None, json_path: str | None = None,
-                 junit: str | None = None) -> None:
+                 junit: str | None = None, html_path: str | None = None) -> None:
         self.stream = ResultStream(jsonl, header)
         self.json_path = json_path
         self.junit = junit
+        self.html_path = html_path
 
     def add(self, result: CaseResult) -> None:
         self.stream.add(result)
@@ -125,4 +126,8 @@ class FileReports:
             write_json_report(self.stream.path, self.json_path, interrupted)
         if self.junit:
             write_junit_report(self.stream.path, self.junit)
+        if self.html_path:
+            from vts.report.html import write_html_report
+
+            write_html_report(self.stream.path, self.html_path)
         self.stream.discard()
