@@ -43,8 +43,12 @@ input{font-size:14px;padding:.2em;width:30em}
 <p><input id="filter" placeholder="filter by name, verdict or reason" oninput="filterRows()"></p>
 <table id="cases"><tr><th>case</th><th>verdict</th><th>reason and detail</th></tr>$case_rows</table>
 <script>
-function filterRows(){const q=document.getElementById('filter').value.toLowerCase();
-for(const r of document.querySelectorAll('#cases tr.case')){r.style.display=r.textContent.toLowerCase().includes(q)?'':'none';}}
+function filterRows(){
+  const q=document.getElementById('filter').value.toLowerCase();
+  for(const r of document.querySelectorAll('#cases tr.case')){
+    r.style.display=r.textContent.toLowerCase().includes(q)?'':'none';
+  }
+}
 </script>
 </body></html>
 """)
