@@ -129,6 +129,13 @@ def _crash_once(request: Request) -> None:
         ctypes.string_at(0)
 
 
+def _crash_later(request: Request) -> None:
+    """Answer normally, then crash from a driver thread 0.3 s later (after the case has ended)."""
+    import threading
+
+    threading.Timer(0.3, ctypes.string_at, (0,)).start()
+
+
 # -- factories (module:attr) -----------------------------------------------------------------
 
 
@@ -159,6 +166,10 @@ def slow_device() -> MisbehavingDevice:
 
 def crash_once_device() -> MisbehavingDevice:
     return MisbehavingDevice(_crash_once, "crash-once")
+
+
+def late_crash_device() -> MisbehavingDevice:
+    return MisbehavingDevice(_crash_later, "late-crash")
 
 
 def faults() -> dict[str, Any]:

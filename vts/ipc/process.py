@@ -125,6 +125,18 @@ class HostProcess:
     def alive(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    def died_unnoticed(self) -> str | None:
+        """Why the host ended although nobody was talking to it (None if it runs or was stopped by us).
+
+        A driver thread can crash the process after a case has ended; the
+        next case then starts on a fresh host, and this says what happened.
+        """
+        device = self._device
+        if device is None or device.connection.failure is not None or self.alive():
+            return None
+        assert self._process is not None
+        return describe_exit(self._process.returncode, not self.is_exec, self.memory_limit)
+
     def start(self) -> ProxyDevice:
         if self._device is not None:
             raise RuntimeError("host already started; use restart()")

@@ -67,6 +67,7 @@ class IsolatedRunner(base.Runner):
     def _attempt(self, family: Family, case: Case) -> Outcome:
         assert self.host is not None, "IsolatedRunner needs a host"
         timeout = self.options.case_timeout
+        died = self.host.died_unnoticed()
         try:
             device = self.host.device
         except HostStartError as error:
@@ -77,6 +78,11 @@ class IsolatedRunner(base.Runner):
             outcome = self._guarded(family, case, device)
         finally:
             connection.deadline = None
+        if died is not None:
+            # Not this case's doing (it had not started); recorded so the death is not silent.
+            outcome = Outcome(outcome.verdict, outcome.reason,
+                              (*outcome.details, f"the driver host had died after the previous case ({died}) and "
+                               "was restarted for this one"), {**outcome.extra, "host_died_before_case": died})
         failure = connection.failure
         if failure is not None:
             self.host.kill(failure)
