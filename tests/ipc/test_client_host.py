@@ -230,3 +230,27 @@ def test_socket_type_is_seqpacket():
     assert a.type == socket.SOCK_SEQPACKET
     a.close()
     b.close()
+
+
+def test_nnvts_serve_listens_on_a_path(tmp_path):
+    import subprocess
+
+    from tests.ipc.conftest import ROOT, nnvts_command, nnvts_env
+
+    path = tmp_path / "driver.sock"
+    server = subprocess.Popen(nnvts_command("serve", "--driver", "reference", "--socket", str(path)), cwd=ROOT,
+                              env=nnvts_env(), stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        for _ in range(2):  # one connection after another, served by the same device
+            sock = socket.socket(socket.AF_UNIX, p.SOCKET_TYPE)
+            sock.connect(str(path))
+            device = connect(sock)
+            assert device.name == "nnvts-reference" and device.get_version_string()
+            device.connection.close()
+    finally:
+        server.terminate()
+        assert server.wait(10) == 0
+    assert not path.exists()

@@ -568,6 +568,11 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
         finally:
             sock.close()
     assert path is not None
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)  # end cleanly (the socket path removed) on kill, as on Ctrl-C
     listener = socket.socket(socket.AF_UNIX, p.SOCKET_TYPE)
     if os.path.exists(path):
         os.unlink(path)
