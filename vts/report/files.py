@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import IO, Any
 from xml.sax.saxutils import escape as xml_escape
@@ -66,29 +67,49 @@ _JUNIT_ERROR = {Verdict.ERROR, Verdict.CRASH, Verdict.TIMEOUT}
 
 
 def write_junit_report(stream_path: str, path: str, suite_name: str = "nnvts") -> None:
-    """One ``<testsuite>`` per family; failures carry the reason and the comparison detail."""
+    """One ``<testsuite>`` per family; failures carry the reason and the comparison detail.
+
+    Streams: each family's test cases go to a temporary file in one pass
+    over the results, then the suites are assembled behind their counts, so
+    a million-case sweep never sits in memory.
+    """
     _, cases, _ = read_stream(stream_path)
-    by_family: dict[str, list[CaseResult]] = defaultdict(list)
-    for case in cases:
-        by_family[case.family].append(case)
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    with tempfile.TemporaryDirectory(prefix="nnvts-junit-") as scratch:
+        parts: dict[str, IO[str]] = {}
+        try:
+            for case in cases:
+                part = parts.get(case.family)
+                if part is None:
+                    part = parts[case.family] = open(  # noqa: SIM115 - closed in finally
+                        os.path.join(scratch, f"{len(parts)}.xml"), "w+", encoding="utf-8")
+                part.write(_testcase(case))
+                tally = counts[case.family]
+                tally["tests"] += 1
+                tally["failures"] += case.verdict in _JUNIT_FAILURE
+                tally["errors"] += case.verdict in _JUNIT_ERROR
+                tally["skipped"] += case.verdict in (Verdict.SKIPPED, Verdict.XFAIL)
+                tally["time_us"] += int(case.duration * 1e6)
 
-    def render(out: IO[str]) -> None:
-        total = sum(len(v) for v in by_family.values())
-        out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-        out.write(f"<testsuites name={quoteattr(suite_name)} tests=\"{total}\">\n")
-        for family, results in sorted(by_family.items()):
-            failures = sum(r.verdict in _JUNIT_FAILURE for r in results)
-            errors = sum(r.verdict in _JUNIT_ERROR for r in results)
-            skipped = sum(r.verdict in (Verdict.SKIPPED, Verdict.XFAIL) for r in results)
-            duration = sum(r.duration for r in results)
-            out.write(f"  <testsuite name={quoteattr(family)} tests=\"{len(results)}\" failures=\"{failures}\" "
-                      f"errors=\"{errors}\" skipped=\"{skipped}\" time=\"{duration:.3f}\">\n")
-            for r in results:
-                out.write(_testcase(r))
-            out.write("  </testsuite>\n")
-        out.write("</testsuites>\n")
+            def render(out: IO[str]) -> None:
+                total = sum(c["tests"] for c in counts.values())
+                out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+                out.write(f"<testsuites name={quoteattr(suite_name)} tests=\"{total}\">\n")
+                for family in sorted(parts):
+                    c = counts[family]
+                    out.write(f"  <testsuite name={quoteattr(family)} tests=\"{c['tests']}\" "
+                              f"failures=\"{c['failures']}\" errors=\"{c['errors']}\" skipped=\"{c['skipped']}\" "
+                              f"time=\"{c['time_us'] / 1e6:.3f}\">\n")
+                    part = parts[family]
+                    part.seek(0)
+                    shutil.copyfileobj(part, out)
+                    out.write("  </testsuite>\n")
+                out.write("</testsuites>\n")
 
-    _atomic_write(path, render)
+            _atomic_write(path, render)
+        finally:
+            for part in parts.values():
+                part.close()
 
 
 def _testcase(result: CaseResult) -> str:

@@ -61,16 +61,42 @@ class ResultStream:
 
 
 def read_stream(path: str) -> tuple[dict[str, Any], Iterator[CaseResult], dict[str, Any] | None]:
-    """(header, results, footer) of a stream; tolerates a torn last line and a missing footer."""
+    """(header, results, footer) of a stream; tolerates a torn last line and a missing footer.
+
+    Results are read lazily, one line at a time: a validation sweep's stream
+    holds a million records and must never be loaded whole.
+    """
     with open(path, encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
-    records = []
-    for line in lines:
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            break  # a line torn by a kill: everything before it is valid
-    header = records[0] if records and "nnvts_results" in records[0] else {}
-    footer = records[-1] if records and "summary" in records[-1] else None
-    cases = (CaseResult.from_json(r["case"]) for r in records if "case" in r)
-    return header, cases, footer
+        header = _parse(handle.readline()) or {}
+    if "nnvts_results" not in header:
+        header = {}
+    return header, _iter_cases(path), _footer(path)
+
+
+def _parse(line: str) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None  # a line torn by a kill
+    return record if isinstance(record, dict) else None
+
+
+def _iter_cases(path: str) -> Iterator[CaseResult]:
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            record = _parse(line)
+            if record is None:
+                return  # everything before a torn line is valid; nothing after it is trusted
+            if "case" in record:
+                yield CaseResult.from_json(record["case"])
+
+
+def _footer(path: str) -> dict[str, Any] | None:
+    """The summary record, read from the end of the file without reading the rest."""
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        handle.seek(max(0, size - 65536))
+        tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    record = _parse(tail[-1]) if tail else None
+    return record if record is not None and "summary" in record else None
