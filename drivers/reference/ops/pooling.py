@@ -44,7 +44,7 @@ from vts.hal.enums import OperationType as Op
 
 POOL_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16, T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
 FLOAT_POOL_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
-# Above this many window positions, reduce a strided window view instead of looping over slices.
+# Above this many window positions, reduce rows then columns instead of one op per window position.
 _SLICE_LOOP_LIMIT = 64
 
 
@@ -76,19 +76,35 @@ class PoolGeometry:
         self.out_hw = output_hw(ctx.name, in_hw, self.filter_hw, w)
 
 
-def window_reduce(xp: np.ndarray, geometry: PoolGeometry, combine: Callable[[np.ndarray, np.ndarray], np.ndarray],
-                  reduce: Callable[..., np.ndarray]) -> np.ndarray:
-    """Reduce every kh x kw window of the padded NHWC ``xp`` (one whole-tensor op per window offset)."""
+def window_reduce(xp: np.ndarray, geometry: PoolGeometry,
+                  combine: Callable[..., np.ndarray]) -> np.ndarray:
+    """Reduce every kh x kw window of the padded NHWC ``xp`` with ``combine`` (``np.add``, ``np.maximum``).
+
+    Small windows take one whole-tensor op per window offset, rows outer and
+    columns inner: the order TFLite accumulates a float average in.  Large
+    windows (global pools over whole feature maps) reduce each window's rows
+    first and then its columns, kh + kw ops instead of kh * kw: a sum in
+    another association (within float tolerance; integer sums are exact), a
+    maximum unchanged.
+    """
     (k_h, k_w), (o_h, o_w), w = geometry.filter_hw, geometry.out_hw, geometry.window
-    if k_h * k_w > _SLICE_LOOP_LIMIT:
-        view = np.lib.stride_tricks.sliding_window_view(xp, (k_h, k_w), axis=(1, 2))
-        return reduce(view[:, :: w.stride_h, :: w.stride_w][:, :o_h, :o_w], axis=(4, 5))
     result = None
+    if k_h * k_w <= _SLICE_LOOP_LIMIT:
+        for i in range(k_h):
+            rows = window_slice(i, w.stride_h, o_h)
+            for j in range(k_w):
+                part = xp[:, rows, window_slice(j, w.stride_w, o_w), :]
+                result = part.copy() if result is None else combine(result, part, out=result)
+        assert result is not None
+        return result
+    row_totals = None
     for i in range(k_h):
-        rows = window_slice(i, w.stride_h, o_h)
-        for j in range(k_w):
-            part = xp[:, rows, window_slice(j, w.stride_w, o_w), :]
-            result = part.copy() if result is None else combine(result, part, out=result)
+        part = xp[:, window_slice(i, w.stride_h, o_h)]
+        row_totals = part.copy() if row_totals is None else combine(row_totals, part, out=row_totals)
+    assert row_totals is not None
+    for j in range(k_w):
+        part = row_totals[:, :, window_slice(j, w.stride_w, o_w)]
+        result = part.copy() if result is None else combine(result, part, out=result)
     assert result is not None
     return result
 
@@ -133,10 +149,10 @@ def average_pool_2d(ctx: OpContext) -> list[np.ndarray]:
     counts = window_counts(in_hw, geometry)
     if ctx.tensor(0).type in QUANT8:
         x = geometry.x.astype(np.int32)
-        total = window_reduce(pad_spatial(x, geometry.window), geometry, np.add, np.sum)
+        total = window_reduce(pad_spatial(x, geometry.window), geometry, np.add)
         return [_quant_finish(ctx, rounded_average(total.astype(np.int64), counts), geometry)]
     x = geometry.x.astype(np.float32)
-    total = window_reduce(pad_spatial(x, geometry.window), geometry, np.add, np.sum)
+    total = window_reduce(pad_spatial(x, geometry.window), geometry, np.add)
     return [_float_finish(ctx, total / counts.astype(np.float32), geometry)]
 
 
@@ -145,10 +161,10 @@ def max_pool_2d(ctx: OpContext) -> list[np.ndarray]:
     geometry = PoolGeometry(ctx)
     if ctx.tensor(0).type in QUANT8:
         lowest = np.iinfo(geometry.x.dtype).min
-        result = window_reduce(pad_spatial(geometry.x, geometry.window, lowest), geometry, np.maximum, np.max)
+        result = window_reduce(pad_spatial(geometry.x, geometry.window, lowest), geometry, np.maximum)
         return [_quant_finish(ctx, result.astype(np.int32), geometry)]
     x = geometry.x.astype(np.float32)
-    result = window_reduce(pad_spatial(x, geometry.window, -np.inf), geometry, np.maximum, np.max)
+    result = window_reduce(pad_spatial(x, geometry.window, -np.inf), geometry, np.maximum)
     return [_float_finish(ctx, result, geometry)]
 
 
@@ -157,5 +173,5 @@ def l2_pool_2d(ctx: OpContext) -> list[np.ndarray]:
     geometry = PoolGeometry(ctx)
     in_hw = (geometry.x.shape[1], geometry.x.shape[2])
     x = geometry.x.astype(np.float32)
-    total = window_reduce(pad_spatial(x * x, geometry.window), geometry, np.add, np.sum)
+    total = window_reduce(pad_spatial(x * x, geometry.window), geometry, np.add)
     return [_float_finish(ctx, np.sqrt(total / window_counts(in_hw, geometry).astype(np.float32)), geometry)]
