@@ -28,6 +28,7 @@ redoes with the integer kernel only the elements the estimate cannot decide
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,11 +179,18 @@ def require_rank4(name: str, **tensors: np.ndarray) -> None:
 
 
 def pad_spatial(x: np.ndarray, window: Window, value: float | int = 0) -> np.ndarray:
-    """Pad the H and W axes of an NHWC array (no copy when there is nothing to pad)."""
-    pads = (window.pad_top, window.pad_bottom, window.pad_left, window.pad_right)
-    if not any(pads):
+    """Pad the H and W axes of an NHWC array (no copy when there is nothing to pad).
+
+    A filled array plus one slice assignment: ``np.pad``'s generic path costs
+    more than the copy itself on the small feature maps of deep layers.
+    """
+    top, bottom, left, right = window.pad_top, window.pad_bottom, window.pad_left, window.pad_right
+    if not (top or bottom or left or right):
         return x
-    return np.pad(x, ((0, 0), pads[0:2], pads[2:4], (0, 0)), constant_values=value)
+    n, h, w, c = x.shape
+    padded = np.full((n, h + top + bottom, w + left + right, c), value, dtype=x.dtype)
+    padded[:, top:top + h, left:left + w, :] = x
+    return padded
 
 
 def window_slice(offset: int, step: int, count: int) -> slice:
@@ -209,10 +217,8 @@ def zero_adjusted(tensor: Tensor, dtype: type = np.float32) -> np.ndarray:
 
     Adjusted 8-bit values are at most 255 in magnitude, exact in float32.
     """
-    values = tensor.value.astype(dtype)
-    if tensor.channel_quant is None and tensor.zero_point:
-        values -= dtype(tensor.zero_point)
-    return values
+    zero_point = 0 if tensor.channel_quant is not None else tensor.zero_point
+    return np.subtract(tensor.value, dtype(zero_point), dtype=dtype)
 
 
 def exact_matmul(a: np.ndarray, b: np.ndarray, product_bound: int) -> np.ndarray:
@@ -288,14 +294,14 @@ def filter_scales(filt: Tensor, channels: int) -> np.ndarray:
 
 def conv_multipliers(input_: Tensor, filt: Tensor, bias: Tensor | None, out: OutputSpec,
                      channels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Fixed-point output multipliers and shifts, one per output channel.
+    """Fixed-point output multipliers and shifts: one per output channel, or a single one for per-tensor filters.
 
     Android ``GetQuantizedConvolutionMultipler``: the product of the input and
     filter scales is formed in float (as the C++ does), the bias scale must
     match it to 1e-6 relative (a per-channel bias scale is defined as that
     product), and the real multiplier is product / output scale in double.
     """
-    scales = filter_scales(filt, channels)
+    scales = filter_scales(filt, channels) if filt.channel_quant is not None else np.float32([filt.scale])
     products = (np.float32(input_.scale) * scales).astype(np.float64)
     if filt.channel_quant is None and bias is not None:
         bias_scale = float(np.float32(bias.scale))
@@ -304,19 +310,39 @@ def conv_multipliers(input_: Tensor, filt: Tensor, bias: Tensor | None, out: Out
             raise op_failure(f"bias scale {bias_scale} differs from input scale * filter scale {product}")
     if out.scale <= 0:
         raise op_failure(f"output scale must be positive, got {out.scale}")
-    if filt.channel_quant is None:  # one multiplier for every channel
-        products = products[:1]
     pairs = [quantize_multiplier(float(p) / float(np.float32(out.scale))) for p in products]
-    if len(pairs) != channels:
-        pairs *= channels
-    multipliers = np.array([m for m, _ in pairs], dtype=np.int64)
-    shifts = np.array([s for _, s in pairs], dtype=np.int64)
-    return multipliers, shifts
+    return np.array([m for m, _ in pairs], dtype=np.int64), np.array([s for _, s in pairs], dtype=np.int64)
 
 
-# Bounds of the float32 estimate in ``requantize``: offsets and values up to 2**11 keep its error below 2**-10.
-_F32_OFFSET_LIMIT = 2.0**11
-_F32_TOLERANCE = 2.0**-9
+# numpy applies a per-channel vector to a [..., C] array one C-long inner loop at a time; with few channels
+# that per-loop overhead dominates, so such arrays are viewed as rows of about this many elements (whole
+# pixels) with the vector tiled to match.
+_SHORT_CHANNELS = 256
+_ROW_ELEMENTS = 8192
+
+
+def channel_rows(array: np.ndarray, *vectors: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """A contiguous channels-last array as long rows, with its per-channel vectors tiled to match."""
+    channels = array.shape[-1]
+    if array.ndim < 2 or channels >= _SHORT_CHANNELS or not array.flags.c_contiguous or array.size == 0:
+        return array, list(vectors)
+    pixels = array.size // channels
+    limit = max(1, _ROW_ELEMENTS // channels)
+    # Whole image rows when they fit, otherwise a power-of-two share of the pixels.
+    repeat = array.shape[-2] if array.ndim >= 3 and array.shape[-2] <= limit else math.gcd(pixels, 4096)
+    while repeat > limit:
+        repeat //= 2
+    if repeat <= 1:
+        return array, list(vectors)
+    tiled = [np.tile(v, repeat) if v.ndim == 1 and v.size == channels and channels > 1 else v for v in vectors]
+    return array.reshape(-1, repeat * channels), tiled
+
+
+# Error bounds of the estimate in ``requantize``.  In float32, with |offset| <= 2**9 and |estimate| <= 2**9
+# (every 8-bit output value lies within that; anything beyond is clamped whatever its error), the estimate is
+# within 3 * 2**-14 of the exact value; float64 keeps it within 2**-30 for any int32 accumulator.
+_F32_OFFSET_LIMIT = 2.0**9
+_F32_TOLERANCE = 2.0**-12
 _F64_TOLERANCE = 2.0**-20
 
 
@@ -325,39 +351,60 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
     """clamp(multiply_by_quantized_multiplier(acc + bias) + zero_point), bit-exact, for a whole layer.
 
     ``acc`` holds exact integer accumulators, channels last (float32 when
-    they are below 2**24, else float64 or ints).  The fixed-point kernel
-    rounds twice (the doubling high multiply, then the rounding shift by e);
-    one float product ``acc * real + (bias * real + zero_point)`` rounded
-    once gives the same integer unless it lies within 0.5/2**e (plus the
-    float error) of a half-integer, so only those few elements are redone
-    with the integer kernel.  Values far outside the output range may be off
-    in the estimate but are clamped to the same bound.
+    they are below 2**24, else float64 or ints); ``multipliers``/``shifts``
+    have one entry per channel or a single one.
+
+    The fixed-point kernel rounds twice: h = floor(x*m/2**31 + 1/2), then
+    r = h / 2**e rounded half away from zero (e = -shift > 0).  The two
+    collapse into one floor: r = floor(x*real + 1/2 + (1/2 - t) / 2**e) with
+    real = m * 2**(shift-31) and t = [h < 0], which is exactly [x < 0]
+    (x < -1 when m = 2**30) because x*m = -2**30 has no other integer root.
+    So one float product per element decides every output except those
+    within float error of an integer; those few are redone with the integer
+    kernel.  Values far outside the output range may be off in the estimate
+    but are clamped to the same bound.  With a clamp floor at or above the
+    zero point every x < 0 ends at the floor, so t is only computed when the
+    activation lets negative values through.
     """
+    channels = acc.shape[-1]
     real = multipliers.astype(np.float64) * np.exp2(shifts.astype(np.float64) - 31.0)
-    offset = np.full(real.shape, float(out.zero_point))
-    if bias is not None:
-        offset += bias.astype(np.float64) * real
-    use_f32 = acc.dtype == np.float32 and np.abs(offset).max() <= _F32_OFFSET_LIMIT
+    right_shift = np.maximum(-shifts, 0).astype(np.float64)
+    half_step = np.where(right_shift > 0, np.exp2(-right_shift - 1.0), 0.0)  # (1/2) / 2**e
+    bias_f = np.zeros(1) if bias is None else bias.astype(np.float64)
+    # floor(y + 1/2) = rint(y) away from half-integers, so the 1/2 is folded into the rounding.
+    offset = np.atleast_1d(bias_f * real + half_step + out.zero_point)
+    low, high = activation_range_quantized(activation, out.scale, out.zero_point, out.dtype)
+    signed_rounding = low < out.zero_point and bool(np.any(half_step > 0))
+    use_f32 = acc.dtype == np.float32 and out.dtype.itemsize == 1 and np.abs(offset).max() <= _F32_OFFSET_LIMIT
+    negative_below = np.where(multipliers == 2**30, -1.0, 0.0) - bias_f  # t = [acc < negative_below]
+    if use_f32 and signed_rounding and np.abs(negative_below).max() > FLOAT32_EXACT:
+        use_f32 = False
     dtype = np.float32 if use_f32 else np.float64
-    right_shift = np.maximum(-shifts, 0)
-    margin = np.where(right_shift > 0, 0.5 * np.exp2(-right_shift.astype(np.float64)), 0.0)
-    limit = (0.5 - margin - (_F32_TOLERANCE if use_f32 else _F64_TOLERANCE)).astype(dtype)
-    estimate = np.multiply(acc, real.astype(dtype), dtype=dtype)
-    estimate += offset.astype(dtype)
+    rows, (real_t, offset_t, step_t, negative_t) = channel_rows(
+        acc, *(np.atleast_1d(v).astype(dtype) for v in (real, offset, 2.0 * half_step, negative_below)))
+    estimate = np.multiply(rows, _scalar_or(real_t), dtype=dtype)
+    estimate += _scalar_or(offset_t)
+    if signed_rounding:
+        np.subtract(estimate, _scalar_or(step_t), out=estimate, where=rows < _scalar_or(negative_t))
     result = np.rint(estimate)
     np.subtract(estimate, result, out=estimate)
     np.abs(estimate, out=estimate)
-    near = np.flatnonzero(estimate >= limit)
+    near = np.flatnonzero(estimate >= dtype(0.5 - (_F32_TOLERANCE if use_f32 else _F64_TOLERANCE)))
     if near.size:
-        channel = near % acc.shape[-1]
+        channel = near % channels
         exact = acc.reshape(-1)[near].astype(np.int64)
         if bias is not None:
             exact += bias.astype(np.int64)[channel]
-        fixed = multiply_by_quantized_multiplier(exact, multipliers[channel], shifts[channel])
+        pick = channel if multipliers.size > 1 else 0
+        fixed = multiply_by_quantized_multiplier(exact, multipliers[pick], shifts[pick])
         result.reshape(-1)[near] = fixed + out.zero_point
-    low, high = activation_range_quantized(activation, out.scale, out.zero_point, out.dtype)
     np.clip(result, low, high, out=result)
-    return result.astype(out.dtype)
+    return result.astype(out.dtype).reshape(acc.shape)
+
+
+def _scalar_or(vector: np.ndarray) -> np.ndarray:
+    """A one-element per-channel vector as a scalar (a plain scalar operand is the fastest broadcast)."""
+    return vector[0] if vector.size == 1 else vector
 
 
 def float_finish(acc: np.ndarray, bias: np.ndarray | None, activation: int, out: OutputSpec) -> np.ndarray:
@@ -366,7 +413,8 @@ def float_finish(acc: np.ndarray, bias: np.ndarray | None, activation: int, out:
     ``acc`` is a fresh float32 array owned by the caller, so it is updated in place.
     """
     if bias is not None and bias.size:
-        acc += bias
+        rows, (bias_t,) = channel_rows(acc, bias)
+        rows += bias_t
     low, high = activation_range_float(activation)
     if activation:
         np.clip(acc, low, high, out=acc)
@@ -423,9 +471,7 @@ def conv_inputs(ctx: OpContext, args: ConvArgs) -> tuple[Tensor, Tensor, Tensor 
 
 def quant_operands(input_: Tensor, filt: Tensor, x_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Zero-point-adjusted float32 input and filter, and the bound of their integer products."""
-    x = x_raw.astype(np.float32)
-    if input_.zero_point:
-        x -= np.float32(input_.zero_point)
+    x = np.subtract(x_raw, np.float32(input_.zero_point), dtype=np.float32)
     return x, zero_adjusted(filt), value_bound(input_) * value_bound(filt)
 
 
@@ -473,25 +519,36 @@ def depthwise_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: t
     """Depthwise sum over the window for NHWC ``x`` and [kh, kw, C*multiplier] ``w`` (same dtype).
 
     Output channel ``c * multiplier + m`` reads input channel ``c`` (NNAPI's
-    depthwise rule), so the input is repeated along channels; the window is
-    then kh*kw whole-tensor multiply-adds over strided slices.
+    depthwise rule), so the input is repeated along channels.  The window is
+    then kh*kw whole-tensor multiply-adds; each works on rows of ow*C
+    contiguous values (the padded input split into stride phases along W,
+    the filter tap tiled ow times), because numpy's per-channel broadcasting
+    over short C-long inner loops would cost several times more.
     """
-    xp = pad_spatial(x, window)
+    xp = np.ascontiguousarray(pad_spatial(x, window))
     if multiplier > 1:
         xp = np.repeat(xp, multiplier, axis=3)
-    (k_h, k_w, channels), (o_h, o_w) = w.shape, out_hw
-    acc = np.empty((x.shape[0], o_h, o_w, channels), dtype=x.dtype)
+    n, padded_h, _, channels = xp.shape
+    (k_h, k_w, _), (o_h, o_w) = w.shape, out_hw
+    step = window.stride_w
+    phases = [xp] if step == 1 else [np.ascontiguousarray(xp[:, :, p::step, :]) for p in range(step)]
+    acc = np.empty((n, o_h, o_w * channels), dtype=x.dtype)
     product = np.empty_like(acc)
-    for i in range(k_h):
-        rows = window_slice(i * window.dilation_h, window.stride_h, o_h)
-        for j in range(k_w):
-            cols = window_slice(j * window.dilation_w, window.stride_w, o_w)
-            if i == 0 and j == 0:
-                np.multiply(xp[:, rows, cols, :], w[i, j], out=acc)
+    taps = np.broadcast_to(w[:, :, None, :], (k_h, k_w, o_w, channels)).reshape(k_h, k_w, o_w * channels)
+    first = True
+    for j in range(k_w):
+        start = j * window.dilation_w  # columns start + step*t live in phase start % step, from start // step
+        phase, offset = phases[start % step], start // step
+        source = phase.reshape(n, padded_h, -1)[:, :, offset * channels:(offset + o_w) * channels]
+        for i in range(k_h):
+            rows = source[:, window_slice(i * window.dilation_h, window.stride_h, o_h)]
+            if first:
+                np.multiply(rows, taps[i, j], out=acc)
+                first = False
             else:
-                np.multiply(xp[:, rows, cols, :], w[i, j], out=product)
+                np.multiply(rows, taps[i, j], out=product)
                 acc += product
-    return acc
+    return acc.reshape(n, o_h, o_w, channels)
 
 
 def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
