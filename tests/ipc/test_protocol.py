@@ -176,3 +176,22 @@ def test_end_of_stream_and_torn_records():
     a.close()
     assert receiver.receive() is None
     b.close()
+
+
+def test_truncated_requests_are_refused_at_every_length():
+    pool = memory.allocate(memory.ASHMEM, 16)
+    try:
+        request = Request([RequestArgument(False, DataLocation(0, 0, 8), [2])], [RequestArgument()],
+                          [pool, MemoryToken(3)])
+        memory_id, pool_of = _pools_by_id(pool)
+        w = p.Writer()
+        p.write_request(w, request, memory_id)
+        body = bytes(w.buf)
+        assert p.read_request(p.Reader(body), pool_of) == request
+        for cut in range(len(body)):
+            with pytest.raises(ProtocolError):
+                r = p.Reader(body[:cut])
+                p.read_request(r, pool_of)
+                r.end()
+    finally:
+        pool.close()

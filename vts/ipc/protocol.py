@@ -137,9 +137,12 @@ _U64 = struct.Struct("<Q")
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
 _LOCATION = struct.Struct("<qqq")
-_ARG_HEAD = struct.Struct("<Bqqq")
 _TIMING = struct.Struct("<QQ")
 _PERF = struct.Struct("<dd")
+#: A request argument's fixed part and its dimension count; pool references.
+_ARG_HEAD_N = struct.Struct("<BqqqI")
+_MEMORY_REF = struct.Struct("<BI")
+_TOKEN_REF = struct.Struct("<Bq")
 #: Precompiled formats for the short integer lists (dimensions, operand indexes) of every call.
 _I64_ARRAYS = [struct.Struct(f"<{n}q") for n in range(8)]
 
@@ -669,30 +672,68 @@ def read_model(r: Reader, memory: Callable[[int], Any]) -> Model:
 
 
 def write_request(w: Writer, request: Request, memory_id: Callable[[Any], int]) -> None:
+    # Inlined: the request is encoded on every execution (same bytes as the generic writers).
     buf = w.buf
     for arguments in (request.inputs, request.outputs):
         buf += _U32.pack(len(arguments))
         for arg in arguments:
             loc = arg.location
-            buf += _ARG_HEAD.pack(1 if arg.has_no_value else 0, loc.pool_index, loc.offset, loc.length)
-            w.i64_list(arg.dimensions)
+            dims = arg.dimensions
+            n = len(dims)
+            buf += _ARG_HEAD_N.pack(1 if arg.has_no_value else 0, loc.pool_index, loc.offset, loc.length, n)
+            if n:
+                buf += (_I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).pack(*dims)
     buf += _U32.pack(len(request.pools))
     for pool in request.pools:
-        write_pool_ref(w, pool, memory_id)
+        if isinstance(pool, MemoryToken):
+            buf += _TOKEN_REF.pack(PoolTag.TOKEN, pool.token)
+        else:
+            buf += _MEMORY_REF.pack(PoolTag.MEMORY, memory_id(pool))
 
 
 def read_request(r: Reader, memory: Callable[[int], Any]) -> Request:
+    # Inlined for speed (decoded on every execution); any overrun is a ProtocolError.
+    data, pos, size = r.data, r.pos, len(r.data)
     sides: list[list[RequestArgument]] = []
-    for _ in range(2):
-        arguments = []
-        for _ in range(r.count(29)):
-            no_value, pool_index, offset, length = r._unpack(_ARG_HEAD)
-            if no_value > 1:
-                raise ProtocolError(f"has_no_value holds {no_value}")
-            arguments.append(RequestArgument(no_value == 1, DataLocation(pool_index, offset, length),
-                                             r.i64_list()))
-        sides.append(arguments)
-    pools = [read_pool_ref(r, memory) for _ in range(r.count(5))]
+    try:
+        for _ in range(2):
+            (count,) = _U32.unpack_from(data, pos)
+            pos += 4
+            if count * _ARG_HEAD_N.size > size - pos:
+                raise ProtocolError(f"list of {count} request arguments at offset {pos - 4} overruns the body")
+            arguments = []
+            for _ in range(count):
+                no_value, pool_index, offset, length, n = _ARG_HEAD_N.unpack_from(data, pos)
+                pos += _ARG_HEAD_N.size
+                if no_value > 1:
+                    raise ProtocolError(f"has_no_value holds {no_value}")
+                if n:
+                    if n * 8 > size - pos:
+                        raise ProtocolError(f"{n} dimensions at offset {pos - 4} overrun the body")
+                    dims = list((_I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).unpack_from(data, pos))
+                    pos += 8 * n
+                else:
+                    dims = []
+                arguments.append(RequestArgument(no_value == 1, DataLocation(pool_index, offset, length), dims))
+            sides.append(arguments)
+        (count,) = _U32.unpack_from(data, pos)
+        pos += 4
+        if count * 5 > size - pos:
+            raise ProtocolError(f"list of {count} request pools at offset {pos - 4} overruns the body")
+        pools = []
+        for _ in range(count):
+            tag = data[pos]
+            if tag == PoolTag.MEMORY:
+                pools.append(memory(_MEMORY_REF.unpack_from(data, pos)[1]))
+                pos += _MEMORY_REF.size
+            elif tag == PoolTag.TOKEN:
+                pools.append(MemoryToken(_TOKEN_REF.unpack_from(data, pos)[1]))
+                pos += _TOKEN_REF.size
+            else:
+                raise ProtocolError(f"unknown pool tag {tag}")
+    except (struct.error, IndexError):
+        raise ProtocolError(f"body ends early inside a request (offset {pos} of {size})") from None
+    r.pos = pos
     return Request(sides[0], sides[1], pools)
 
 
@@ -705,19 +746,29 @@ def read_timing(r: Reader) -> Timing:
 
 
 def write_output_shapes(w: Writer, shapes: Sequence[OutputShape]) -> None:
-    w.u32(len(shapes))
+    buf = w.buf
+    buf += _U32.pack(len(shapes))
     for shape in shapes:
-        w.i64_list(list(shape.dimensions))
-        w.boolean(shape.is_sufficient)
+        dims = shape.dimensions
+        n = len(dims)
+        buf += _U32.pack(n)
+        if n:
+            buf += (_I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).pack(*dims)
+        buf += b"\x01" if shape.is_sufficient else b"\x00"
 
 
 def read_output_shapes(r: Reader) -> tuple[OutputShape, ...]:
-    return tuple(OutputShape(tuple(r.i64_list()), r.boolean()) for _ in range(r.count(5)))
+    shapes = []
+    for _ in range(r.count(5)):
+        dims = r.i64_list()
+        shapes.append(OutputShape(tuple(dims), r.boolean()))
+    return tuple(shapes)
 
 
 def write_execution_result(w: Writer, result: ExecutionResult) -> None:
     write_output_shapes(w, result.output_shapes)
-    write_timing(w, result.timing)
+    timing = result.timing
+    w.buf += _TIMING.pack(timing.time_on_device, timing.time_in_driver)
 
 
 def read_execution_result(r: Reader) -> ExecutionResult:
