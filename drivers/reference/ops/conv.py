@@ -28,6 +28,7 @@ redoes with the integer kernel only the elements the estimate cannot decide
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -193,6 +194,28 @@ def pad_spatial(x: np.ndarray, window: Window, value: float | int = 0) -> np.nda
     return padded
 
 
+def padded_float32(x: np.ndarray, window: Window, zero_point: int = 0) -> np.ndarray:
+    """``x - zero_point`` as float32, zero-padded on H and W: conversion and padding in one copy.
+
+    Float inputs pass ``zero_point`` 0 (float16 is widened here); quantized
+    inputs become exact zero-point-adjusted integers whose padding, the zero
+    point itself, adjusts to 0.
+    """
+    top, bottom, left, right = window.pad_top, window.pad_bottom, window.pad_left, window.pad_right
+    if not (top or bottom or left or right):
+        if zero_point:
+            return np.subtract(x, np.float32(zero_point), dtype=np.float32)
+        return x.astype(np.float32, copy=False)
+    n, h, w, c = x.shape
+    padded = np.zeros((n, h + top + bottom, w + left + right, c), dtype=np.float32)
+    interior = padded[:, top:top + h, left:left + w, :]
+    if zero_point:
+        np.subtract(x, np.float32(zero_point), out=interior, dtype=np.float32)
+    else:
+        interior[...] = x
+    return padded
+
+
 def window_slice(offset: int, step: int, count: int) -> slice:
     """Rows/columns ``offset, offset+step, ...`` (``count`` of them) of a padded axis."""
     return slice(offset, offset + step * (count - 1) + 1, step)
@@ -261,14 +284,14 @@ def im2col(xp: np.ndarray, filter_hw: tuple[int, int], window: Window, out_hw: t
     return view.reshape(n * o_h * o_w, k_h * k_w * c)
 
 
-def conv_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int],
+def conv_accumulate(xp: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int],
                     product_bound: int | None = None) -> np.ndarray:
-    """sum over (kh, kw, C) of x * w for NHWC ``x`` and [O, kh, kw, C] ``w`` (float32): N, oh, ow, O.
+    """sum over (kh, kw, C) of xp * w for padded NHWC ``xp`` and [O, kh, kw, C] ``w`` (float32): N, oh, ow, O.
 
     With ``product_bound`` the operands are integers and the sum is exact (see ``exact_matmul``).
     """
-    n = x.shape[0]
-    cols = im2col(pad_spatial(x, window), (w.shape[1], w.shape[2]), window, out_hw)
+    n = xp.shape[0]
+    cols = im2col(xp, (w.shape[1], w.shape[2]), window, out_hw)
     filters = w.reshape(w.shape[0], -1)
     acc = cols @ filters.T if product_bound is None else exact_matmul(cols, filters, product_bound)
     return acc.reshape(n, out_hw[0], out_hw[1], w.shape[0])
@@ -338,11 +361,11 @@ def channel_rows(array: np.ndarray, *vectors: np.ndarray) -> tuple[np.ndarray, l
     return array.reshape(-1, repeat * channels), tiled
 
 
-# Error bounds of the estimate in ``requantize``.  In float32, with |offset| <= 2**9 and |estimate| <= 2**9
-# (every 8-bit output value lies within that; anything beyond is clamped whatever its error), the estimate is
-# within 3 * 2**-14 of the exact value; float64 keeps it within 2**-30 for any int32 accumulator.
+# Error bounds of the estimate in ``requantize``.  In float32, with |offset| <= 2**9, every estimate that can
+# land inside an 8-bit output range is within 3.5 * 2**-14 of the exact value (anything beyond is clamped
+# whatever its error); float64 keeps it within 2**-30 for any int32 accumulator.
 _F32_OFFSET_LIMIT = 2.0**9
-_F32_TOLERANCE = 2.0**-12
+_F32_TOLERANCE = 2.0**-11
 _F64_TOLERANCE = 2.0**-20
 
 
@@ -359,47 +382,61 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
     collapse into one floor: r = floor(x*real + 1/2 + (1/2 - t) / 2**e) with
     real = m * 2**(shift-31) and t = [h < 0], which is exactly [x < 0]
     (x < -1 when m = 2**30) because x*m = -2**30 has no other integer root.
-    So one float product per element decides every output except those
-    within float error of an integer; those few are redone with the integer
-    kernel.  Values far outside the output range may be off in the estimate
-    but are clamped to the same bound.  With a clamp floor at or above the
-    zero point every x < 0 ends at the floor, so t is only computed when the
-    activation lets negative values through.
+    So one float estimate per element, offset by the tolerance, decides every
+    output whose fraction is not within float error of an integer; those few
+    are redone with the integer kernel.  Estimates are clamped to the output
+    range's half-integer ends first, which settles everything outside it
+    (and keeps it away from the tie test).  With a clamp floor at or above
+    the zero point every x < 0 ends at the floor, so t is only computed when
+    the activation lets negative values through.
     """
     channels = acc.shape[-1]
-    real = multipliers.astype(np.float64) * np.exp2(shifts.astype(np.float64) - 31.0)
-    right_shift = np.maximum(-shifts, 0).astype(np.float64)
-    half_step = np.where(right_shift > 0, np.exp2(-right_shift - 1.0), 0.0)  # (1/2) / 2**e
-    bias_f = np.zeros(1) if bias is None else bias.astype(np.float64)
-    # floor(y + 1/2) = rint(y) away from half-integers, so the 1/2 is folded into the rounding.
-    offset = np.atleast_1d(bias_f * real + half_step + out.zero_point)
-    low, high = activation_range_quantized(activation, out.scale, out.zero_point, out.dtype)
-    signed_rounding = low < out.zero_point and bool(np.any(half_step > 0))
-    use_f32 = acc.dtype == np.float32 and out.dtype.itemsize == 1 and np.abs(offset).max() <= _F32_OFFSET_LIMIT
-    negative_below = np.where(multipliers == 2**30, -1.0, 0.0) - bias_f  # t = [acc < negative_below]
-    if use_f32 and signed_rounding and np.abs(negative_below).max() > FLOAT32_EXACT:
-        use_f32 = False
+    real = np.ldexp(multipliers.astype(np.float64), shifts - 31)
+    half_step = np.where(shifts < 0, np.ldexp(0.5, np.minimum(shifts, 0)), 0.0)  # (1/2) / 2**e
+    low, high = _activation_bounds(activation, out)
+    signed_rounding = low < out.zero_point and bool(np.any(shifts < 0))
+    base = half_step + out.zero_point
+    if bias is not None:
+        base = base + bias * real
+    use_f32 = acc.dtype == np.float32 and out.dtype.itemsize == 1 and np.abs(base).max() <= _F32_OFFSET_LIMIT
+    negative_below = np.zeros(1)
+    if signed_rounding:  # t = [acc < negative_below]
+        negative_below = np.where(multipliers == 2**30, -1.0, 0.0) - (0.0 if bias is None else bias)
+        use_f32 = use_f32 and np.abs(negative_below).max() <= FLOAT32_EXACT
     dtype = np.float32 if use_f32 else np.float64
-    rows, (real_t, offset_t, step_t, negative_t) = channel_rows(
-        acc, *(np.atleast_1d(v).astype(dtype) for v in (real, offset, 2.0 * half_step, negative_below)))
+    tolerance = _F32_TOLERANCE if use_f32 else _F64_TOLERANCE
+    offset = base + (0.5 + tolerance)
+    vectors = (real, offset, 2.0 * half_step, negative_below) if signed_rounding else (real, offset)
+    rows, tiled = channel_rows(acc, *(np.asarray(v, dtype=dtype) for v in vectors))
+    real_t, offset_t = tiled[0], tiled[1]
     estimate = np.multiply(rows, _scalar_or(real_t), dtype=dtype)
     estimate += _scalar_or(offset_t)
     if signed_rounding:
-        np.subtract(estimate, _scalar_or(step_t), out=estimate, where=rows < _scalar_or(negative_t))
-    result = np.rint(estimate)
-    np.subtract(estimate, result, out=estimate)
-    np.abs(estimate, out=estimate)
-    near = np.flatnonzero(estimate >= dtype(0.5 - (_F32_TOLERANCE if use_f32 else _F64_TOLERANCE)))
+        np.subtract(estimate, _scalar_or(tiled[2]), out=estimate, where=rows < _scalar_or(tiled[3]))
+    np.clip(estimate, low + 0.5, high + 0.5, out=estimate)
+    # floor written straight into the output type: the clamp keeps it in range.
+    result = np.floor(estimate, out=np.empty(estimate.shape, dtype=out.dtype), casting="unsafe")
+    estimate -= result  # the fraction: below 2 * tolerance the estimate cannot tell which integer it is
+    near = np.flatnonzero(estimate < dtype(2.0 * tolerance))
     if near.size:
         channel = near % channels
         exact = acc.reshape(-1)[near].astype(np.int64)
         if bias is not None:
             exact += bias.astype(np.int64)[channel]
         pick = channel if multipliers.size > 1 else 0
-        fixed = multiply_by_quantized_multiplier(exact, multipliers[pick], shifts[pick])
-        result.reshape(-1)[near] = fixed + out.zero_point
-    np.clip(result, low, high, out=result)
-    return result.astype(out.dtype).reshape(acc.shape)
+        fixed = multiply_by_quantized_multiplier(exact, multipliers[pick], shifts[pick]) + out.zero_point
+        result.reshape(-1)[near] = np.clip(fixed, low, high)
+    return result.reshape(acc.shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_bounds(activation: int, scale: float, zero_point: int, dtype: str) -> tuple[int, int]:
+    return activation_range_quantized(activation, scale, zero_point, dtype)
+
+
+def _activation_bounds(activation: int, out: OutputSpec) -> tuple[int, int]:
+    """The fused activation's clamp range in the output's integers (cached: it is per layer, not per run)."""
+    return _cached_bounds(activation, float(out.scale), int(out.zero_point), out.dtype.str)
 
 
 def _scalar_or(vector: np.ndarray) -> np.ndarray:
@@ -427,6 +464,14 @@ def quant_finish(ctx: OpContext, acc: np.ndarray, input_: Tensor, filt: Tensor, 
     out = ctx.output()
     multipliers, shifts = conv_multipliers(input_, filt, bias, out, acc.shape[-1])
     return requantize(acc, None if bias is None else bias.value, multipliers, shifts, out, activation)
+
+
+def finish(ctx: OpContext, acc: np.ndarray, input_: Tensor, filt: Tensor, bias: Tensor | None,
+           activation: int) -> np.ndarray:
+    """Bias, activation and output type for float or exact-integer accumulators."""
+    if input_.type in QUANT8:
+        return quant_finish(ctx, acc, input_, filt, bias, activation)
+    return float_finish(acc, float_bias(bias), activation, ctx.output())
 
 
 def float_bias(bias: Tensor | None) -> np.ndarray | None:
@@ -469,10 +514,17 @@ def conv_inputs(ctx: OpContext, args: ConvArgs) -> tuple[Tensor, Tensor, Tensor 
     return input_, filt, bias, to_nhwc(input_.value, args.nchw)
 
 
-def quant_operands(input_: Tensor, filt: Tensor, x_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Zero-point-adjusted float32 input and filter, and the bound of their integer products."""
-    x = np.subtract(x_raw, np.float32(input_.zero_point), dtype=np.float32)
-    return x, zero_adjusted(filt), value_bound(input_) * value_bound(filt)
+def compute_operands(input_: Tensor, filt: Tensor, x_raw: np.ndarray,
+                     window: Window) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """Padded float32 input, float32 filter, and for quantized inputs the bound of their integer products.
+
+    Quantized operands are zero-point adjusted (exact small integers); floats
+    are widened to float32.
+    """
+    if input_.type in QUANT8:
+        x = padded_float32(x_raw, window, input_.zero_point)
+        return x, zero_adjusted(filt), value_bound(input_) * value_bound(filt)
+    return padded_float32(x_raw, window), float_array(filt), None
 
 
 def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:
@@ -485,14 +537,9 @@ def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:
     in_hw = (x_raw.shape[1], x_raw.shape[2])
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
     out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
-    if input_.type in QUANT8:
-        x, w, bound = quant_operands(input_, filt, x_raw)
-        acc = conv_accumulate(x, w, window, out_hw, bound)
-        result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
-    else:
-        acc = conv_accumulate(x_raw.astype(np.float32, copy=False), float_array(filt), window, out_hw)
-        result = float_finish(acc, float_bias(bias), args.activation, ctx.output())
-    return from_nhwc(result, args.nchw)
+    xp, w, bound = compute_operands(input_, filt, x_raw, window)
+    acc = conv_accumulate(xp, w, window, out_hw, bound)
+    return from_nhwc(finish(ctx, acc, input_, filt, bias, args.activation), args.nchw)
 
 
 @register_op(Op.CONV_2D, types=CONV_TYPES)
@@ -514,40 +561,44 @@ def _depthwise_args(ctx: OpContext) -> tuple[ConvArgs, int]:
     return args, int(ctx.scalar(i))
 
 
-def depthwise_accumulate(x: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int],
+def depthwise_accumulate(xp: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int],
                          multiplier: int) -> np.ndarray:
-    """Depthwise sum over the window for NHWC ``x`` and [kh, kw, C*multiplier] ``w`` (same dtype).
+    """Depthwise sum over the window for padded NHWC ``xp`` and [kh, kw, C*multiplier] ``w`` (same dtype).
 
     Output channel ``c * multiplier + m`` reads input channel ``c`` (NNAPI's
-    depthwise rule), so the input is repeated along channels.  The window is
-    then kh*kw whole-tensor multiply-adds; each works on rows of ow*C
-    contiguous values (the padded input split into stride phases along W,
-    the filter tap tiled ow times), because numpy's per-channel broadcasting
-    over short C-long inner loops would cost several times more.
+    depthwise rule), so the input is repeated along channels.  The sum is
+    one ``einsum`` over a strided view whose innermost axis is a whole
+    output row (ow*C contiguous values), so every filter tap is a single
+    fused multiply-add pass.  Input column t*stride + j*dilation lives in W
+    phase r of block t + q (q, r = divmod(j*dilation, stride)); the padded
+    input is rearranged phase-major once when the stride exceeds 1, and
+    taps of the (q, r) grid that no filter column maps to are zero.
     """
-    xp = np.ascontiguousarray(pad_spatial(x, window))
     if multiplier > 1:
         xp = np.repeat(xp, multiplier, axis=3)
-    n, padded_h, _, channels = xp.shape
+    n, padded_h, padded_w, channels = xp.shape
     (k_h, k_w, _), (o_h, o_w) = w.shape, out_hw
-    step = window.stride_w
-    phases = [xp] if step == 1 else [np.ascontiguousarray(xp[:, :, p::step, :]) for p in range(step)]
-    acc = np.empty((n, o_h, o_w * channels), dtype=x.dtype)
-    product = np.empty_like(acc)
-    taps = np.broadcast_to(w[:, :, None, :], (k_h, k_w, o_w, channels)).reshape(k_h, k_w, o_w * channels)
-    first = True
+    step, dilation = window.stride_w, window.dilation_w
+    blocks_q = (k_w - 1) * dilation // step + 1
+    width_q = max(-(-padded_w // step), o_w + blocks_q - 1)
+    if step == 1:
+        phased = np.ascontiguousarray(xp)[:, :, None]
+    else:
+        grown = np.zeros((n, padded_h, width_q * step, channels), dtype=xp.dtype)
+        grown[:, :, :padded_w] = xp
+        phased = np.ascontiguousarray(grown.reshape(n, padded_h, width_q, step, channels).transpose(0, 1, 3, 2, 4))
+    size = phased.itemsize
+    row = phased.strides[1]
+    view = np.lib.stride_tricks.as_strided(
+        phased, shape=(n, o_h, k_h, blocks_q, step, o_w * channels),
+        strides=(phased.strides[0], window.stride_h * row, window.dilation_h * row, channels * size,
+                 phased.strides[2], size),
+        writeable=False)
+    taps = np.zeros((k_h, blocks_q, step, o_w, channels), dtype=xp.dtype)
     for j in range(k_w):
-        start = j * window.dilation_w  # columns start + step*t live in phase start % step, from start // step
-        phase, offset = phases[start % step], start // step
-        source = phase.reshape(n, padded_h, -1)[:, :, offset * channels:(offset + o_w) * channels]
-        for i in range(k_h):
-            rows = source[:, window_slice(i * window.dilation_h, window.stride_h, o_h)]
-            if first:
-                np.multiply(rows, taps[i, j], out=acc)
-                first = False
-            else:
-                np.multiply(rows, taps[i, j], out=product)
-                acc += product
+        q, r = divmod(j * dilation, step)
+        taps[:, q, r] = w[:, j, None, :]
+    acc = np.einsum("nyiqrl,iqrl->nyl", view, taps.reshape(k_h, blocks_q, step, o_w * channels))
     return acc.reshape(n, o_h, o_w, channels)
 
 
@@ -565,17 +616,11 @@ def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
     _check_padding_within_filter(ctx.name, window, (k_h, k_w))
     out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
-    if input_.type in QUANT8:
-        x, w, bound = quant_operands(input_, filt, x_raw)
-        if k_h * k_w * bound > FLOAT32_EXACT:  # too many taps for exact float32 sums
-            x, w = x.astype(np.float64), w.astype(np.float64)
-        acc = depthwise_accumulate(x, w[0], window, out_hw, multiplier)
-        result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
-    else:
-        acc = depthwise_accumulate(x_raw.astype(np.float32, copy=False), float_array(filt)[0], window, out_hw,
-                                   multiplier)
-        result = float_finish(acc, float_bias(bias), args.activation, ctx.output())
-    return from_nhwc(result, args.nchw)
+    xp, w, bound = compute_operands(input_, filt, x_raw, window)
+    if bound is not None and k_h * k_w * bound > FLOAT32_EXACT:  # too many taps for exact float32 sums
+        xp, w = xp.astype(np.float64), w.astype(np.float64)
+    acc = depthwise_accumulate(xp, w[0], window, out_hw, multiplier)
+    return from_nhwc(finish(ctx, acc, input_, filt, bias, args.activation), args.nchw)
 
 
 def _check_padding_within_filter(name: str, window: Window, filter_hw: tuple[int, int]) -> None:
@@ -615,24 +660,15 @@ def _grouped(ctx: OpContext, args: ConvArgs, groups: int) -> np.ndarray:
     in_hw = (x_raw.shape[1], x_raw.shape[2])
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w))
     out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
-    quantized = input_.type in QUANT8
-    bound: int | None = None
-    if quantized:
-        x, w, bound = quant_operands(input_, filt, x_raw)
-    else:
-        x, w = x_raw.astype(np.float32, copy=False), float_array(filt)
+    xp, w, bound = compute_operands(input_, filt, x_raw, window)
     out_per_group = channels_out // groups
     parts = [
-        conv_accumulate(x[..., g * group_depth:(g + 1) * group_depth],
+        conv_accumulate(xp[..., g * group_depth:(g + 1) * group_depth],
                         w[g * out_per_group:(g + 1) * out_per_group], window, out_hw, bound)
         for g in range(groups)
     ]
     acc = np.concatenate(parts, axis=3)
-    if quantized:
-        result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
-    else:
-        result = float_finish(acc, float_bias(bias), args.activation, ctx.output())
-    return from_nhwc(result, args.nchw)
+    return from_nhwc(finish(ctx, acc, input_, filt, bias, args.activation), args.nchw)
 
 
 @register_op(Op.GROUPED_CONV_2D, types=CONV_TYPES)
