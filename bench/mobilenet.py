@@ -215,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {platform.python_version()}, numpy {np.__version__}, onnxruntime {ort.__version__}; "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}; load average "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    if os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+        print("note: BLAS may use several threads; the cpu column counts the calling thread only, read wall times "
+              "(and ONNX Runtime still has one thread)")
     builders = {"float": build_mobilenet_v1_float, "quant8": build_mobilenet_v1_quant8}
     rows: list[Row] = []
     notes: list[str] = []
