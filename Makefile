@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 
 ## run: nnvts against the bundled reference driver on the bundled cases (generated_tests/)
 run: $(STAMP)
-	$(BIN)/nnvts run --driver reference --specs generated_tests --json reports/run.json --junit reports/run.xml
+	$(BIN)/nnvts run --driver reference --specs generated_tests --json reports/run.json --junit reports/run.xml --html reports/run.html
 
 ## test: the test suite (harness self-tests, reference driver, corpus when ../shared is present)
 test: $(STAMP)

@@ -88,6 +88,8 @@ def main() -> None:
 @selection_options
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False),
+              help="Write a self-contained HTML report here.")
 @click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
               help="Stream one JSON line per case here (survives a killed run).")
 @click.option("--timeout", "case_timeout", type=float, default=60.0, show_default=True,
@@ -105,8 +107,9 @@ def main() -> None:
               metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
 def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
-        jsonl_path: str | None, case_timeout: float, pool_kind: str, expected_failures: str | None,
-        extension_allowlist: str | None, verbose: bool, in_process: bool, memory_limit: int) -> None:
+        html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
+        expected_failures: str | None, extension_allowlist: str | None, verbose: bool, in_process: bool,
+        memory_limit: int) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from vts.run.session import RunRequest, run_session
 
@@ -114,7 +117,8 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
     selection = _selection(paths, keyword, families, shard)
     _check_specs(paths)
     code = run_session(RunRequest(
-        driver=driver, selection=selection, json_path=json_path, junit_path=junit_path, jsonl_path=jsonl_path,
+        driver=driver, selection=selection, json_path=json_path, junit_path=junit_path, html_path=html_path,
+        jsonl_path=jsonl_path,
         case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures, verbose=verbose,
         extension_allowlist=extension_allowlist,
         argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit), usage_error=_usage_error)

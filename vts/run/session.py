@@ -27,6 +27,7 @@ class RunRequest:
     selection: Selection
     json_path: str | None = None
     junit_path: str | None = None
+    html_path: str | None = None
     jsonl_path: str | None = None
     case_timeout: float = 60.0
     pool_kind: str = "ashmem"
@@ -89,7 +90,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions)
-    files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path)
+    files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
     terminal = TerminalReport(verbose=request.verbose)
     runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
         device, options, expectations, host=host)
