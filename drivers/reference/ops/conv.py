@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -244,6 +246,36 @@ def zero_adjusted(tensor: Tensor, dtype: type = np.float32) -> np.ndarray:
     return np.subtract(tensor.value, dtype(zero_point), dtype=dtype)
 
 
+# Filters are constants: converting a MobileNet's weights to float32 costs more per run than some layers.
+# Conversions of large filters are kept per array object (a weak reference proves it is the same one).
+_FILTER_CACHE: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+_FILTER_CACHE_LIMIT = 128
+_FILTER_CACHE_MIN_SIZE = 4096
+_FILTER_CACHE_LOCK = threading.Lock()
+
+
+def filter_values(tensor: Tensor) -> np.ndarray:
+    """A filter/weights operand as read-only float32: zero-point adjusted when quantized, widened when float16."""
+    value = tensor.value
+    quantized = tensor.type not in (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
+    if not quantized and value.dtype == np.float32:
+        return value
+    if value.size < _FILTER_CACHE_MIN_SIZE:
+        return zero_adjusted(tensor) if quantized else value.astype(np.float32)
+    key = id(value)
+    with _FILTER_CACHE_LOCK:
+        hit = _FILTER_CACHE.get(key)
+    if hit is not None and hit[0]() is value and hit[1].shape == value.shape:
+        return hit[1]
+    converted = zero_adjusted(tensor) if quantized else value.astype(np.float32)
+    converted.setflags(write=False)
+    with _FILTER_CACHE_LOCK:
+        if len(_FILTER_CACHE) >= _FILTER_CACHE_LIMIT:
+            _FILTER_CACHE.pop(next(iter(_FILTER_CACHE)))
+        _FILTER_CACHE[key] = (weakref.ref(value), converted)
+    return converted
+
+
 def exact_matmul(a: np.ndarray, b: np.ndarray, product_bound: int) -> np.ndarray:
     """a @ b.T for float32 matrices of integers, exactly, with float32 BLAS.
 
@@ -324,17 +356,26 @@ def conv_multipliers(input_: Tensor, filt: Tensor, bias: Tensor | None, out: Out
     match it to 1e-6 relative (a per-channel bias scale is defined as that
     product), and the real multiplier is product / output scale in double.
     """
-    scales = filter_scales(filt, channels) if filt.channel_quant is not None else np.float32([filt.scale])
-    products = (np.float32(input_.scale) * scales).astype(np.float64)
-    if filt.channel_quant is None and bias is not None:
-        bias_scale = float(np.float32(bias.scale))
-        product = float(products[0])
-        if abs(product - bias_scale) > 1e-6 * min(product, bias_scale) or product < 0:
-            raise op_failure(f"bias scale {bias_scale} differs from input scale * filter scale {product}")
     if out.scale <= 0:
         raise op_failure(f"output scale must be positive, got {out.scale}")
+    if filt.channel_quant is None:
+        product, multiplier, shift = _per_tensor_multiplier(float(input_.scale), float(filt.scale), float(out.scale))
+        if bias is not None:
+            bias_scale = float(np.float32(bias.scale))
+            if abs(product - bias_scale) > 1e-6 * min(product, bias_scale) or product < 0:
+                raise op_failure(f"bias scale {bias_scale} differs from input scale * filter scale {product}")
+        return np.array([multiplier], dtype=np.int64), np.array([shift], dtype=np.int64)
+    products = (np.float32(input_.scale) * filter_scales(filt, channels)).astype(np.float64)
     pairs = [quantize_multiplier(float(p) / float(np.float32(out.scale))) for p in products]
     return np.array([m for m, _ in pairs], dtype=np.int64), np.array([s for _, s in pairs], dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=1024)
+def _per_tensor_multiplier(input_scale: float, filter_scale: float, output_scale: float) -> tuple[float, int, int]:
+    """(float product of the scales, multiplier, shift): the same for every run of a layer, so cached."""
+    product = float(np.float32(input_scale) * np.float32(filter_scale))
+    multiplier, shift = quantize_multiplier(product / float(np.float32(output_scale)))
+    return product, multiplier, shift
 
 
 # numpy applies a per-channel vector to a [..., C] array one C-long inner loop at a time; with few channels
@@ -361,11 +402,12 @@ def channel_rows(array: np.ndarray, *vectors: np.ndarray) -> tuple[np.ndarray, l
     return array.reshape(-1, repeat * channels), tiled
 
 
-# Error bounds of the estimate in ``requantize``.  In float32, with |offset| <= 2**9, every estimate that can
-# land inside an 8-bit output range is within 3.5 * 2**-14 of the exact value (anything beyond is clamped
-# whatever its error); float64 keeps it within 2**-30 for any int32 accumulator.
+# Error bounds of the estimate in ``requantize``.  In float32, with |offset| <= 2**9 (plus the int8 shift of
+# 128), every estimate that can land inside an 8-bit output range is within 1.4 * 2**-12 of the exact value
+# (anything beyond is clamped whatever its error); the tolerance leaves a factor of about 3.  float64 keeps
+# the estimate within 2**-30 for any int32 accumulator.
 _F32_OFFSET_LIMIT = 2.0**9
-_F32_TOLERANCE = 2.0**-11
+_F32_TOLERANCE = 2.0**-10
 _F64_TOLERANCE = 2.0**-20
 
 
@@ -405,7 +447,11 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
         use_f32 = use_f32 and np.abs(negative_below).max() <= FLOAT32_EXACT
     dtype = np.float32 if use_f32 else np.float64
     tolerance = _F32_TOLERANCE if use_f32 else _F64_TOLERANCE
-    offset = base + (0.5 + tolerance)
+    # 8-bit results are produced as uint8 by truncation (a floor for the positive values the clamp leaves);
+    # int8 is shifted by 128 for that and flipped back bitwise at the end.
+    byte_shift = 128 if out.dtype == np.int8 else 0
+    truncate = out.dtype.itemsize == 1
+    offset = base + (0.5 + tolerance + byte_shift)
     vectors = (real, offset, 2.0 * half_step, negative_below) if signed_rounding else (real, offset)
     rows, tiled = channel_rows(acc, *(np.asarray(v, dtype=dtype) for v in vectors))
     real_t, offset_t = tiled[0], tiled[1]
@@ -413,9 +459,8 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
     estimate += _scalar_or(offset_t)
     if signed_rounding:
         np.subtract(estimate, _scalar_or(tiled[2]), out=estimate, where=rows < _scalar_or(tiled[3]))
-    np.clip(estimate, low + 0.5, high + 0.5, out=estimate)
-    # floor written straight into the output type: the clamp keeps it in range.
-    result = np.floor(estimate, out=np.empty(estimate.shape, dtype=out.dtype), casting="unsafe")
+    np.clip(estimate, low + 0.5 + byte_shift, high + 0.5 + byte_shift, out=estimate)
+    result = estimate.astype(np.uint8) if truncate else np.floor(estimate).astype(out.dtype)
     estimate -= result  # the fraction: below 2 * tolerance the estimate cannot tell which integer it is
     near = np.flatnonzero(estimate < dtype(2.0 * tolerance))
     if near.size:
@@ -425,7 +470,9 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
             exact += bias.astype(np.int64)[channel]
         pick = channel if multipliers.size > 1 else 0
         fixed = multiply_by_quantized_multiplier(exact, multipliers[pick], shifts[pick]) + out.zero_point
-        result.reshape(-1)[near] = np.clip(fixed, low, high)
+        result.reshape(-1)[near] = np.clip(fixed, low, high) + byte_shift
+    if byte_shift:
+        result = np.bitwise_xor(result, np.uint8(byte_shift), out=result).view(np.int8)
     return result.reshape(acc.shape)
 
 
@@ -523,8 +570,8 @@ def compute_operands(input_: Tensor, filt: Tensor, x_raw: np.ndarray,
     """
     if input_.type in QUANT8:
         x = padded_float32(x_raw, window, input_.zero_point)
-        return x, zero_adjusted(filt), value_bound(input_) * value_bound(filt)
-    return padded_float32(x_raw, window), float_array(filt), None
+        return x, filter_values(filt), value_bound(input_) * value_bound(filt)
+    return padded_float32(x_raw, window), filter_values(filt), None
 
 
 def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:

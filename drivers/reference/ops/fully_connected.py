@@ -20,6 +20,7 @@ from drivers.reference.ops.conv import (
     CONV_TYPES,
     QUANT8,
     exact_matmul,
+    filter_values,
     float_array,
     float_bias,
     float_finish,
@@ -62,7 +63,7 @@ def fully_connected(ctx: OpContext) -> list[np.ndarray]:
     _check_bias(ctx, bias, units)
     if input_.type in QUANT8:
         x = zero_adjusted(input_).reshape(batch, input_size)
-        acc = exact_matmul(x, zero_adjusted(weights), value_bound(input_) * value_bound(weights))
+        acc = exact_matmul(x, filter_values(weights), value_bound(input_) * value_bound(weights))
         return [quant_finish(ctx, acc, input_, weights, bias, activation)]
-    acc = float_array(input_).reshape(batch, input_size) @ float_array(weights).T
+    acc = float_array(input_).reshape(batch, input_size) @ filter_values(weights).T
     return [float_finish(acc, float_bias(bias), activation, ctx.output())]

@@ -30,7 +30,7 @@ from drivers.reference.ops.conv import (
     QUANT8,
     check_bias,
     exact_matmul,
-    float_array,
+    filter_values,
     float_bias,
     float_finish,
     from_nhwc,
@@ -40,7 +40,6 @@ from drivers.reference.ops.conv import (
     to_nhwc,
     value_bound,
     window_slice,
-    zero_adjusted,
 )
 from drivers.reference.ops.registry import register_op
 from drivers.reference.tensor import OpContext, op_failure
@@ -137,9 +136,9 @@ def transpose_conv_2d(ctx: OpContext) -> list[np.ndarray]:
         raise op_failure(f"{ctx.name}: computed output size {list(out_hw)} is not positive")
     if input_.type in QUANT8:
         x = x_raw.astype(np.float32) - np.float32(input_.zero_point)
-        acc = scatter_accumulate(x, zero_adjusted(filt), args, out_hw, value_bound(input_) * value_bound(filt))
+        acc = scatter_accumulate(x, filter_values(filt), args, out_hw, value_bound(input_) * value_bound(filt))
         result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
     else:
-        acc = scatter_accumulate(x_raw.astype(np.float32, copy=False), float_array(filt), args, out_hw)
+        acc = scatter_accumulate(x_raw.astype(np.float32, copy=False), filter_values(filt), args, out_hw)
         result = float_finish(acc, float_bias(bias), args.activation, ctx.output())
     return [np.ascontiguousarray(from_nhwc(result, args.nchw))]
