@@ -608,48 +608,57 @@ def _depthwise_args(ctx: OpContext) -> tuple[ConvArgs, int]:
     return args, int(ctx.scalar(i))
 
 
-def depthwise_accumulate(xp: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int],
-                         multiplier: int) -> np.ndarray:
-    """Depthwise sum over the window for padded NHWC ``xp`` and [kh, kw, C*multiplier] ``w`` (same dtype).
+def phased_input(x: np.ndarray, window: Window, zero_point: int, width_q: int, dtype: type) -> np.ndarray:
+    """``x - zero_point`` zero-padded and split into W stride phases, [N, Hp, stride, width_q, C], in one copy.
 
-    Output channel ``c * multiplier + m`` reads input channel ``c`` (NNAPI's
-    depthwise rule), so the input is repeated along channels.  The sum is
-    one ``einsum`` over a strided view whose innermost axis is a whole
-    output row (ow*C contiguous values), so every filter tap is a single
-    fused multiply-add pass.  Input column t*stride + j*dilation lives in W
-    phase r of block t + q (q, r = divmod(j*dilation, stride)); the padded
-    input is rearranged phase-major once when the stride exceeds 1, and
-    taps of the (q, r) grid that no filter column maps to are zero.
+    Padded column q*stride + r is element q of phase r, so a strided walk
+    along W becomes a contiguous one inside a phase.  Columns past the
+    padded width (only ever multiplied by zero taps) are zero.
     """
-    if multiplier > 1:
-        xp = np.repeat(xp, multiplier, axis=3)
-    n, padded_h, padded_w, channels = xp.shape
+    n, h, w, c = x.shape
+    step = window.stride_w
+    top, left = window.pad_top, window.pad_left
+    phased = np.zeros((n, h + top + window.pad_bottom, step, width_q, c), dtype=dtype)
+    for r in range(step):
+        q_first = max(0, -(-(left - r) // step))
+        q_last = min(width_q - 1, (left + w - 1 - r) // step)
+        if q_last < q_first:
+            continue
+        column = q_first * step + r - left
+        source = x[:, :, column:column + step * (q_last - q_first) + 1:step, :]
+        target = phased[:, top:top + h, r, q_first:q_last + 1, :]
+        np.subtract(source, dtype(zero_point), out=target, dtype=dtype)
+    return phased
+
+
+def depthwise_accumulate(phased: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int]) -> np.ndarray:
+    """Depthwise sum over the window for a ``phased_input`` and [kh, kw, C] ``w`` (same dtype): N, oh, ow, C.
+
+    The sum is one ``einsum`` over a strided view whose innermost axis is a
+    whole output row (ow*C contiguous values), so every filter tap is a single
+    fused multiply-add pass.  Input column t*stride + j*dilation is element
+    t + q of phase r (q, r = divmod(j*dilation, stride)); taps of the (q, r)
+    grid that no filter column maps to are zero.
+    """
+    n, _, step, _, channels = phased.shape
     (k_h, k_w, _), (o_h, o_w) = w.shape, out_hw
-    step, dilation = window.stride_w, window.dilation_w
-    blocks_q = (k_w - 1) * dilation // step + 1
-    width_q = max(-(-padded_w // step), o_w + blocks_q - 1)
-    if step == 1:
-        phased = np.ascontiguousarray(xp)[:, :, None]
-    else:
-        grown = np.zeros((n, padded_h, width_q * step, channels), dtype=xp.dtype)
-        grown[:, :, :padded_w] = xp
-        phased = np.ascontiguousarray(grown.reshape(n, padded_h, width_q, step, channels).transpose(0, 1, 3, 2, 4))
-    size = phased.itemsize
-    row = phased.strides[1]
+    blocks_q = (k_w - 1) * window.dilation_w // step + 1
+    size, row = phased.itemsize, phased.strides[1]
     view = np.lib.stride_tricks.as_strided(
         phased, shape=(n, o_h, k_h, blocks_q, step, o_w * channels),
         strides=(phased.strides[0], window.stride_h * row, window.dilation_h * row, channels * size,
                  phased.strides[2], size),
         writeable=False)
-    taps = np.zeros((k_h, blocks_q, step, o_w, channels), dtype=xp.dtype)
+    taps = np.zeros((k_h, blocks_q, step, o_w, channels), dtype=phased.dtype)
     for j in range(k_w):
-        q, r = divmod(j * dilation, step)
+        q, r = divmod(j * window.dilation_w, step)
         taps[:, q, r] = w[:, j, None, :]
     acc = np.einsum("nyiqrl,iqrl->nyl", view, taps.reshape(k_h, blocks_q, step, o_w * channels))
     return acc.reshape(n, o_h, o_w, channels)
 
 
 def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
+    """Output channel ``c * multiplier + m`` reads input channel ``c`` (NNAPI's depthwise rule)."""
     input_, filt, bias, x_raw = conv_inputs(ctx, args)
     one, k_h, k_w, channels_out = filt.value.shape
     if one != 1:
@@ -663,10 +672,19 @@ def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
     _check_padding_within_filter(ctx.name, window, (k_h, k_w))
     out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
-    xp, w, bound = compute_operands(input_, filt, x_raw, window)
-    if bound is not None and k_h * k_w * bound > FLOAT32_EXACT:  # too many taps for exact float32 sums
-        xp, w = xp.astype(np.float64), w.astype(np.float64)
-    acc = depthwise_accumulate(xp, w[0], window, out_hw, multiplier)
+    quantized = input_.type in QUANT8
+    w = filter_values(filt)
+    dtype: type = np.float32
+    if quantized and k_h * k_w * value_bound(input_) * value_bound(filt) > FLOAT32_EXACT:
+        dtype, w = np.float64, w.astype(np.float64)  # too many taps for exact float32 sums
+    if multiplier > 1:
+        x_raw = np.repeat(x_raw, multiplier, axis=3)
+    step = window.stride_w
+    padded_w = in_hw[1] + window.pad_left + window.pad_right
+    blocks_q = (k_w - 1) * window.dilation_w // step + 1
+    width_q = max(-(-padded_w // step), out_hw[1] + blocks_q - 1)
+    phased = phased_input(x_raw, window, input_.zero_point if quantized else 0, width_q, dtype)
+    acc = depthwise_accumulate(phased, w[0], window, out_hw)
     return from_nhwc(finish(ctx, acc, input_, filt, bias, args.activation), args.nchw)
 
 
