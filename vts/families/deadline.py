@@ -25,7 +25,7 @@ from vts.families.executions import (
     Answer,
     Executor,
     PreparedModelCache,
-    create_prepared_model,
+    prepare_for_case,
     timing_problems,
     unsupported_names,
 )
@@ -170,17 +170,13 @@ class DeadlineFamily(Family):
         """Stricter than the suite: a long model under a 5 ms deadline must not succeed late."""
         assert case.model is not None
         executor: Executor = case.config["executor"]
-        hal_model = to_hal_model(case.model, ConstantPolicy(pool_kind=options.pool_kind))
-        try:
-            preparation = create_prepared_model(device, hal_model)
-        finally:
-            close_model(hal_model)
-        if preparation.prepared is None:
-            return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
+        prepared, why = prepare_for_case(device, case.model, options)
+        if prepared is None:
+            return skipped(why)
         built = build_request(case.model, case.model.examples[0], options.pool_kind)
         try:
             deadline = time.monotonic_ns() + SHORT_NS
-            answer = execute_with_deadline(preparation.prepared, built.request, executor, deadline)
+            answer = execute_with_deadline(prepared, built.request, executor, deadline)
             finished = time.monotonic_ns()
         finally:
             built.close()

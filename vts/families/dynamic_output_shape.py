@@ -20,7 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Answer, Executor, create_prepared_model, execute, unsupported_names
+from vts.families.executions import (
+    Answer,
+    Executor,
+    execute,
+    prepare_for_case,
+)
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.families.transforms import with_unknown_output_dims
@@ -30,10 +35,8 @@ from vts.testmodel import (
     TestExample,
     TestModel,
     build_request,
-    close_model,
     dtype_of,
     element_count,
-    to_hal_model,
 )
 
 _NOT_APPLICABLE = {int(OperationType.RANK), int(OperationType.IF), int(OperationType.WHILE)}
@@ -74,14 +77,10 @@ class DynamicOutputShapeFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         assert case.model is not None and case.example is not None
         model = with_unknown_output_dims(case.model)
-        hal_model = to_hal_model(model, extensions=options.extensions)
-        try:
-            preparation = create_prepared_model(device, hal_model)
-        finally:
-            close_model(hal_model)
-        if preparation.prepared is None:
-            return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
-        return self._evaluate(model, model.examples[case.example], preparation.prepared, options)
+        prepared, why = prepare_for_case(device, model, options)
+        if prepared is None:
+            return skipped(why)
+        return self._evaluate(model, model.examples[case.example], prepared, options)
 
     def _evaluate(self, model: TestModel, example: TestExample, prepared: PreparedModel,
                   options: RunOptions) -> Outcome:

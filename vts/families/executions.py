@@ -14,11 +14,12 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from vts.families.base import CaseFailure
+from vts.families.base import CaseFailure, RunOptions
 from vts.hal.enums import NO_TIMING, ErrorStatus, MeasureTiming, OperationType, enum_name
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel, SyncFence
 from vts.hal.types import NO_TIMING_INFO, Model, OutputShape, Request, Timing
+from vts.testmodel import ConstantPolicy, TestModel, close_model, to_hal_model
 
 
 class Executor(enum.Enum):
@@ -167,3 +168,21 @@ class PreparedModelCache:
                 release(model)
             self._key, self._device, self._entry = key, device, (preparation.prepared, why)
         return self._entry
+
+
+def prepare_for_case(device: Device, model: TestModel, options: RunOptions, extensions: object = None,
+                     **prepare_kwargs: object) -> tuple[PreparedModel | None, str]:
+    """Prepare a test model for one case: (prepared model, "") or (None, why the case is skipped).
+
+    The HAL model (and its constant pool) lives only for the preparation;
+    the prepared model keeps what it needs.
+    """
+    hal_model = to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind),
+                             extensions if extensions is not None else options.extensions)
+    try:
+        preparation = create_prepared_model(device, hal_model, **prepare_kwargs)
+    finally:
+        close_model(hal_model)
+    if preparation.prepared is None:
+        return None, f"unsupported: {unsupported_names(hal_model, preparation.supported)}"
+    return preparation.prepared, ""

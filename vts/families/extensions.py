@@ -33,7 +33,7 @@ import numpy as np
 
 from vts.extensions import FIBONACCI, ExtensionRegistry
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Executor, create_prepared_model, execute, unsupported_names
+from vts.families.executions import Executor, execute, prepare_for_case
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.hal.enums import EXTENSION_TYPE_LOW_BITS_TYPE, ErrorStatus, HalVersion, MeasureTiming, OperandLifeTime
@@ -204,18 +204,14 @@ class ExtensionsFamily(Family):
 
     def _golden(self, model: TestModel, device: Device, options: RunOptions) -> Outcome:
         registry = _registry(options)
-        hal_model = to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), registry)
-        try:
-            preparation = create_prepared_model(device, hal_model)
-        finally:
-            close_model(hal_model)
-        if preparation.prepared is None:
-            return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
+        prepared, why = prepare_for_case(device, model, options, registry)
+        if prepared is None:
+            return skipped(why)
         for example in model.examples:
             for executor, measure in ((Executor.SYNC, MeasureTiming.NO), (Executor.ASYNC, MeasureTiming.YES)):
                 built = build_request(model, example, options.pool_kind, extensions=registry)
                 try:
-                    answer = execute(preparation.prepared, built.request, executor, measure)
+                    answer = execute(prepared, built.request, executor, measure)
                     problems = judge_success(model, example, built, answer, measure, f"{executor.value} execution")
                 finally:
                     built.close()

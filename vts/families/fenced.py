@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Answer, create_prepared_model, unsupported_names
+from vts.families.executions import Answer, prepare_for_case
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, is_scalar_type
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, Request
-from vts.testmodel import TestModel, build_request, close_model, element_count, to_hal_model
+from vts.testmodel import TestModel, build_request, element_count
 
 
 def execute_fenced_twice(prepared: PreparedModel, request: Request, measure: MeasureTiming,
@@ -71,20 +71,16 @@ class FencedFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
         assert model is not None and case.example is not None
-        hal_model = to_hal_model(model, extensions=options.extensions)
-        try:
-            preparation = create_prepared_model(device, hal_model)
-        finally:
-            close_model(hal_model)
-        if preparation.prepared is None:
-            return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
+        prepared, why = prepare_for_case(device, model, options)
+        if prepared is None:
+            return skipped(why)
         example = model.examples[case.example]
         must_refuse = has_zero_sized_output(model, case.example) or has_unspecified_output(model)
         for measure in (MeasureTiming.NO, MeasureTiming.YES):
             where = f"fenced execution (timing {measure.name})"
             built = build_request(model, example, options.pool_kind, extensions=options.extensions)
             try:
-                answer = execute_fenced_twice(preparation.prepared, built.request, measure, options.case_timeout)
+                answer = execute_fenced_twice(prepared, built.request, measure, options.case_timeout)
                 if must_refuse:
                     problems = [] if answer.status == ErrorStatus.INVALID_ARGUMENT else [
                         f"{where} returned {answer.status.name}; an output that is zero-sized or not fully "

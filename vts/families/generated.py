@@ -20,16 +20,15 @@ from collections.abc import Iterator
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.executions import (
     Executor,
-    create_prepared_model,
     execute,
+    prepare_for_case,
     timing_problems,
-    unsupported_names,
 )
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.interfaces import Device
-from vts.testmodel import ConstantPolicy, TestModel, build_request, close_model, to_hal_model
+from vts.testmodel import TestModel, build_request
 
 #: (executor, timing) pairs each example runs through.
 EXECUTIONS = ((Executor.SYNC, MeasureTiming.NO), (Executor.ASYNC, MeasureTiming.YES))
@@ -50,20 +49,12 @@ class GeneratedFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
         assert model is not None
-        hal_model = to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions)
-        try:
-            preparation = create_prepared_model(device, hal_model)
-            if preparation.prepared is None:
-                why = f"unsupported: {unsupported_names(hal_model, preparation.supported)}"
-                if model.expect_failure:
-                    return passed(f"refused as expected ({why})")
-                return skipped(why)
-            if model.expect_failure:
-                return self._expect_failure(case, preparation.prepared, options)
-            assert case.example is not None
-            return self._golden(case, preparation.prepared, options)
-        finally:
-            close_model(hal_model)
+        prepared, why = prepare_for_case(device, model, options)
+        if prepared is None:
+            return passed(f"refused as expected ({why})") if model.expect_failure else skipped(why)
+        if model.expect_failure:
+            return self._expect_failure(case, prepared, options)
+        return self._golden(case, prepared, options)
 
     def _golden(self, case: Case, prepared: object, options: RunOptions) -> Outcome:
         model = case.model

@@ -13,11 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Executor, create_prepared_model, execute, timing_problems, unsupported_names
+from vts.families.executions import (
+    Executor,
+    execute,
+    prepare_for_case,
+    timing_problems,
+)
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
 from vts.hal.interfaces import Device
-from vts.testmodel import TestModel, build_request, close_model, to_hal_model
+from vts.testmodel import TestModel, build_request
 
 LOOP_TIMEOUT_NS = 1_000_000
 MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
@@ -36,19 +41,15 @@ class InfiniteLoopFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
         assert model is not None
-        hal_model = to_hal_model(model, extensions=options.extensions)
-        try:
-            preparation = create_prepared_model(device, hal_model)
-        finally:
-            close_model(hal_model)
-        if preparation.prepared is None:
-            return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
+        prepared, why = prepare_for_case(device, model, options)
+        if prepared is None:
+            return skipped(why)
         for executor in Executor:
             for measure in (MeasureTiming.NO, MeasureTiming.YES):
                 where = f"{executor.value} execution (timing {measure.name})"
                 built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
                 try:
-                    answer = execute(preparation.prepared, built.request, executor, measure,
+                    answer = execute(prepared, built.request, executor, measure,
                                      loop_timeout=LOOP_TIMEOUT_NS)
                 finally:
                     built.close()

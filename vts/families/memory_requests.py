@@ -32,7 +32,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from vts.families.base import Case, CaseFailure, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Answer, Executor, create_prepared_model, execute, unsupported_names
+from vts.families.executions import (
+    Answer,
+    Executor,
+    execute,
+    prepare_for_case,
+)
 from vts.families.fenced import execute_fenced_twice, has_zero_sized_output
 from vts.families.judge import judge_success
 from vts.hal import memory as hal_memory
@@ -42,14 +47,11 @@ from vts.hal.interfaces import Buffer, Device, PreparedModel
 from vts.hal.types import BufferDesc, BufferRole, DataLocation, MemoryToken, RequestArgument
 from vts.testmodel import (
     BuiltRequest,
-    ConstantPolicy,
     TestExample,
     TestModel,
     build_request,
-    close_model,
     dtype_of,
     element_count,
-    to_hal_model,
 )
 
 EXECUTORS = (Executor.ASYNC, Executor.SYNC, Executor.FENCED)
@@ -70,14 +72,9 @@ class DeviceArgument:
 def run_model_case(case: Case, device: Device, options: RunOptions) -> Outcome:
     model = case.model
     assert model is not None and case.example is not None
-    hal_model = to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions)
-    try:
-        preparation = create_prepared_model(device, hal_model)
-    finally:
-        close_model(hal_model)
-    if preparation.prepared is None:
-        return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
-    prepared = preparation.prepared
+    prepared, why = prepare_for_case(device, model, options)
+    if prepared is None:
+        return skipped(why)
     example = model.examples[case.example]
     problems: list[str] = []
     notes: list[str] = []

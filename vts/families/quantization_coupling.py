@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Executor, create_prepared_model, execute
+from vts.families.executions import Executor, execute, prepare_for_case
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.families.transforms import is_coupled, signed_twin
 from vts.hal.enums import MeasureTiming
 from vts.hal.interfaces import Device, PreparedModel
-from vts.testmodel import TestModel, build_request, close_model, to_hal_model
+from vts.testmodel import TestModel, build_request
 
 
 @register_family
@@ -33,11 +33,7 @@ class QuantizationCouplingFamily(Family):
             yield Case(f"{self.name}/{model.case_name(example)}", self.name, model, index, spec_path)
 
     def _prepare(self, device: Device, model: TestModel, options: RunOptions) -> PreparedModel | None:
-        hal_model = to_hal_model(model, extensions=options.extensions)
-        try:
-            return create_prepared_model(device, hal_model).prepared
-        finally:
-            close_model(hal_model)
+        return prepare_for_case(device, model, options)[0]
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         original = case.model
