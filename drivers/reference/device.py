@@ -24,12 +24,23 @@ from vts.hal.enums import (
     DeviceType,
     ErrorStatus,
     ExecutionPreference,
+    OperandLifeTime,
     OperandType,
     Priority,
 )
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer, CacheFiles, Device, PreparedModel
-from vts.hal.types import BufferDesc, BufferRole, Capabilities, Extension, Model, OperandPerformance, PerformanceInfo
+from vts.hal.types import (
+    BufferDesc,
+    BufferRole,
+    Capabilities,
+    Extension,
+    Model,
+    OperandPerformance,
+    Operation,
+    PerformanceInfo,
+    Subgraph,
+)
 from vts.hal.validation import ValidationError, validate_model
 
 DEVICE_NAME = "nnvts-reference"
@@ -101,20 +112,36 @@ class ReferenceDevice(Device):
         return self._supported(model)
 
     def _supported(self, model: Model) -> list[bool]:
-        """One flag per main-subgraph operation, for a model already validated."""
+        """One flag per main-subgraph operation, for a model already validated.
+
+        IF and WHILE count as supported only when every operation of the
+        subgraphs they reference (recursively) is: the HAL's rule for
+        ``getSupportedOperations_1_3``.
+        """
         registry = operations()
         extensions = ModelExtensions(model)
-        graph = model.main
-        flags = []
-        for op in graph.operations:
+        graphs = [model.main, *model.referenced]
+        memo: dict[int, bool] = {}
+
+        def operation_supported(graph: Subgraph, op: Operation) -> bool:
             op_def = registry.get(op.type)
             if op_def is None:
-                flags.append(extensions.supports(op))
-                continue
+                return extensions.supports(op)
             inputs = [graph.operands[i] for i in op.inputs]
             outputs = [graph.operands[i] for i in op.outputs]
-            flags.append(op_def.supports(inputs, outputs))
-        return flags
+            if not op_def.supports(inputs, outputs):
+                return False
+            return all(subgraph_supported(o.location.offset) for o in inputs
+                       if o.lifetime == OperandLifeTime.SUBGRAPH)
+
+        def subgraph_supported(index: int) -> bool:
+            if index not in memo:
+                memo[index] = False  # validation already refused reference cycles
+                graph = graphs[index + 1]
+                memo[index] = all(operation_supported(graph, op) for op in graph.operations)
+            return memo[index]
+
+        return [operation_supported(model.main, op) for op in model.main.operations]
 
     def prepare_model(
         self,

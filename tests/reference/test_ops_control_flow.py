@@ -206,3 +206,29 @@ def test_values_of_unknown_size_grow_around_a_loop():
     finally:
         close_model(hal_model)
     assert out.value.tolist() == [3.0] * 8
+
+
+def test_if_is_supported_only_when_its_branches_are():
+    """getSupportedOperations_1_3: IF/WHILE are supported only if every referenced operation is."""
+    import os
+
+    from drivers.reference import create_device
+    from drivers.reference.ops import registry
+    from vts.hal.enums import OperationType
+    from vts.spec.loader import load_paths
+    from vts.testmodel import parse_spec, to_hal_model
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "specs", "control_flow", "if.yaml")
+    model = parse_spec(next(iter(load_paths([path]))).document)[0]
+    hal_model = to_hal_model(model)
+    device = create_device()
+    assert device.get_supported_operations(hal_model) == [True] * len(hal_model.main.operations)
+    branch_ops = {op.type for g in hal_model.referenced for op in g.operations}
+    ops = registry.operations()
+    saved = {t: ops.pop(t) for t in branch_ops}
+    try:
+        flags = device.get_supported_operations(hal_model)
+    finally:
+        ops.update(saved)
+    for op, flag in zip(hal_model.main.operations, flags, strict=True):
+        assert flag is (op.type != OperationType.IF)
