@@ -28,6 +28,7 @@ and stays dead.
 
 from __future__ import annotations
 
+import collections
 import math
 import secrets
 import threading
@@ -50,17 +51,34 @@ def _invalid(message: str) -> DriverError:
 
 
 class TokenTable:
-    """Live buffers by token; tokens are never reissued and die with their buffer."""
+    """Live buffers by token; tokens are never reissued and die with their buffer.
+
+    A buffer's death is noticed by a weakref callback, which the garbage
+    collector may run at any point, including inside this table's own
+    critical section on the same thread.  The callback therefore only queues
+    the token (a lock-free deque append); the table drops queued tokens under
+    its lock on the next call.  Taking the lock in the callback deadlocked.
+    """
 
     def __init__(self) -> None:
         self._multiplier = secrets.randbits(32) | 1
         self._key = secrets.randbits(32)
         self._issued = 0
         self._live: dict[int, weakref.ref[ReferenceBuffer]] = {}
+        self._dead: collections.deque[int] = collections.deque()
         self._lock = threading.Lock()
+
+    def _purge(self) -> None:
+        """Drop the tokens of collected buffers (call with the lock held)."""
+        while self._dead:
+            token = self._dead.popleft()
+            ref = self._live.get(token)
+            if ref is not None and ref() is None:
+                del self._live[token]
 
     def add(self, buffer: ReferenceBuffer) -> int:
         with self._lock:
+            self._purge()
             while True:
                 self._issued += 1
                 if self._issued >= _UINT32:
@@ -68,20 +86,18 @@ class TokenTable:
                 token = ((self._issued * self._multiplier) ^ self._key) % _UINT32
                 if token != 0:  # slot 0 is reserved: the HAL's "no token"
                     break
-            self._live[token] = weakref.ref(buffer, lambda _ref, token=token: self._forget(token))
+            self._live[token] = weakref.ref(buffer, lambda _ref, token=token: self._dead.append(token))
             return token
 
     def get(self, token: int) -> ReferenceBuffer | None:
         with self._lock:
+            self._purge()
             ref = self._live.get(token)
         return ref() if ref is not None else None
 
-    def _forget(self, token: int) -> None:
-        with self._lock:
-            self._live.pop(token, None)
-
     def __len__(self) -> int:
         with self._lock:
+            self._purge()
             return len(self._live)
 
 

@@ -46,6 +46,18 @@ def has_zero_sized_output(model: TestModel, example_index: int) -> bool:
     return any(element_count(d.dims) == 0 for d in model.examples[example_index].outputs.values())
 
 
+def fenced_must_refuse(model: TestModel, example_index: int) -> bool:
+    """A fenced request must fully specify every output and cannot describe a zero-sized one."""
+    return has_zero_sized_output(model, example_index) or has_unspecified_output(model)
+
+
+def refusal_problems(answer: Answer, where: str) -> list[str]:
+    if answer.status == ErrorStatus.INVALID_ARGUMENT:
+        return []
+    return [f"{where} returned {answer.status.name}; an output that is zero-sized or not fully specified must "
+            "be refused with INVALID_ARGUMENT"]
+
+
 def has_unspecified_output(model: TestModel) -> bool:
     """An output whose model dims are not all known: a fenced request cannot describe it."""
     for index in model.main.outputs:
@@ -75,16 +87,14 @@ class FencedFamily(Family):
         if prepared is None:
             return skipped(why)
         example = model.examples[case.example]
-        must_refuse = has_zero_sized_output(model, case.example) or has_unspecified_output(model)
+        must_refuse = fenced_must_refuse(model, case.example)
         for measure in (MeasureTiming.NO, MeasureTiming.YES):
             where = f"fenced execution (timing {measure.name})"
             built = build_request(model, example, options.pool_kind, extensions=options.extensions)
             try:
                 answer = execute_fenced_twice(prepared, built.request, measure, options.case_timeout)
                 if must_refuse:
-                    problems = [] if answer.status == ErrorStatus.INVALID_ARGUMENT else [
-                        f"{where} returned {answer.status.name}; an output that is zero-sized or not fully "
-                        "specified must be refused with INVALID_ARGUMENT"]
+                    problems = refusal_problems(answer, where)
                 else:
                     problems = judge_success(model, example, built, answer, measure, where)
             finally:

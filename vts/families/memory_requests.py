@@ -38,7 +38,7 @@ from vts.families.executions import (
     execute,
     prepare_for_case,
 )
-from vts.families.fenced import execute_fenced_twice, has_zero_sized_output
+from vts.families.fenced import execute_fenced_twice, fenced_must_refuse, refusal_problems
 from vts.families.judge import judge_success
 from vts.hal import memory as hal_memory
 from vts.hal.enums import ErrorStatus, MeasureTiming
@@ -99,10 +99,8 @@ def _execute(prepared: PreparedModel, built: BuiltRequest, executor: Executor, o
 
 def _judge(model: TestModel, example: TestExample, example_index: int, built: BuiltRequest, answer: Answer,
            executor: Executor, where: str) -> list[str]:
-    if executor is Executor.FENCED and has_zero_sized_output(model, example_index):
-        if answer.status == ErrorStatus.INVALID_ARGUMENT:
-            return []
-        return [f"{where} returned {answer.status.name}; a zero-sized output must be refused with INVALID_ARGUMENT"]
+    if executor is Executor.FENCED and fenced_must_refuse(model, example_index):
+        return refusal_problems(answer, where)
     return judge_success(model, example, built, answer, MeasureTiming.NO, where)
 
 
