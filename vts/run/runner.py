@@ -97,6 +97,9 @@ class _CaseTimeout(BaseException):
 
 
 def _raise_case_timeout(signum: int, frame: object) -> None:
+    # Python swallows an exception raised inside a __del__ or weakref callback; re-arm so a
+    # case that was interrupted there still ends within a second.
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
     raise _CaseTimeout
 
 
