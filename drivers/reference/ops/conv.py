@@ -15,15 +15,16 @@ Numerics follow the NNAPI CPU path:
   TENSOR_QUANT8_SYMM_PER_CHANNEL filters), add the output zero point and clamp
   to the fused activation's quantized range.
 
-Speed matters (whole MobileNets run through here): convolutions are one
-im2col gather plus one float32 matmul.  Quantized operands are zero-point
-adjusted integers, and float32 arithmetic on integers is exact while sums
-stay within 2**24, so quantized matmuls are cut along the shared dimension
-into chunks that respect that bound (``exact_matmul``); depthwise
-convolutions multiply-accumulate over the kh x kw window with whole-tensor
-slices.  Requantization estimates each output with one float product and
-redoes with the integer kernel only the elements the estimate cannot decide
-(``requantize``), so results are bit-identical to the int32 kernels.
+Speed matters (whole MobileNets run through here, see bench/): convolutions
+are one im2col gather plus one float32 matmul.  Quantized operands are
+zero-point adjusted integers, and float32 arithmetic on integers is exact
+while sums stay within 2**24, so quantized matmuls are cut along the shared
+dimension into chunks that respect that bound (``exact_matmul``).  Depthwise
+convolutions are one ``einsum`` over a strided view of the padded input whose
+innermost axis is a whole output row.  Requantization estimates each output
+with one float product and redoes with the integer kernel only the elements
+the estimate cannot decide (``requantize``), so results are bit-identical to
+the int32 kernels.  Filter conversions are cached per constant array.
 """
 
 from __future__ import annotations
@@ -248,7 +249,7 @@ def zero_adjusted(tensor: Tensor, dtype: type = np.float32) -> np.ndarray:
 
 # Filters are constants: converting a MobileNet's weights to float32 costs more per run than some layers.
 # Conversions of large filters are kept per array object (a weak reference proves it is the same one).
-_FILTER_CACHE: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+_FILTER_CACHE: dict[int, tuple[weakref.ref, int, np.ndarray]] = {}
 _FILTER_CACHE_LIMIT = 128
 _FILTER_CACHE_MIN_SIZE = 4096
 _FILTER_CACHE_LOCK = threading.Lock()
@@ -263,16 +264,17 @@ def filter_values(tensor: Tensor) -> np.ndarray:
     if value.size < _FILTER_CACHE_MIN_SIZE:
         return zero_adjusted(tensor) if quantized else value.astype(np.float32)
     key = id(value)
+    zero_point = 0 if tensor.channel_quant is not None or not quantized else tensor.zero_point
     with _FILTER_CACHE_LOCK:
         hit = _FILTER_CACHE.get(key)
-    if hit is not None and hit[0]() is value and hit[1].shape == value.shape:
-        return hit[1]
+    if hit is not None and hit[0]() is value and hit[1] == zero_point and hit[2].shape == value.shape:
+        return hit[2]
     converted = zero_adjusted(tensor) if quantized else value.astype(np.float32)
     converted.setflags(write=False)
     with _FILTER_CACHE_LOCK:
         if len(_FILTER_CACHE) >= _FILTER_CACHE_LIMIT:
             _FILTER_CACHE.pop(next(iter(_FILTER_CACHE)))
-        _FILTER_CACHE[key] = (weakref.ref(value), converted)
+        _FILTER_CACHE[key] = (weakref.ref(value), zero_point, converted)
     return converted
 
 
