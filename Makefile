@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORPUS ?= ../shared/corpus
 
-.PHONY: run test lint generate check-generated corpus clean
+.PHONY: run test lint generate check-generated corpus sample-driver bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,5 +36,16 @@ check-generated: $(STAMP)
 corpus: $(STAMP)
 	$(BIN)/nnvts run --driver reference --specs $(CORPUS) --json reports/corpus.json
 
+## sample-driver: the C driver speaking the nnvts protocol (run it with --driver exec:drivers/sample_c/sample_driver)
+sample-driver:
+	$(MAKE) -C drivers/sample_c
+
+## bench: MobileNet against ONNX Runtime and a numpy baseline, IPC overhead (installs the bench extras)
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]' --config-settings editable_mode=compat
+	$(BIN)/python -m bench.mobilenet
+	$(BIN)/python -m bench.ipc_overhead
+
 clean:
 	rm -rf $(VENV) reports build *.egg-info
+	$(MAKE) -C drivers/sample_c clean
