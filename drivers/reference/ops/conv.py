@@ -233,8 +233,13 @@ FLOAT32_EXACT = 2**24
 
 def value_bound(tensor: Tensor) -> int:
     """Largest |stored - zero_point| the operand's type allows (bounds the integer products)."""
-    info = np.iinfo(tensor.value.dtype)
     zero_point = 0 if tensor.channel_quant is not None else tensor.zero_point
+    return _value_bound(tensor.value.dtype.str, int(zero_point))
+
+
+@functools.lru_cache(maxsize=512)
+def _value_bound(dtype: str, zero_point: int) -> int:
+    info = np.iinfo(np.dtype(dtype))
     return max(zero_point - int(info.min), int(info.max) - zero_point, 1)
 
 
@@ -471,11 +476,29 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
         if bias is not None:
             exact += bias.astype(np.int64)[channel]
         pick = channel if multipliers.size > 1 else 0
-        fixed = multiply_by_quantized_multiplier(exact, multipliers[pick], shifts[pick]) + out.zero_point
+        fixed = fixed_point_multiply(exact, multipliers[pick], shifts[pick]) + out.zero_point
         result.reshape(-1)[near] = np.clip(fixed, low, high) + byte_shift
     if byte_shift:
         result = np.bitwise_xor(result, np.uint8(byte_shift), out=result).view(np.int8)
     return result.reshape(acc.shape)
+
+
+def fixed_point_multiply(x: np.ndarray, multipliers: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    """``multiply_by_quantized_multiplier`` for int64 ``x`` (|x| < 2**31) in three integer operations.
+
+    With e = -shift >= 0 the two roundings are one floor (see ``requantize``):
+    r = (x*m + 2**(30+e) + [e > 0] * (2**30 - t * 2**31)) >> (31 + e), t = [x < 0]
+    ([x < -1] when m = 2**30); x*m stays below 2**62.  Left shifts use the
+    general kernel.
+    """
+    if np.any(shifts > 0):
+        return multiply_by_quantized_multiplier(x, multipliers, shifts)
+    exponent = -shifts.astype(np.int64)
+    multipliers = multipliers.astype(np.int64)
+    negative = x < np.where(multipliers == 2**30, -1, 0)
+    rounding = np.left_shift(np.int64(1), 30 + exponent)
+    rounding = rounding + np.where(exponent > 0, np.where(negative, -(1 << 30), 1 << 30), 0)
+    return np.right_shift(x * multipliers + rounding, 31 + exponent)
 
 
 @functools.lru_cache(maxsize=256)
