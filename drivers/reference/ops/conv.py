@@ -392,11 +392,11 @@ _SHORT_CHANNELS = 256
 _ROW_ELEMENTS = 8192
 
 
-def channel_rows(array: np.ndarray, *vectors: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """A contiguous channels-last array as long rows, with its per-channel vectors tiled to match."""
+def channel_rows_view(array: np.ndarray) -> tuple[np.ndarray, int]:
+    """A contiguous channels-last array as long rows of ``repeat`` whole pixels (1: unchanged)."""
     channels = array.shape[-1]
     if array.ndim < 2 or channels >= _SHORT_CHANNELS or not array.flags.c_contiguous or array.size == 0:
-        return array, list(vectors)
+        return array, 1
     pixels = array.size // channels
     limit = max(1, _ROW_ELEMENTS // channels)
     # Whole image rows when they fit, otherwise a power-of-two share of the pixels.
@@ -404,9 +404,17 @@ def channel_rows(array: np.ndarray, *vectors: np.ndarray) -> tuple[np.ndarray, l
     while repeat > limit:
         repeat //= 2
     if repeat <= 1:
-        return array, list(vectors)
-    tiled = [np.tile(v, repeat) if v.ndim == 1 and v.size == channels and channels > 1 else v for v in vectors]
-    return array.reshape(-1, repeat * channels), tiled
+        return array, 1
+    return array.reshape(-1, repeat * channels), repeat
+
+
+def channel_rows(array: np.ndarray, *vectors: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``channel_rows_view`` with per-channel vectors tiled to match the rows."""
+    rows, repeat = channel_rows_view(array)
+    channels = array.shape[-1]
+    if repeat == 1:
+        return rows, list(vectors)
+    return rows, [np.tile(v, repeat) if v.ndim == 1 and v.size == channels and channels > 1 else v for v in vectors]
 
 
 # Error bounds of the estimate in ``requantize``.  In float32, with |offset| <= 2**9 (plus the int8 shift of
@@ -440,36 +448,19 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
     the activation lets negative values through.
     """
     channels = acc.shape[-1]
-    real = np.ldexp(multipliers.astype(np.float64), shifts - 31)
-    half_step = np.where(shifts < 0, np.ldexp(0.5, np.minimum(shifts, 0)), 0.0)  # (1/2) / 2**e
-    low, high = _activation_bounds(activation, out)
-    signed_rounding = low < out.zero_point and bool(np.any(shifts < 0))
-    base = half_step + out.zero_point
-    if bias is not None:
-        base = base + bias * real
-    use_f32 = acc.dtype == np.float32 and out.dtype.itemsize == 1 and np.abs(base).max() <= _F32_OFFSET_LIMIT
-    negative_below = np.zeros(1)
-    if signed_rounding:  # t = [acc < negative_below]
-        negative_below = np.where(multipliers == 2**30, -1.0, 0.0) - (0.0 if bias is None else bias)
-        use_f32 = use_f32 and np.abs(negative_below).max() <= FLOAT32_EXACT
-    dtype = np.float32 if use_f32 else np.float64
-    tolerance = _F32_TOLERANCE if use_f32 else _F64_TOLERANCE
-    # 8-bit results are produced as uint8 by truncation (a floor for the positive values the clamp leaves);
-    # int8 is shifted by 128 for that and flipped back bitwise at the end.
-    byte_shift = 128 if out.dtype == np.int8 else 0
-    truncate = out.dtype.itemsize == 1
-    offset = base + (0.5 + tolerance + byte_shift)
-    vectors = (real, offset, 2.0 * half_step, negative_below) if signed_rounding else (real, offset)
-    rows, tiled = channel_rows(acc, *(np.asarray(v, dtype=dtype) for v in vectors))
-    real_t, offset_t = tiled[0], tiled[1]
-    estimate = np.multiply(rows, _scalar_or(real_t), dtype=dtype)
-    estimate += _scalar_or(offset_t)
-    if signed_rounding:
-        np.subtract(estimate, _scalar_or(tiled[2]), out=estimate, where=rows < _scalar_or(tiled[3]))
-    np.clip(estimate, low + 0.5 + byte_shift, high + 0.5 + byte_shift, out=estimate)
-    result = estimate.astype(np.uint8) if truncate else np.floor(estimate).astype(out.dtype)
+    use_f32 = acc.dtype == np.float32
+    rows, repeat = channel_rows_view(acc)
+    plan = _requantize_plan(tuple(multipliers.tolist()), tuple(shifts.tolist()),
+                            None if bias is None else bias.astype(np.int32).tobytes(), channels, repeat,
+                            float(out.scale), int(out.zero_point), out.dtype.str, int(activation), use_f32)
+    estimate = np.multiply(rows, plan.real, dtype=plan.dtype)
+    estimate += plan.offset
+    if plan.signed_rounding:
+        np.subtract(estimate, plan.step, out=estimate, where=rows < plan.negative_below)
+    np.clip(estimate, plan.low + 0.5 + plan.byte_shift, plan.high + 0.5 + plan.byte_shift, out=estimate)
+    result = estimate.astype(np.uint8) if plan.truncate else np.floor(estimate).astype(out.dtype)
     estimate -= result  # the fraction: below 2 * tolerance the estimate cannot tell which integer it is
-    near = np.flatnonzero(estimate < dtype(2.0 * tolerance))
+    near = np.flatnonzero(estimate < plan.near_limit)
     if near.size:
         channel = near % channels
         exact = acc.reshape(-1)[near].astype(np.int64)
@@ -477,10 +468,64 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
             exact += bias.astype(np.int64)[channel]
         pick = channel if multipliers.size > 1 else 0
         fixed = fixed_point_multiply(exact, multipliers[pick], shifts[pick]) + out.zero_point
-        result.reshape(-1)[near] = np.clip(fixed, low, high) + byte_shift
-    if byte_shift:
-        result = np.bitwise_xor(result, np.uint8(byte_shift), out=result).view(np.int8)
+        result.reshape(-1)[near] = np.clip(fixed, plan.low, plan.high) + plan.byte_shift
+    if plan.byte_shift:
+        result = np.bitwise_xor(result, np.uint8(plan.byte_shift), out=result).view(np.int8)
     return result.reshape(acc.shape)
+
+
+@dataclass(frozen=True, slots=True)
+class RequantizePlan:
+    """The per-layer constants of ``requantize``: the same for every run of a layer, so computed once."""
+
+    dtype: type
+    real: np.ndarray | float  # per-channel vectors tiled to the row view, or scalars
+    offset: np.ndarray | float
+    step: np.ndarray | float
+    negative_below: np.ndarray | float
+    signed_rounding: bool
+    low: int
+    high: int
+    byte_shift: int
+    truncate: bool
+    near_limit: float
+
+
+@functools.lru_cache(maxsize=256)
+def _requantize_plan(multipliers: tuple[int, ...], shifts: tuple[int, ...], bias_bytes: bytes | None,
+                     channels: int, repeat: int, out_scale: float, zero_point: int, dtype_str: str,
+                     activation: int, float32_accumulators: bool) -> RequantizePlan:
+    out_dtype = np.dtype(dtype_str)
+    m = np.asarray(multipliers, dtype=np.int64)
+    sh = np.asarray(shifts, dtype=np.int64)
+    real = np.ldexp(m.astype(np.float64), sh - 31)
+    half_step = np.where(sh < 0, np.ldexp(0.5, np.minimum(sh, 0)), 0.0)  # (1/2) / 2**e
+    low, high = activation_range_quantized(activation, out_scale, zero_point, out_dtype)
+    signed_rounding = low < zero_point and bool(np.any(sh < 0))
+    bias = None if bias_bytes is None else np.frombuffer(bias_bytes, dtype=np.int32).astype(np.float64)
+    base = half_step + zero_point + (0.0 if bias is None else bias * real)
+    use_f32 = float32_accumulators and out_dtype.itemsize == 1 and float(np.abs(base).max()) <= _F32_OFFSET_LIMIT
+    negative_below = np.where(m == 2**30, -1.0, 0.0) - (0.0 if bias is None else bias)  # t = [acc < this]
+    if signed_rounding and float(np.abs(negative_below).max()) > FLOAT32_EXACT:
+        use_f32 = False
+    dtype = np.float32 if use_f32 else np.float64
+    tolerance = _F32_TOLERANCE if use_f32 else _F64_TOLERANCE
+    # 8-bit results are produced as uint8 by truncation (a floor for the positive values the clamp leaves);
+    # int8 is shifted by 128 for that and flipped back bitwise at the end.
+    byte_shift = 128 if out_dtype == np.int8 else 0
+    offset = base + (0.5 + tolerance + byte_shift)
+
+    def fit(vector: np.ndarray) -> np.ndarray | float:
+        vector = np.atleast_1d(vector).astype(dtype)
+        if vector.size == 1:
+            return dtype(vector[0])
+        tiled = np.tile(vector, repeat) if vector.size == channels and repeat > 1 else vector
+        tiled.setflags(write=False)
+        return tiled
+
+    return RequantizePlan(dtype, fit(real), fit(offset), fit(2.0 * half_step), fit(negative_below),
+                          signed_rounding, int(low), int(high), byte_shift, out_dtype.itemsize == 1,
+                          float(2.0 * tolerance))
 
 
 def fixed_point_multiply(x: np.ndarray, multipliers: np.ndarray, shifts: np.ndarray) -> np.ndarray:
@@ -499,21 +544,6 @@ def fixed_point_multiply(x: np.ndarray, multipliers: np.ndarray, shifts: np.ndar
     rounding = np.left_shift(np.int64(1), 30 + exponent)
     rounding = rounding + np.where(exponent > 0, np.where(negative, -(1 << 30), 1 << 30), 0)
     return np.right_shift(x * multipliers + rounding, 31 + exponent)
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_bounds(activation: int, scale: float, zero_point: int, dtype: str) -> tuple[int, int]:
-    return activation_range_quantized(activation, scale, zero_point, dtype)
-
-
-def _activation_bounds(activation: int, out: OutputSpec) -> tuple[int, int]:
-    """The fused activation's clamp range in the output's integers (cached: it is per layer, not per run)."""
-    return _cached_bounds(activation, float(out.scale), int(out.zero_point), out.dtype.str)
-
-
-def _scalar_or(vector: np.ndarray) -> np.ndarray:
-    """A one-element per-channel vector as a scalar (a plain scalar operand is the fastest broadcast)."""
-    return vector[0] if vector.size == 1 else vector
 
 
 def float_finish(acc: np.ndarray, bias: np.ndarray | None, activation: int, out: OutputSpec) -> np.ndarray:
