@@ -536,6 +536,15 @@ def fixed_point_multiply(x: np.ndarray, multipliers: np.ndarray, shifts: np.ndar
     ([x < -1] when m = 2**30); x*m stays below 2**62.  Left shifts use the
     general kernel.
     """
+    if np.ndim(multipliers) == 0:  # per-tensor: the constants in Python integers
+        multiplier, shift = int(multipliers), int(shifts)
+        if shift > 0:
+            return multiply_by_quantized_multiplier(x, multiplier, shift)
+        exponent = -shift
+        product = x * multiplier + ((1 << (30 + exponent)) + ((1 << 30) if exponent else 0))
+        if exponent:
+            product -= np.where(x < (-1 if multiplier == 2**30 else 0), np.int64(1 << 31), np.int64(0))
+        return product >> (31 + exponent)
     if np.any(shifts > 0):
         return multiply_by_quantized_multiplier(x, multipliers, shifts)
     exponent = -shifts.astype(np.int64)
