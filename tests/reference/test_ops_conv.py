@@ -239,6 +239,25 @@ def test_multiply_by_quantized_multiplier_float_matches_integer_kernel():
         np.testing.assert_array_equal(multiply_by_quantized_multiplier_float(values, multiplier, shift), expected)
 
 
+def test_fixed_point_multiply_matches_integer_kernel_over_int32():
+    rng = np.random.default_rng(RNG_SEED + 9)
+    for _ in range(300):
+        real = float(np.exp(rng.uniform(np.log(1e-9), np.log(8))))
+        if rng.random() < 0.2:
+            real = float(2.0 ** -int(rng.integers(0, 30)))  # multiplier 2**30
+        multiplier, shift = quantize_multiplier(real)
+        limit = int(min(2**31 - 1, 2**30 / real))
+        exponent = max(-shift, 0)
+        ties = np.round((np.arange(-30, 30) + 0.5) * 2.0**exponent * 2**31 / multiplier).astype(np.int64)
+        values = np.concatenate([rng.integers(-limit, limit, 200), ties, ties + 1, ties - 1])
+        values = values[np.abs(values) < limit]
+        expected = multiply_by_quantized_multiplier(values, multiplier, shift)
+        per_tensor = conv.fixed_point_multiply(values, np.int64(multiplier), np.int64(shift))
+        per_element = conv.fixed_point_multiply(values, np.full(values.size, multiplier), np.full(values.size, shift))
+        np.testing.assert_array_equal(per_tensor, expected)
+        np.testing.assert_array_equal(per_element, expected)
+
+
 def test_exact_matmul_is_exact_past_float32_precision():
     rng = np.random.default_rng(RNG_SEED + 3)
     a = rng.integers(-255, 256, (17, 1500))
