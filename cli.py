@@ -103,13 +103,15 @@ def main() -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Print every case as it ends.")
 @click.option("--in-process", is_flag=True,
               help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes, each with its own driver (cases split by a stable hash of their names).")
 @click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=4096, show_default=True,
               metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
 def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, in_process: bool,
-        memory_limit: int) -> None:
+        jobs: int, memory_limit: int) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from vts.run.session import RunRequest, run_session
 
@@ -121,7 +123,8 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
         jsonl_path=jsonl_path,
         case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures, verbose=verbose,
         extension_allowlist=extension_allowlist,
-        argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit), usage_error=_usage_error)
+        argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs, keyword_text=keyword,
+        shard_text=shard), usage_error=_usage_error)
     _warn_unmatched(selection)
     sys.exit(code)
 
@@ -186,6 +189,8 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
 @click.option("--fd", type=int, help="Serve on this inherited, connected socket descriptor.")
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="Calls served concurrently.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes, each with its own driver (cases split by a stable hash of their names).")
 @click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=0, show_default=True,
               metavar="MIB", help="Address-space limit in MiB (0: none).")
 def serve(driver: str, socket_path: str | None, fd: int | None, threads: int, memory_limit: int) -> None:

@@ -91,3 +91,15 @@ def test_drivers_lists_the_reference_driver():
     result = nnvts("drivers")
     assert result.returncode == 0
     assert "nnvts-reference" in result.stdout and "CPU" in result.stdout
+
+
+def test_parallel_workers_give_the_same_results(tmp_path):
+    specs = write_specs(tmp_path)
+    reports = {}
+    for jobs in ("1", "2"):
+        path = tmp_path / f"r{jobs}.json"
+        result = nnvts("run", "--specs", specs, "--in-process", "-j", jobs, "--family", "validation",
+                       "--family", "generated", "--json", str(path))
+        assert result.returncode == 0, result.stdout + result.stderr
+        reports[jobs] = {c["name"]: c["verdict"] for c in json.loads(path.read_text())["cases"]}
+    assert reports["1"] == reports["2"] and len(reports["1"]) > 250

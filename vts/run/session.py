@@ -39,6 +39,11 @@ class RunRequest:
     in_process: bool = False
     #: Address-space limit of the driver process in MiB (0: none); ignored in process.
     memory_limit_mib: int = 4096
+    #: Worker processes (each with its own driver); 1 runs everything in this process.
+    jobs: int = 1
+    #: The ``-k`` expression and ``--shard`` as typed (workers parse them again).
+    keyword_text: str | None = None
+    shard_text: str | None = None
 
 
 def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
@@ -54,6 +59,12 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
     try:
         ref = DriverRef(request.driver)
         select_families(request.selection.families)
+        if request.jobs > 1:
+            if not ref.is_exec:
+                ref.target  # noqa: B018 - an unknown driver name is a usage error before workers start
+            if ref.is_exec and request.in_process:
+                raise DriverNotFound(f"{request.driver} is a program: it cannot run in process (drop --in-process)")
+            return _run_parallel(request)
         if request.in_process:
             if ref.is_exec:
                 raise DriverNotFound(f"{request.driver} is a program: it cannot run in process (drop --in-process)")
@@ -79,14 +90,8 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
     from vts.run.isolated import IsolatedRunner
 
     info = DeviceInfo(name=getattr(device, "name", request.driver))
-    header = {
-        "driver": {"ref": request.driver, "name": info.name, "version": _safe(device.get_version_string),
-                   "isolation": "in_process" if host is None else "process"},
-        "nnvts_version": __version__,
-        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "host": platform.node(),
-        "argv": list(request.argv),
-    }
+    header = _header(request, info.name, _safe(device.get_version_string),
+                     "in_process" if host is None else "process")
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions)
@@ -100,9 +105,48 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
             device.close()
     if not completed:
         return 130
-    summary = files.stream.summary()
+    return _exit_status(files.stream.summary())
+
+
+def _header(request: RunRequest, name: str, version: str, isolation: str) -> dict[str, object]:
+    return {
+        "driver": {"ref": request.driver, "name": name, "version": version, "isolation": isolation},
+        "nnvts_version": __version__,
+        "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "argv": list(request.argv),
+    }
+
+
+def _exit_status(summary: dict[str, int]) -> int:
     failing = sum(summary.get(v, 0) for v in ("failed", "error", "crash", "timeout", "xpass"))
     return 1 if failing else 0
+
+
+def _run_parallel(request: RunRequest) -> int:
+    from vts.report.files import FileReports
+    from vts.report.terminal import TerminalReport
+    from vts.run.parallel import WorkerPlan, run_parallel
+
+    selection = request.selection
+    plan = WorkerPlan(
+        driver=request.driver, spec_paths=tuple(selection.spec_paths),
+        families=tuple(selection.families) if selection.families else None, keyword=request.keyword_text,
+        shard=request.shard_text, jobs=request.jobs, in_process=request.in_process,
+        memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
+        expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist)
+    isolation = "in_process" if request.in_process else "process"
+
+    def make_sinks(driver: dict[str, object]) -> list[object]:
+        header = _header(request, str(driver["name"]), str(driver["version"]), isolation)
+        header["jobs"] = request.jobs
+        return [FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path),
+                TerminalReport(verbose=request.verbose)]
+
+    completed, sinks = run_parallel(plan, make_sinks)
+    if not completed:
+        return 130
+    return _exit_status(sinks[0].stream.summary())
 
 
 def _safe(call: Callable[[], str]) -> str:
