@@ -94,7 +94,8 @@ def test_drivers_lists_the_reference_driver():
 
 
 def test_parallel_workers_give_the_same_results(tmp_path):
-    specs = write_specs(tmp_path)
+    (tmp_path / "specs").mkdir()
+    specs = write_specs(tmp_path / "specs")
     reports = {}
     for jobs in ("1", "2"):
         path = tmp_path / f"r{jobs}.json"
