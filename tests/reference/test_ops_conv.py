@@ -13,14 +13,11 @@ Android's implicit padding rules, pooling rounding and layouts.
 from __future__ import annotations
 
 import glob
-import gzip
-import json
 import os
 
 import numpy as np
 import pytest
 
-from drivers.reference import create_device
 from drivers.reference.ops import conv, fully_connected, pooling, transpose_conv
 from drivers.reference.quant import (
     activation_range_quantized,
@@ -29,12 +26,11 @@ from drivers.reference.quant import (
     quantize_multiplier,
 )
 from drivers.reference.tensor import OpContext, OutputSpec, Tensor
-from vts.families.base import RunOptions
+from tests.reference.corpus import corpus_files_using, run_generated
 from vts.hal.enums import NUMPY_DTYPE, ErrorStatus, OperandLifeTime
 from vts.hal.enums import OperandType as T
 from vts.hal.errors import DriverError
 from vts.hal.types import Operand, SymmPerChannelQuantParams
-from vts.run.runner import Runner, Selection, iter_cases
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
@@ -49,36 +45,12 @@ HELPER_OPS = frozenset({"ADD", "BOX_WITH_NMS_LIMIT", "ROI_ALIGN", "LOGISTIC"})
 RNG_SEED = 20240601
 
 
-def _run(paths: list[str]) -> dict[str, int]:
-    runner = Runner(create_device(), RunOptions())
-    counts: dict[str, int] = {}
-    failures = []
-    for family, case in iter_cases(Selection(paths, families=["generated"])):
-        result = runner.run_case(family, case)
-        counts[result.verdict.value] = counts.get(result.verdict.value, 0) + 1
-        if result.verdict.value in ("failed", "error"):
-            failures.append(f"{result.name}: {result.reason}")
-    assert not failures, "\n".join(failures[:20])
-    return counts
-
-
-def _family_corpus_files() -> list[str]:
-    paths = []
-    for path in sorted(glob.glob(os.path.join(CORPUS, "*", "*.json.gz"))):
-        with gzip.open(path, "rt") as handle:
-            document = json.load(handle)
-        ops = {op["type"] for model in document["models"] for op in model["main"]["operations"]}
-        if ops & FAMILY_OPS and ops <= FAMILY_OPS | HELPER_OPS:
-            paths.append(path)
-    return paths
-
-
 def test_corpus_conv_models_pass():
     if not os.path.isdir(CORPUS):
         pytest.skip("external corpus not present")
-    paths = _family_corpus_files()
+    paths = corpus_files_using(FAMILY_OPS, pure=True, companions=HELPER_OPS)
     assert len(paths) >= 110
-    counts = _run(paths)
+    counts = run_generated(paths)
     assert counts.get("passed", 0) >= 2150
 
 
@@ -86,7 +58,7 @@ def test_corpus_conv_models_pass():
 def test_project_specs_pass(directory: str):
     paths = sorted(glob.glob(os.path.join(ROOT, "specs", directory, "*.yaml")))
     assert paths, f"specs/{directory} has no specs"
-    counts = _run(paths)
+    counts = run_generated(paths)
     assert counts.get("passed", 0) >= 4 * len(paths)
 
 

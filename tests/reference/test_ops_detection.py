@@ -13,23 +13,18 @@ ROI_POOLING bins, NCHW layouts and malformed boxes.
 from __future__ import annotations
 
 import glob
-import gzip
-import json
 import os
 
 import numpy as np
 import pytest
 
-from drivers.reference import create_device
 from drivers.reference.ops import bbox, detection, roi
 from drivers.reference.tensor import OpContext, Tensor
-from vts.families.base import RunOptions
+from tests.reference.corpus import corpus_files_using, run_generated
 from vts.hal.enums import NUMPY_DTYPE, OperandLifeTime
 from vts.hal.enums import OperandType as T
 from vts.hal.errors import DriverError
 from vts.hal.types import Operand
-from vts.run.runner import Runner, Selection, iter_cases
-from vts.run.selection import parse_expression
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
@@ -39,38 +34,12 @@ FAMILY_OPS = frozenset({
 })
 
 
-def _run(paths: list[str], keyword: str | None = None) -> dict[str, int]:
-    runner = Runner(create_device(), RunOptions())
-    counts: dict[str, int] = {}
-    failures = []
-    selection = Selection(paths, keyword=parse_expression(keyword) if keyword else None, families=["generated"])
-    for family, case in iter_cases(selection):
-        result = runner.run_case(family, case)
-        counts[result.verdict.value] = counts.get(result.verdict.value, 0) + 1
-        if result.verdict.value in ("failed", "error"):
-            failures.append(f"{result.name}: {result.reason}")
-    assert not failures, "\n".join(failures[:20])
-    return counts
-
-
-def _corpus_files(pure: bool) -> list[str]:
-    """Corpus files using this family's operations: only them (and ADD), or together with others."""
-    paths = []
-    for path in sorted(glob.glob(os.path.join(CORPUS, "*", "*.json.gz"))):
-        with gzip.open(path, "rt") as handle:
-            document = json.load(handle)
-        ops = {op["type"] for model in document["models"] for op in model["main"]["operations"]}
-        if ops & FAMILY_OPS and (ops <= FAMILY_OPS | {"ADD"}) == pure:
-            paths.append(path)
-    return paths
-
-
 def test_corpus_detection_models_pass():
     if not os.path.isdir(CORPUS):
         pytest.skip("external corpus not present")
-    paths = _corpus_files(pure=True)
+    paths = corpus_files_using(FAMILY_OPS, pure=True)
     assert len(paths) >= 9
-    counts = _run(paths)
+    counts = run_generated(paths)
     assert counts.get("passed", 0) >= 300
 
 
@@ -78,14 +47,14 @@ def test_corpus_zero_sized_graphs_pass():
     """BOX_WITH_NMS_LIMIT -> ROI_ALIGN -> (another op) with nothing surviving: zero-sized tensors flow."""
     if not os.path.isdir(CORPUS):
         pytest.skip("external corpus not present")
-    counts = _run(_corpus_files(pure=False), keyword="zero_sized")
+    counts = run_generated(corpus_files_using(FAMILY_OPS, pure=False), keyword="zero_sized")
     assert counts.get("passed", 0) + counts.get("skipped", 0) >= 90
 
 
 def test_project_specs_pass():
     paths = sorted(glob.glob(os.path.join(ROOT, "specs", "detection", "*.yaml")))
     assert len(paths) >= 7
-    counts = _run(paths)
+    counts = run_generated(paths)
     assert counts.get("passed", 0) >= 50
 
 

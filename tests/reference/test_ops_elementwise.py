@@ -20,15 +20,13 @@ import os
 import numpy as np
 import pytest
 
-from drivers.reference import create_device
 from drivers.reference.ops import activation, comparison, normalization, quantize, softmax, unary
 from drivers.reference.tensor import OpContext, Tensor
-from vts.families.base import RunOptions
+from tests.reference.corpus import run_generated
 from vts.hal.enums import OperandLifeTime, OperationType
 from vts.hal.enums import OperandType as T
 from vts.hal.errors import DriverError
 from vts.hal.types import Operand, SymmPerChannelQuantParams
-from vts.run.runner import Runner, Selection, iter_cases
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus")
 SPECS = os.path.join(os.path.dirname(__file__), "..", "..", "specs")
@@ -51,35 +49,20 @@ def _in_family(model) -> bool:
     return bool(types & FAMILY_OPS) and types <= FAMILY_OPS | {int(OperationType.ADD)}
 
 
-def _run(paths: list[str]) -> dict[str, int]:
-    runner = Runner(create_device(), RunOptions())
-    counts: dict[str, int] = {}
-    failures = []
-    for family, case in iter_cases(Selection(paths, families=["generated"])):
-        if case.model is not None and not _in_family(case.model):
-            continue
-        result = runner.run_case(family, case)
-        counts[result.verdict.value] = counts.get(result.verdict.value, 0) + 1
-        if result.verdict.value in ("failed", "error"):
-            failures.append(f"{result.name}: {result.reason}")
-    assert not failures, "\n".join(failures[:20])
-    return counts
-
-
 def test_corpus_elementwise_models_pass():
     if not os.path.isdir(CORPUS):
         pytest.skip("external corpus not present")
     paths = sorted({path for pattern in CORPUS_PATTERNS
                     for path in glob.glob(os.path.join(CORPUS, "*", pattern + ".json.gz"))})
     assert len(paths) >= 75
-    counts = _run(paths)
+    counts = run_generated(paths, keep=_in_family)
     assert counts.get("passed", 0) >= 1300
 
 
 def test_project_specs_pass():
     paths = sorted(p for d in SPEC_DIRS for p in glob.glob(os.path.join(SPECS, d, "*.yaml")))
     assert len(paths) >= 10, "elementwise specs missing"
-    counts = _run(paths)
+    counts = run_generated(paths, keep=_in_family)
     assert counts.get("passed", 0) >= len(paths)
     assert counts.get("skipped", 0) == 0
 

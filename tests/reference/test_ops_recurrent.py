@@ -16,33 +16,18 @@ import os
 import numpy as np
 import pytest
 
-from drivers.reference import create_device
 from drivers.reference.ops import hashing, lstm, quantized_lstm, sequence
 from drivers.reference.tensor import OpContext, Tensor
-from vts.families.base import RunOptions
+from tests.reference.corpus import run_generated
 from vts.hal.enums import OperandLifeTime
 from vts.hal.enums import OperandType as T
 from vts.hal.errors import DriverError
 from vts.hal.types import Operand
-from vts.run.runner import Runner, Selection, iter_cases
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus")
 SPECS = os.path.join(os.path.dirname(__file__), "..", "..", "specs", "recurrent")
 CORPUS_PATTERNS = ("lstm*", "layer_norm_lstm*", "quantized_lstm*", "rnn*", "svdf*", "*sequence_lstm*",
                    "*sequence_rnn*", "lsh_projection*", "random_multinomial*")
-
-
-def _run(paths: list[str]) -> dict[str, int]:
-    runner = Runner(create_device(), RunOptions())
-    counts: dict[str, int] = {}
-    failures = []
-    for family, case in iter_cases(Selection(paths, families=["generated"])):
-        result = runner.run_case(family, case)
-        counts[result.verdict.value] = counts.get(result.verdict.value, 0) + 1
-        if result.verdict.value in ("failed", "error"):
-            failures.append(f"{result.name}: {result.reason}")
-    assert not failures, "\n".join(failures[:20])
-    return counts
 
 
 def test_corpus_recurrent_models_pass():
@@ -51,14 +36,14 @@ def test_corpus_recurrent_models_pass():
     found = (glob.glob(os.path.join(CORPUS, "*", pattern + ".json.gz")) for pattern in CORPUS_PATTERNS)
     paths = sorted({p for matches in found for p in matches})
     assert len(paths) >= 70
-    counts = _run(paths)
+    counts = run_generated(paths)
     assert counts.get("passed", 0) >= 220
 
 
 def test_project_specs_pass():
     paths = sorted(glob.glob(os.path.join(SPECS, "*.yaml")))
     assert paths, "specs/recurrent has no specs"
-    counts = _run(paths)
+    counts = run_generated(paths)
     assert counts.get("passed", 0) >= len(paths)
 
 

@@ -13,22 +13,18 @@ coordinate and rounding rules, zero-point padding and NCHW layouts.
 from __future__ import annotations
 
 import glob
-import gzip
-import json
 import os
 
 import numpy as np
 import pytest
 
-from drivers.reference import create_device
 from drivers.reference.ops import lookup, reduce, reshape, resize, slicing, space
 from drivers.reference.tensor import OpContext, Tensor
-from vts.families.base import RunOptions
+from tests.reference.corpus import corpus_files_using, run_generated
 from vts.hal.enums import NUMPY_DTYPE, OperandLifeTime
 from vts.hal.enums import OperandType as T
 from vts.hal.errors import DriverError
 from vts.hal.types import Operand
-from vts.run.runner import Runner, Selection, iter_cases
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
@@ -42,37 +38,12 @@ FAMILY_OPS = frozenset({
 })
 
 
-def _run(paths: list[str]) -> dict[str, int]:
-    runner = Runner(create_device(), RunOptions())
-    counts: dict[str, int] = {}
-    failures = []
-    for family, case in iter_cases(Selection(paths, families=["generated"])):
-        result = runner.run_case(family, case)
-        counts[result.verdict.value] = counts.get(result.verdict.value, 0) + 1
-        if result.verdict.value in ("failed", "error"):
-            failures.append(f"{result.name}: {result.reason}")
-    assert not failures, "\n".join(failures[:20])
-    return counts
-
-
-def _family_corpus_files() -> list[str]:
-    """Corpus files whose operations are this family's (ADD only feeds the internal-input variations)."""
-    paths = []
-    for path in sorted(glob.glob(os.path.join(CORPUS, "*", "*.json.gz"))):
-        with gzip.open(path, "rt") as handle:
-            document = json.load(handle)
-        ops = {op["type"] for model in document["models"] for op in model["main"]["operations"]}
-        if ops & FAMILY_OPS and ops <= FAMILY_OPS | {"ADD"}:
-            paths.append(path)
-    return paths
-
-
 def test_corpus_shape_models_pass():
     if not os.path.isdir(CORPUS):
         pytest.skip("external corpus not present")
-    paths = _family_corpus_files()
+    paths = corpus_files_using(FAMILY_OPS, pure=True)
     assert len(paths) >= 180
-    counts = _run(paths)
+    counts = run_generated(paths)
     assert counts.get("passed", 0) >= 1300
 
 
@@ -80,7 +51,7 @@ def test_corpus_shape_models_pass():
 def test_project_specs_pass(directory: str):
     paths = sorted(glob.glob(os.path.join(ROOT, "specs", directory, "*.yaml")))
     assert paths, f"specs/{directory} has no specs"
-    counts = _run(paths)
+    counts = run_generated(paths)
     assert counts.get("passed", 0) >= len(paths)
 
 
