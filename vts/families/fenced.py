@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Answer, prepare_for_case
+from vts.families.executions import Answer, Executor, prepare_for_case
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, is_scalar_type
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, Request
-from vts.testmodel import TestModel, build_request, element_count
+from vts.testmodel import BuiltRequest, TestModel, build_request, element_count
 
 
 def execute_fenced_twice(prepared: PreparedModel, request: Request, measure: MeasureTiming,
@@ -58,6 +58,14 @@ def refusal_problems(answer: Answer, where: str) -> list[str]:
             "be refused with INVALID_ARGUMENT"]
 
 
+def judge_golden(model: TestModel, example_index: int, built: BuiltRequest, answer: Answer, executor: Executor,
+                 measure: MeasureTiming, where: str) -> list[str]:
+    """Judge a golden execution on any path; the fenced path must refuse outputs it cannot describe."""
+    if executor is Executor.FENCED and fenced_must_refuse(model, example_index):
+        return refusal_problems(answer, where)
+    return judge_success(model, model.examples[example_index], built, answer, measure, where)
+
+
 def has_unspecified_output(model: TestModel) -> bool:
     """An output whose model dims are not all known: a fenced request cannot describe it."""
     for index in model.main.outputs:
@@ -87,16 +95,12 @@ class FencedFamily(Family):
         if prepared is None:
             return skipped(why)
         example = model.examples[case.example]
-        must_refuse = fenced_must_refuse(model, case.example)
         for measure in (MeasureTiming.NO, MeasureTiming.YES):
             where = f"fenced execution (timing {measure.name})"
             built = build_request(model, example, options.pool_kind, extensions=options.extensions)
             try:
                 answer = execute_fenced_twice(prepared, built.request, measure, options.case_timeout)
-                if must_refuse:
-                    problems = refusal_problems(answer, where)
-                else:
-                    problems = judge_success(model, example, built, answer, measure, where)
+                problems = judge_golden(model, case.example, built, answer, Executor.FENCED, measure, where)
             finally:
                 built.close()
             if problems:

@@ -38,8 +38,7 @@ from vts.families.executions import (
     execute,
     prepare_for_case,
 )
-from vts.families.fenced import execute_fenced_twice, fenced_must_refuse, refusal_problems
-from vts.families.judge import judge_success
+from vts.families.fenced import execute_fenced_twice, judge_golden
 from vts.hal import memory as hal_memory
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
@@ -99,9 +98,7 @@ def _execute(prepared: PreparedModel, built: BuiltRequest, executor: Executor, o
 
 def _judge(model: TestModel, example: TestExample, example_index: int, built: BuiltRequest, answer: Answer,
            executor: Executor, where: str) -> list[str]:
-    if executor is Executor.FENCED and fenced_must_refuse(model, example_index):
-        return refusal_problems(answer, where)
-    return judge_success(model, example, built, answer, MeasureTiming.NO, where)
+    return judge_golden(model, example_index, built, answer, executor, MeasureTiming.NO, where)
 
 
 def _run_blob(model: TestModel, example: TestExample, example_index: int, prepared: PreparedModel,

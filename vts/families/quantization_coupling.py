@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.executions import Executor, execute, prepare_for_case
-from vts.families.judge import judge_success
+from vts.families.fenced import judge_golden
 from vts.families.registry import register_family
 from vts.families.transforms import is_coupled, signed_twin
 from vts.hal.enums import MeasureTiming
@@ -54,8 +54,8 @@ class QuantizationCouplingFamily(Family):
                     built = build_request(model, example, options.pool_kind, extensions=options.extensions)
                     try:
                         answer = execute(prepared[label], built.request, executor, measure)  # type: ignore[arg-type]
-                        problems = judge_success(model, example, built, answer, measure,
-                                                 f"{label} {executor.value} execution (timing {measure.name})")
+                        problems = judge_golden(model, case.example, built, answer, executor, measure,
+                                                f"{label} {executor.value} execution (timing {measure.name})")
                     finally:
                         built.close()
                     if problems:
