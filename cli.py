@@ -189,8 +189,6 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
 @click.option("--fd", type=int, help="Serve on this inherited, connected socket descriptor.")
 @click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
               help="Calls served concurrently.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Worker processes, each with its own driver (cases split by a stable hash of their names).")
 @click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=0, show_default=True,
               metavar="MIB", help="Address-space limit in MiB (0: none).")
 def serve(driver: str, socket_path: str | None, fd: int | None, threads: int, memory_limit: int) -> None:
