@@ -34,7 +34,7 @@ check-generated: $(STAMP)
 
 ## corpus: the external NNAPI corpus with the reference driver
 corpus: $(STAMP)
-	$(BIN)/nnvts run --driver reference --specs $(CORPUS) --json reports/corpus.json
+	$(BIN)/nnvts run --driver reference --specs $(CORPUS) -j 2 --json reports/corpus.json --html reports/corpus.html
 
 ## sample-driver: the C driver speaking the nnvts protocol (run it with --driver exec:drivers/sample_c/sample_driver)
 sample-driver:
