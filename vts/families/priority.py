@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import create_prepared_model, unsupported_names
+from vts.families.executions import prepare_for_case
 from vts.families.registry import register_family
 from vts.families.synthetic import add_chain
 from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, Priority
@@ -73,16 +73,12 @@ class PriorityFamily(Family):
         if not getattr(device, "priority_scheduling", False):
             return skipped("the driver does not declare priority scheduling (priority_scheduling = True)")
         assert case.model is not None
-        hal_model = to_hal_model(case.model, ConstantPolicy(pool_kind=options.pool_kind))
-        try:
-            prepared = {}
-            for priority in (Priority.LOW, Priority.HIGH):
-                preparation = create_prepared_model(device, hal_model, priority=priority)
-                if preparation.prepared is None:
-                    return skipped(f"unsupported: {unsupported_names(hal_model, preparation.supported)}")
-                prepared[priority] = preparation.prepared
-        finally:
-            close_model(hal_model)
+        prepared = {}
+        for priority in (Priority.LOW, Priority.HIGH):
+            prepared_model, why = prepare_for_case(device, case.model, options, priority=priority)
+            if prepared_model is None:
+                return skipped(why)
+            prepared[priority] = prepared_model
         order: list[str] = []
         lock = threading.Lock()
         done = threading.Event()
