@@ -91,6 +91,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any) -> None:
     from vts.run.isolated import IsolatedRunner
     from vts.run.runner import Runner, iter_cases
     from vts.run.selection import ExpectationList
+    from vts.run.session import version_of
 
     host = None
     try:
@@ -102,11 +103,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any) -> None:
             host = HostProcess(plan.driver, memory_limit=plan.memory_limit_mib << 20)
             device = host.start()
         name = getattr(device, "name", plan.driver)
-        try:
-            version = str(device.get_version_string())
-        except Exception as error:
-            version = f"<error: {error}>"
-        channel.put((_HELLO, {"name": name, "version": version}))
+        channel.put((_HELLO, {"name": name, "version": version_of(device)}))
         extensions = default_registry(plan.extension_allowlist)
         options = RunOptions(pool_kind=plan.pool_kind, case_timeout=plan.case_timeout, extensions=extensions)
         expectations = ExpectationList.from_file(plan.expected_failures) if plan.expected_failures else None

@@ -90,7 +90,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
     from vts.run.isolated import IsolatedRunner
 
     info = DeviceInfo(name=getattr(device, "name", request.driver))
-    header = _header(request, info.name, _safe(device.get_version_string),
+    header = _header(request, info.name, version_of(device),
                      "in_process" if host is None else "process")
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
@@ -149,8 +149,9 @@ def _run_parallel(request: RunRequest) -> int:
     return _exit_status(sinks[0].stream.summary())
 
 
-def _safe(call: Callable[[], str]) -> str:
+def version_of(device: Device) -> str:
+    """The device's version string for a report header; a failing call must not fail the run."""
     try:
-        return str(call())
+        return str(device.get_version_string())
     except Exception as error:
         return f"<error: {error}>"
