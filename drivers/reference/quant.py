@@ -41,14 +41,6 @@ def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
     return q, shift
 
 
-def quantize_multiplier_smaller_than_one(real_multiplier: float) -> tuple[int, int]:
-    """(multiplier, right shift) for 0 <= real < 1, as the HAL 1.0 kernels require."""
-    if not 0.0 <= real_multiplier < 1.0:
-        raise ValueError(f"multiplier {real_multiplier} not in [0, 1)")
-    q, shift = quantize_multiplier(real_multiplier)
-    return q, -shift
-
-
 def saturating_rounding_doubling_high_mul(a: np.ndarray, b: int | np.ndarray) -> np.ndarray:
     """gemmlowp ``SaturatingRoundingDoublingHighMul`` on int32 values held in int64."""
     a = np.asarray(a, dtype=np.int64)
@@ -83,11 +75,6 @@ def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: int | np.ndarray
     right = np.maximum(-shift, 0)
     x = np.asarray(x, dtype=np.int64) * (np.int64(1) << left)
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right)
-
-
-def multiply_by_quantized_multiplier_smaller_than_one(x: np.ndarray, multiplier: int,
-                                                      right_shift: int) -> np.ndarray:
-    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right_shift)
 
 
 def quantized_range(dtype: np.dtype | str) -> tuple[int, int]:

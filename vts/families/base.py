@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from vts.hal.enums import HalVersion, OperandType, OperationType, enum_name
-from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
 from vts.results import Verdict
 from vts.testmodel import TestModel
@@ -133,7 +132,3 @@ class Family(abc.ABC):
 
     @abc.abstractmethod
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome: ...
-
-
-def status_name(error: DriverError | None) -> str:
-    return "NONE" if error is None else error.status.name

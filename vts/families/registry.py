@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
 
 from vts.families.base import Family
 
@@ -32,10 +31,3 @@ def families() -> dict[str, type[Family]]:
                 importlib.import_module(f"vts.families.{info.name}")
         _loaded = True
     return dict(sorted(_FAMILIES.items()))
-
-
-def family_names() -> list[str]:
-    return list(families())
-
-
-FamilyFactory = Callable[[], Family]

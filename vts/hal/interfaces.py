@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import abc
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
 
 from vts.hal.enums import DeviceStatus, DeviceType, ErrorStatus, ExecutionPreference, MeasureTiming, Priority
@@ -203,6 +203,3 @@ class Device(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, deliberately a no-op by default
         """Release the driver (end of a run). Optional."""
-
-
-DeviceFactory = Callable[[], Device]

@@ -16,7 +16,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
-from vts.hal.enums import NO_TIMING, OperandLifeTime
+from vts.hal.enums import NO_TIMING
 
 if TYPE_CHECKING:
     from vts.hal.memory import Memory
@@ -271,7 +271,3 @@ class ExecutionResult:
 
     output_shapes: tuple[OutputShape, ...] = ()
     timing: Timing = NO_TIMING_INFO
-
-
-def is_constant(lifetime: int) -> bool:
-    return lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
