@@ -162,11 +162,11 @@ def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: st
 def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
     """Expand specs/ into concrete cases under generated_tests/."""
     from vts.spec.errors import SpecError
-    from vts.spec.loader import iter_spec_paths, load_file
+    from vts.spec.loader import load_paths
     from vts.spec.writer import write_generated
 
     try:
-        files = [load_file(p) for p in iter_spec_paths(list(specs))]
+        files = list(load_paths(list(specs)))
         result = write_generated(files, out_dir, check=check)
     except SpecError as error:
         _usage_error(str(error))
