@@ -131,7 +131,7 @@ class FiniteFloat(click.ParamType):
 
 
 class InputFile(click.ParamType):
-    """An existing regular file (a FIFO or device would block or never end), at most ``max_bytes``."""
+    """An existing regular UTF-8 text file of at most ``max_bytes`` (a FIFO or device would block or never end)."""
 
     name = "file"
 
@@ -148,8 +148,16 @@ class InputFile(click.ParamType):
             self.fail(f"{path!r} is not a regular file", param, ctx)
         if info.st_size > self.max_bytes:
             self.fail(f"{path!r} is larger than {self.max_bytes >> 20} MiB", param, ctx)
-        if not os.access(path, os.R_OK):
-            self.fail(f"{path!r} is not readable", param, ctx)
+        try:
+            with open(path, "rb") as f:
+                data = f.read(self.max_bytes + 1)
+        except OSError as error:
+            self.fail(f"{path!r}: {error.strerror or error}", param, ctx)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            self.fail(f"{path!r} line {line}: expected UTF-8 text, got byte 0x{data[error.start]:02x}", param, ctx)
         return path
 
 

@@ -56,7 +56,9 @@ def _hostile_values(command: str, param: click.Parameter, scratch: Path) -> list
                   "a b:c", ":attr", "module:", "drivers.reference:", "os.path..x:y"]
         return values + (["exec:/bin/true"] if not kind.allow_exec else [])
     if isinstance(kind, InputFile):
-        return [str(scratch / "missing.txt"), str(scratch), "/dev/null", str(fifo)]
+        binary = scratch / "binary.txt"
+        binary.write_bytes(b"ok\n\xd0\x00\xff")
+        return [str(scratch / "missing.txt"), str(scratch), "/dev/null", str(fifo), str(binary)]
     if isinstance(kind, OutputFile):
         return [str(scratch), "/dev/null", "/dev/null/report.json"]
     if isinstance(kind, OutputDir):
