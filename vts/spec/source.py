@@ -276,6 +276,10 @@ def _locate_json(text: str, parts: list[str]) -> int | None:
             if not found:
                 break
         elif text[pos] == "[" and part.isdigit():
+            newlines = text.count("\n", pos)
+            if newlines == 0 or (newlines == 1 and text.endswith("\n")):  # one line left: no element walk
+                best = pos
+                break
             pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
             for _ in range(int(part)):
                 if text[pos] == "]":
