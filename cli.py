@@ -38,7 +38,7 @@ EXIT_STATUS_EPILOG = """\b
 Exit status:
   0    every selected case passed
   1    some case failed (failed, error, crash, timeout, xpass)
-  2    usage or input error (bad option, malformed spec): nothing runs, nothing is written
+  2    usage, input or I/O error (bad option, malformed spec, full disk); a bad spec: nothing runs or is written
   5    no case was selected (a -k typo, an empty spec folder)
   130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM; 129 by SIGHUP (reports are still written)
 """

@@ -17,6 +17,7 @@ empty option values.  Only click and the standard library are imported here:
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import stat
@@ -84,7 +85,14 @@ class NnvtsGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         with _one_line_usage_errors():
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except OSError as error:
+                if error.errno == errno.EPIPE:  # a closed pipe (nnvts list | head): click's own handling
+                    raise
+                # A full disk or a vanished directory: say so on one line, not in a traceback.
+                where = f" ({error.filename})" if error.filename else ""
+                raise OneLineUsageError(f"input/output error: {error.strerror or error}{where}") from None
 
 
 # --- numbers ----------------------------------------------------------------------------------

@@ -296,3 +296,15 @@ def test_signal_ends_the_run_with_reports_and_no_leftover_process(tmp_path: Path
     assert "Traceback" not in stderr, stderr[-3000:]
     _check_interrupted_reports(out)
     assert _wait_gone(marker) == [], "driver hosts or workers outlived the run"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_full_disk_on_stdout_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    specs = write_specs(tmp_path / "specs")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "cli", "list", "--specs", specs], cwd=ROOT, env=env,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == "nnvts: error: input/output error: No space left on device"

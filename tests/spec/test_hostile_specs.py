@@ -372,5 +372,5 @@ def test_schema_error_deep_in_a_long_list_keeps_its_index(tmp_path: Path, monkey
     assert {"/models/0/main/operands/1/value/77", "/models/0/main/operands/1/value/90",
             "/models/0/examples"} <= pointers, str(error)
     line_of_77 = text[:text.index('"x"')].count("\n") + 1
-    located = [e for e in (error, *error.others) if e.pointer.endswith("/value/77")][0]
+    located = next(e for e in (error, *error.others) if e.pointer.endswith("/value/77"))
     assert located.line == line_of_77
