@@ -147,6 +147,14 @@ def open_client(device: Device) -> ProxyDevice:
     return connect(ours, timeout=30.0)
 
 
+def declared_pool_id(connection: Connection, pool: Any) -> int:
+    """The id under which ``connection`` declared ``pool`` (for tests of isolation between connections)."""
+    entry = connection._pool_ids.get(pool)
+    if entry is None:
+        raise KeyError("the pool was never declared on this connection")
+    return entry[0]
+
+
 def close_client(client: ProxyDevice) -> None:
     """Hang up (without CLOSE: the driver instance is shared and stays open)."""
     client.connection.close()
