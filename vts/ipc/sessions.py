@@ -95,7 +95,12 @@ class ProxyBurst(Burst):
 
 
 def configure_burst(connection: Connection, prepared: Any) -> Burst:
-    r = connection.call(Method.BURST_CONFIGURE, lambda w: w.u32(prepared.handle))
+    """The driver's burst, or for a driver without ``BURST_CONFIGURE`` the base ``Burst`` over its
+    executions (Android's runtime falls back to plain executions the same way)."""
+    try:
+        r = connection.call(Method.BURST_CONFIGURE, lambda w: w.u32(prepared.handle))
+    except ProtocolError:
+        return Burst(prepared)
     handle = r.u32()
     r.end()
     return ProxyBurst(connection, handle, prepared) if handle != p.NULL_HANDLE else None  # type: ignore[return-value]
