@@ -318,6 +318,11 @@ class MultiClientFamily(Family):
             problems = _TESTS[case.config["test"]](clients, model, options)
         except Unsupported as why:
             return skipped(str(why))
+        except DriverLost as lost:
+            # A client's own connection was lost.  If the driver process is gone the run's connection
+            # says so too (and the runner reports a crash); otherwise only that client's service broke.
+            device.get_status()
+            return failed(f"a client's connection to the driver was lost: {lost.reason}")
         finally:
             clients.close()
         if problems:
