@@ -36,6 +36,7 @@ from vts.hal.enums import DeviceStatus, DeviceType, ErrorStatus, ExecutionPrefer
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import (
     Buffer,
+    Burst,
     CacheFiles,
     Device,
     FencedExecutionCallback,
@@ -566,6 +567,12 @@ class ProxyPreparedModel(PreparedModel):
         r.end()
         callback = ProxyFencedCallback(conn, handle) if handle != p.NULL_HANDLE else None
         return fence, callback  # type: ignore[return-value]
+
+
+    def configure_execution_burst(self) -> Burst:
+        from vts.ipc.sessions import configure_burst
+
+        return configure_burst(self._connection, self)
 
 
 class ProxyDevice(Device):

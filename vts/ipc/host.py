@@ -118,19 +118,47 @@ class DriverHost:
             Method.BUFFER_COPY_FROM: self._copy_from,
             Method.CLOSE: self._close,
         }
+        from vts.ipc.sessions import host_handlers  # bursts, concurrency, further clients
+
+        self._handlers.update(host_handlers(self))
+        #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).
+        self._live_threads: set[int] = {0}
 
     # -- serving --------------------------------------------------------------
 
     def serve(self) -> int:
         """Serve until the connection ends; returns the exit status."""
-        for index in range(self.threads - 1):
-            threading.Thread(target=self._loop, daemon=True, name=f"nnvts-host-{index + 1}").start()
-        self._loop()
+        with self._table_lock:
+            for index in range(1, self.threads):
+                self._start_thread(index)
+        self._loop(0)
         self._stopped.wait()
         return EXIT_OK
 
-    def _loop(self) -> None:
+    def _start_thread(self, index: int) -> None:
+        """Start reader thread ``index`` (call with the table lock held)."""
+        self._live_threads.add(index)
+        threading.Thread(target=self._loop, args=(index,), daemon=True, name=f"nnvts-host-{index}").start()
+
+    def set_threads(self, threads: int) -> int:
+        """Serve up to ``threads`` calls at once from now on (SET_CONCURRENCY); returns the previous number.
+
+        Extra threads start now; surplus ones end after their next call.
+        """
+        with self._table_lock:
+            previous, self.threads = self.threads, max(1, threads)
+            for index in range(1, self.threads):
+                if index not in self._live_threads:
+                    self._start_thread(index)
+        return previous
+
+    def _loop(self, index: int = 0) -> None:
         while not self._stopped.is_set():
+            if index >= self.threads:
+                with self._table_lock:
+                    if index >= self.threads:
+                        self._live_threads.discard(index)
+                        return
             with self._read_lock:
                 if self._stopped.is_set():
                     return
@@ -532,7 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--driver", required=True, help="installed driver name or module:attr")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--fd", type=int, help="an inherited, connected Unix stream socket")
-    where.add_argument("--socket", help="listen on this Unix socket path (one connection at a time)")
+    where.add_argument("--socket", help="listen on this Unix socket path (every connection a client of one driver)")
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="concurrent calls served")
     parser.add_argument("--memory-limit", type=int, default=0, help="RLIMIT_AS in bytes (0: unlimited)")
     args = parser.parse_args(argv)
@@ -577,13 +605,16 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
     if os.path.exists(path):
         os.unlink(path)
     listener.bind(path)
-    listener.listen(1)
+    listener.listen(8)
     _log(f"serving {driver} on {path}")
+    from vts.ipc.sessions import serve_client
+
     try:
         while True:
+            # Every connection is one more client of the same driver instance, served at once
+            # with tables of its own (pool ids, handles): the driver must keep clients apart.
             conn, _ = listener.accept()
-            with conn:
-                serve_socket(device, conn, threads)
+            serve_client(device, conn, threads)
     except KeyboardInterrupt:
         return EXIT_OK
     finally:
