@@ -97,6 +97,19 @@ def capabilities_table(figures: dict[OperandType, PerformanceInfo], default: Per
     return Capabilities(default, default, table, default, default)
 
 
+def require_engine(module: str, extra: str) -> None:
+    """Raise ImportError naming the extra to install when the engine package ``module`` is missing.
+
+    Engines are imported lazily (``nnvts`` runs without them), so without
+    this check a missing engine would surface at the first model, as a
+    GENERAL_FAILURE on every case; here it surfaces once, when the driver loads.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ImportError(f"the {module} package is not installed: pip install 'nnvts[{extra}]'")
+
+
 def _validated(model: Model) -> None:
     try:
         validate_model(model)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from importlib import metadata
 from typing import ClassVar
 
-from drivers.engine.device import EngineDevice
+from drivers.engine.device import EngineDevice, require_engine
 from drivers.litert.translator import LiteRtTranslator
 from vts.hal.enums import OperandType
 from vts.hal.types import PerformanceInfo
@@ -40,4 +40,5 @@ class LiteRtDevice(EngineDevice):
 
 def create_device(argv: Sequence[str] = ()) -> LiteRtDevice:
     """Entry point of the ``nnvts.drivers`` group (``litert``)."""
+    require_engine("ai_edge_litert", "litert")
     return LiteRtDevice()

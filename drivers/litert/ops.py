@@ -49,10 +49,11 @@ from vts.hal.types import Operation
 
 
 def _tflite_type(operand_type: T) -> int:
+    """The TFLite type an operand computes in (float16 computes in float32: see ``Graph.interface``)."""
     from drivers.litert.flatbuffer import schema
 
     tt = schema().TensorType
-    table = {T.TENSOR_FLOAT32: tt.FLOAT32, T.TENSOR_FLOAT16: tt.FLOAT16, T.TENSOR_INT32: tt.INT32,
+    table = {T.TENSOR_FLOAT32: tt.FLOAT32, T.TENSOR_FLOAT16: tt.FLOAT32, T.TENSOR_INT32: tt.INT32,
              T.TENSOR_QUANT8_ASYMM: tt.UINT8, T.TENSOR_QUANT8_ASYMM_SIGNED: tt.INT8,
              T.TENSOR_QUANT8_SYMM: tt.INT8, T.TENSOR_QUANT8_SYMM_PER_CHANNEL: tt.INT8,
              T.TENSOR_QUANT16_SYMM: tt.INT16, T.TENSOR_BOOL8: tt.BOOL}
@@ -89,6 +90,8 @@ class Graph:
         if index not in self.tensor_of:
             kind = self.view.type_of(index)
             data = self.view.constant(index) if self.view.is_constant(index) else None
+            if data is not None and kind == T.TENSOR_FLOAT16:
+                data = data.astype(np.float32)
             self.tensor_of[index] = self.fb.tensor(self.view.dims(index), _tflite_type(kind),
                                                    self.quantization(index), data, name=f"operand{index}")
         return self.tensor_of[index]
@@ -103,6 +106,42 @@ class Graph:
     def emit(self, name: str, inputs: Sequence[int], outputs: Sequence[int], options: str | None = None,
              **fields: object) -> None:
         self.fb.operator(name, inputs, outputs, options, **fields)
+
+    def interface(self, inputs: Sequence[int], outputs: Sequence[int]) -> tuple[list[int], list[int]]:
+        """The subgraph's input and output tensors for NNAPI operands ``inputs`` and ``outputs``.
+
+        TFLite's kernels have almost no float16 support, so float16 operands
+        compute in float32: a float16 input is widened by a DEQUANTIZE at the
+        start (TFLite's float16 -> float32 conversion) and a float16 output
+        rounded back by a CAST at the end.  That is more precise than float16
+        arithmetic, which the HAL's float16 tolerance allows.
+        """
+        fb = self.fb
+        widen, io_inputs, io_outputs = [], [], []
+        for index in inputs:
+            if self.view.type_of(index) == T.TENSOR_FLOAT16:
+                half = fb.tensor(self.view.dims(index), fb.fb.TensorType.FLOAT16, name=f"operand{index}_f16")
+                widen.append((half, self.t(index)))
+                io_inputs.append(half)
+            else:
+                io_inputs.append(self.t(index))
+        for index in outputs:
+            if self.view.type_of(index) == T.TENSOR_FLOAT16:
+                half = fb.tensor(self.view.dims(index), fb.fb.TensorType.FLOAT16, name=f"operand{index}_f16")
+                self.emit("CAST", [self.t(index)], [half])
+                io_outputs.append(half)
+            else:
+                io_outputs.append(self.t(index))
+        body = fb.operators
+        fb.operators = []
+        for half, full in widen:
+            self.emit("DEQUANTIZE", [half], [full])
+        fb.operators.extend(body)
+        return io_inputs, io_outputs
+
+    def finish(self, inputs: Sequence[int], outputs: Sequence[int]) -> bytes:
+        """The flatbuffer with NNAPI operands ``inputs`` and ``outputs`` as the subgraph's interface."""
+        return self.fb.finish(*self.interface(inputs, outputs))
 
     # -- layouts --------------------------------------------------------------
 
@@ -304,6 +343,8 @@ def _transpose(g: Graph, op: Operation) -> None:
     x = op.inputs[0]
     if len(op.inputs) < 2 or g.view.is_omitted(op.inputs[1]):
         perm = g.const(np.arange(len(g.view.dims(x)))[::-1].astype(np.int32))
+    elif not g.view.is_constant(op.inputs[1]):
+        raise Unsupported("permutation fed at execution time (it may be omitted there; TFLite needs one)")
     else:
         perm = g.t(op.inputs[1])
     g.emit("TRANSPOSE", [g.t(x), perm], [g.t(op.outputs[0])])
@@ -313,7 +354,7 @@ def _pad_v2(g: Graph, op: Operation) -> None:
     """PAD_V2: the pad value is a scalar operand; TFLite's PADV2 wants a tensor of the input's type."""
     x, paddings, value = op.inputs
     kind = g.view.type_of(x)
-    dtype = {T.TENSOR_FLOAT32: np.float32, T.TENSOR_FLOAT16: np.float16, T.TENSOR_QUANT8_ASYMM: np.uint8,
+    dtype = {T.TENSOR_FLOAT32: np.float32, T.TENSOR_FLOAT16: np.float32, T.TENSOR_QUANT8_ASYMM: np.uint8,
              T.TENSOR_QUANT8_ASYMM_SIGNED: np.int8}.get(kind)
     if dtype is None:
         raise Unsupported(f"PAD_V2 of {kind.name}")

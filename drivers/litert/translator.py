@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from drivers.engine.device import EngineFailure, Program, Translator
+from drivers.engine.isolation import run_forked
 from drivers.engine.nnapi import ModelView, Unsupported
 from drivers.litert.ops import HANDLERS, Graph
 from vts.hal.enums import OperationType, enum_name
@@ -98,11 +99,11 @@ class LiteRtTranslator(Translator):
             g = Graph(view)
             handler(g, op)
             inputs = _tensor_inputs(g, op.inputs)
-            content = g.fb.finish([g.tensor_of[i] for i in inputs], [g.t(o) for o in op.outputs])
+            content = g.finish(inputs, op.outputs)
         except Unsupported as error:
             return f"{name}: {error}"
         if content not in self._probes:
-            self._probes[content] = self._probe(view, inputs, content)
+            self._probes[content] = run_forked(lambda: self._probe(view, inputs, content))
         reason = self._probes[content]
         return None if reason is None else f"{name}: {reason}"
 
@@ -141,4 +142,4 @@ def translate(view: ModelView) -> bytes:
     g = Graph(view)
     for op in view.graph.operations:
         HANDLERS[op.type](g, op)  # type: ignore[index]
-    return g.fb.finish([g.t(i) for i in view.graph.input_indexes], [g.t(o) for o in view.graph.output_indexes])
+    return g.finish(view.graph.input_indexes, view.graph.output_indexes)
