@@ -262,9 +262,14 @@ def _onnx_window_attrs(window: Window) -> dict[str, object]:
 
 
 def _filter(g: Graph, index: int, depthwise: bool) -> str:
-    """The filter in ONNX order; NNAPI's per-channel dimension (0, or 3 for depthwise) becomes ONNX axis 0."""
+    """The filter in ONNX order; NNAPI's per-channel dimension (0, or 3 for depthwise) becomes ONNX axis 0.
+
+    A constant filter is reordered here, once; one fed at execution time by a Transpose node.
+    """
     if not g.view.is_constant(index):
-        raise Unsupported("filter fed at execution time (the translator reorders constant filters)")
+        reordered = g.fresh("filter")
+        g.node("Transpose", [g.name(index)], [reordered], perm=[3, 0, 1, 2] if depthwise else [0, 3, 1, 2])
+        return reordered
     value = g.view.constant(index)
     weights = value[0].transpose(2, 0, 1)[:, None] if depthwise else value.transpose(0, 3, 1, 2)
     return g.const(np.ascontiguousarray(weights), "filter")
