@@ -12,6 +12,7 @@ itself the verdict.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import select
@@ -23,6 +24,14 @@ from collections.abc import Callable
 PROBE_TIMEOUT_S = 20.0
 
 
+def _quiet() -> None:
+    """In the child: no crash dump of its own (the parent reports the crash), no engine chatter on stderr."""
+    faulthandler.disable()
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+
+
 def run_forked(probe: Callable[[], str | None], timeout: float = PROBE_TIMEOUT_S) -> str | None:
     """``probe()`` in a child process: its answer, or why the child gave none (crash, hang)."""
     read_end, write_end = os.pipe()
@@ -31,6 +40,7 @@ def run_forked(probe: Callable[[], str | None], timeout: float = PROBE_TIMEOUT_S
         status = 0
         try:
             os.close(read_end)
+            _quiet()
             answer = probe()
             os.write(write_end, pickle.dumps(answer))
         except BaseException as error:

@@ -7,7 +7,7 @@ from rich.table import Table
 
 from vts.hal.enums import enum_name
 from vts.run.device_info import capabilities_summary
-from vts.run.drivers import DriverNotFound, available_drivers, load_device, unavailable_drivers
+from vts.run.drivers import DriverNotFound, DriverUnavailable, available_drivers, load_device, unavailable_drivers
 
 
 def describe_drivers(console: Console | None = None) -> None:
@@ -25,6 +25,8 @@ def describe_drivers(console: Console | None = None) -> None:
             summary = capabilities_summary(device.get_capabilities())
             table.add_row(name, device.name, enum_name(type(device.get_type()), device.get_type()),
                           device.get_version_string(), summary)
+        except DriverUnavailable as error:
+            table.add_row(name, f"[yellow]unavailable: {error}[/]", "", "", "")
         except (DriverNotFound, Exception) as error:
             table.add_row(name, f"[red]cannot load: {error}[/]", "", "", "")
     console.print(table)

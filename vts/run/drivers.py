@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -19,7 +20,9 @@ ENTRY_POINT_GROUP = "nnvts.drivers"
 
 #: Drivers bundled with nnvts, usable even when the package metadata is absent
 #: (running from a source tree without ``pip install``).
-BUILTIN = {"reference": "drivers.reference:create_device"}
+BUILTIN = {"reference": "drivers.reference:create_device",
+           # Over optional engines: their factories name the extra to install when the engine is missing.
+           "litert": "drivers.litert:create_device", "onnxruntime": "drivers.onnxruntime:create_device"}
 
 
 class DriverNotFound(LookupError):
@@ -45,10 +48,15 @@ def _missing_extra(entry: metadata.EntryPoint) -> str | None:
     """
     if not entry.extras or entry.dist is None:
         return None
+    return missing_extra_message(entry.name, entry.extras, entry.dist.name, entry.dist.requires or [])
+
+
+def missing_extra_message(driver: str, extras: Sequence[str], package: str, requires: Sequence[str]) -> str | None:
+    """What to install for driver ``driver``: the ``extras`` requirements of ``package`` not installed, or None."""
     missing = []
-    for requirement in entry.dist.requires or []:
+    for requirement in requires:
         name, _, marker = requirement.partition(";")
-        if not any(re.search(rf"extra\s*==\s*[\"']{re.escape(extra)}[\"']", marker) for extra in entry.extras):
+        if not any(re.search(rf"extra\s*==\s*[\"']{re.escape(extra)}[\"']", marker) for extra in extras):
             continue
         distribution = re.split(r"[\s<>=!~;\[(]", name.strip(), maxsplit=1)[0]
         try:
@@ -57,9 +65,8 @@ def _missing_extra(entry: metadata.EntryPoint) -> str | None:
             missing.append(distribution)
     if not missing:
         return None
-    extras = ",".join(entry.extras)
-    return (f"driver {entry.name!r} needs {', '.join(sorted(set(missing)))}, not installed: "
-            f"pip install '{entry.dist.name}[{extras}]'")
+    return (f"driver {driver!r} needs {', '.join(sorted(set(missing)))}, not installed: "
+            f"pip install '{package}[{','.join(extras)}]'")
 
 
 @dataclass(frozen=True)
