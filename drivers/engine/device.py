@@ -88,13 +88,18 @@ class Translator(abc.ABC):
 
 
 def capabilities_table(figures: dict[OperandType, PerformanceInfo], default: PerformanceInfo) -> Capabilities:
-    """A HAL capabilities table: every operand type listed (sorted, no SUBGRAPH), ``default`` where unmeasured."""
+    """A HAL capabilities table: every operand type listed (sorted, no SUBGRAPH), ``default`` where unmeasured.
+
+    Relaxed float32 models run exactly as float32 ones (the engines compute
+    them in float32), so the relaxed figures are the float32 figure.
+    """
     table = tuple(
         OperandPerformance(int(t), figures.get(t, default))
         for t in sorted(OperandType)
         if t not in (OperandType.SUBGRAPH, OperandType.OEM, OperandType.TENSOR_OEM_BYTE)
     )
-    return Capabilities(default, default, table, default, default)
+    relaxed = figures.get(OperandType.TENSOR_FLOAT32, default)
+    return Capabilities(relaxed, relaxed, table, default, default)
 
 
 def require_engine(module: str, extra: str) -> None:
