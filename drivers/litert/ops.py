@@ -19,6 +19,12 @@ differs, and how each handler bridges it:
   padding from averages, a PAD would not).
 - **Axes**: SOFTMAX, L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION work
   on the last axis only in TFLite; another axis is unsupported.
+- **Quantization restrictions** TFLite's kernels assume without checking
+  (its quantization spec), found by running the corpus through it: int8
+  weights are symmetric (a QUANT8_ASYMM_SIGNED filter with a nonzero zero
+  point would be read as if it were 0), and MAXIMUM, MINIMUM and SELECT
+  copy quantized values without rescaling (inputs and output must share
+  scale and zero point).  Models outside them are unsupported here.
 
 A handler raises ``Unsupported`` for anything it cannot express exactly.
 Whether the TFLite kernels then accept the operand types is not decided
@@ -185,6 +191,28 @@ def _binary_fused(name: str) -> Handler:
     return handler
 
 
+def _symmetric_weights(g: Graph, index: int) -> None:
+    operand = g.view.operand(index)
+    if T(operand.type) == T.TENSOR_QUANT8_ASYMM_SIGNED and operand.zero_point != 0:
+        raise Unsupported(f"int8 weights with zero point {operand.zero_point} (TFLite's int8 kernels take "
+                          "symmetric weights and would ignore it)")
+
+
+def _same_quantization(g: Graph, indexes: Sequence[int], what: str) -> None:
+    operands = [g.view.operand(i) for i in indexes]
+    if T(operands[0].type) in QUANTIZED and len({(o.scale, o.zero_point) for o in operands}) > 1:
+        raise Unsupported(f"{what} of quantized operands with different scales or zero points "
+                          "(TFLite copies the integers without rescaling)")
+
+
+def _copying(name: str, data_inputs: slice) -> Handler:
+    """MAXIMUM / MINIMUM / SELECT: the chosen integers are copied, so every data operand must share quantization."""
+    def handler(g: Graph, op: Operation) -> None:
+        _same_quantization(g, [*op.inputs[data_inputs], op.outputs[0]], name)
+        g.emit(name, [g.t(i) for i in op.inputs], [g.t(o) for o in op.outputs])
+    return handler
+
+
 def _direct(name: str, tensor_inputs: int | None = None) -> Handler:
     """Operations whose NNAPI tensor inputs are the TFLite operator's inputs, in order, without options."""
     def handler(g: Graph, op: Operation) -> None:
@@ -209,6 +237,7 @@ def _conv(g: Graph, op: Operation) -> None:
     """CONV_2D and DEPTHWISE_CONV_2D (GROUPED_CONV_2D has its own argument order)."""
     window, multiplier = conv_window(g.view, op)
     x, w, b = op.inputs[:3]
+    _symmetric_weights(g, w)
     dims = g.view.dims(x)
     in_h, in_w = (dims[2], dims[3]) if window.nchw else (dims[1], dims[2])
     source = g.nhwc_input(x, window.nchw)
@@ -239,6 +268,7 @@ def _grouped_conv(g: Graph, op: Operation) -> None:
     """
     args = op.inputs
     x, w, b = args[:3]
+    _symmetric_weights(g, w)
     if len(args) == 12:
         left, right, top, bottom, stride_w, stride_h = (_int_scalar(g, i) for i in args[3:9])
         activation, nchw = _int_scalar(g, args[10]), bool(g.view.scalar(args[11]))
@@ -283,6 +313,7 @@ def _pool(name: str) -> Handler:
 
 def _fully_connected(g: Graph, op: Operation) -> None:
     x, w, b, act = op.inputs
+    _symmetric_weights(g, w)
     bias = -1 if g.view.is_omitted(b) else g.t(b)
     g.emit("FULLY_CONNECTED", [g.t(x), g.t(w), bias], [g.t(op.outputs[0])], "FullyConnectedOptions",
            fusedActivationFunction=_int_scalar(g, act), keepNumDims=False)
@@ -530,11 +561,11 @@ HANDLERS: dict[Op, Handler] = {
     Op.LOGICAL_NOT: _direct("LOGICAL_NOT"),
     Op.LOGICAL_AND: _direct("LOGICAL_AND"),
     Op.LOGICAL_OR: _direct("LOGICAL_OR"),
-    Op.MAXIMUM: _direct("MAXIMUM"),
-    Op.MINIMUM: _direct("MINIMUM"),
+    Op.MAXIMUM: _copying("MAXIMUM", slice(0, 2)),
+    Op.MINIMUM: _copying("MINIMUM", slice(0, 2)),
     Op.POW: _direct("POW"),
     Op.PRELU: _direct("PRELU"),
-    Op.SELECT: _direct("SELECT_V2"),
+    Op.SELECT: _copying("SELECT_V2", slice(1, 3)),
     Op.EQUAL: _direct("EQUAL"),
     Op.NOT_EQUAL: _direct("NOT_EQUAL"),
     Op.LESS: _direct("LESS"),
