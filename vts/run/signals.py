@@ -60,6 +60,7 @@ def interrupt_on_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _received.clear()  # a signal that ended an earlier run in this process (tests, the pytest plugin) is past
     previous = {s: signal.signal(s, _handler) for s in HANDLED}
     try:
         yield
