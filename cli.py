@@ -153,7 +153,7 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
         try:
             selection = _selection(paths, keyword, families, shard)
             _check_specs(paths)
-            code = run_session(RunRequest(
+            code = EXIT_NO_TESTS if _no_spec_files(paths, families) else run_session(RunRequest(
                 driver=driver, selection=selection, json_path=json_path, junit_path=junit_path,
                 html_path=html_path, jsonl_path=jsonl_path,
                 case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures,
@@ -170,6 +170,13 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
     sys.exit(code)
 
 
+def _no_spec_files(paths: Sequence[str], families: Sequence[str]) -> bool:
+    """An empty spec folder selects nothing (device-level families alone run only when named)."""
+    from vts.spec.loader import iter_spec_paths
+
+    return not families and not iter_spec_paths(paths)
+
+
 def _why_nothing_selected(selection, paths: Sequence[str]) -> str:
     """The likeliest reasons a run selected no case, for the exit-5 message."""
     from vts.spec.loader import iter_spec_paths
@@ -181,7 +188,8 @@ def _why_nothing_selected(selection, paths: Sequence[str]) -> str:
     elif selection.keyword is not None:
         reasons.append("the -k expression matched no case")
     if not iter_spec_paths(paths):
-        reasons.append(f"no spec files under {', '.join(paths)}")
+        reasons.append(f"no spec files under {', '.join(paths)} (to run device-level families alone, name them "
+                       "with --family)")
     if selection.shard is not None:
         reasons.append("--shard selected none of the matching cases")
     if selection.families:

@@ -197,6 +197,14 @@ def test_run_selecting_nothing_exits_5_says_why_and_still_reports(tmp_path: Path
     assert data["summary"]["total"] == 0 and data["interrupted"] is False
 
 
+def test_run_on_an_empty_spec_folder_exits_5_unless_families_are_named(tmp_path: Path) -> None:
+    result = run_nnvts("run", "--in-process", "--specs", str(tmp_path))
+    assert result.returncode == 5, result.stderr
+    assert f"no spec files under {tmp_path}" in result.stderr and "--family" in result.stderr
+    named = run_nnvts("run", "--in-process", "--specs", str(tmp_path), "--family", "discovery")
+    assert named.returncode == 0, named.stderr
+
+
 def test_list_count_of_nothing_is_zero_and_exits_0(tmp_path: Path) -> None:
     result = run_nnvts("list", "--count", "--specs", str(tmp_path), "-k", "conv_typo_xyz")
     assert result.returncode == 0 and result.stdout.strip() == "0"
