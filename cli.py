@@ -144,6 +144,8 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, in_process: bool,
         jobs: int, memory_limit: int) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
+    from signal import strsignal as signal_name
+
     from vts.run import signals
     from vts.run.session import RunRequest, run_session
 
@@ -160,9 +162,9 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
                 verbose=verbose, extension_allowlist=extension_allowlist,
                 argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs,
                 keyword_text=keyword, shard_text=shard), usage_error=_usage_error)
-        except KeyboardInterrupt:  # before the run loop started (it handles its own): nothing to report
-            click.echo("nnvts: interrupted before any case ran", err=True)
+        except KeyboardInterrupt:  # outside the run loop (which handles its own and writes the reports)
             code = signals.exit_status()
+            click.echo(f"nnvts: interrupted ({signal_name(code - 128)})", err=True)
     if selection is not None:
         _warn_unmatched(selection)
     if code == EXIT_NO_TESTS:
