@@ -109,7 +109,7 @@ def test_alias_bomb_cli_exits_2_in_bounded_memory(tmp_path: Path) -> None:
 
 def test_gzip_bomb_is_abandoned_at_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(limits, "MAX_SPEC_BYTES", 1 << 20)
-    path = tmp_path / "bomb.yaml.gz"
+    path = tmp_path / "bomb.json.gz"
     path.write_bytes(gzip_bomb(16 << 20))
     error = error_of(str(path))
     assert "larger than 1 MiB once decompressed" in error.message
@@ -117,12 +117,20 @@ def test_gzip_bomb_is_abandoned_at_the_size_limit(tmp_path: Path, monkeypatch: p
 
 def test_plain_file_over_the_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(limits, "MAX_SPEC_BYTES", 1000)
-    error = error_of(write(tmp_path, "big.yaml", BASE + "#" * 2000))
+    error = error_of(write(tmp_path, "big.json", spec_json() + " " * 2000))
     assert "larger than 1000 bytes" in error.message
 
 
+def test_yaml_has_its_own_smaller_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert limits.MAX_YAML_BYTES < limits.MAX_SPEC_BYTES  # YAML nodes cost far more memory than JSON values
+    monkeypatch.setattr(limits, "MAX_YAML_BYTES", 1000)
+    error = error_of(write(tmp_path, "big.yaml", BASE + "#" * 2000))
+    assert "larger than 1000 bytes" in error.message
+    assert load_file(write(tmp_path, "big.json", spec_json() + " " * 2000)).name == "t"
+
+
 def test_file_just_under_the_limit_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(limits, "MAX_SPEC_BYTES", len(BASE.encode()))
+    monkeypatch.setattr(limits, "MAX_YAML_BYTES", len(BASE.encode()))
     assert load_file(write(tmp_path, "exact.yaml.gz", BASE, gz=True)).name == "t"
 
 

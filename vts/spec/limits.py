@@ -9,9 +9,15 @@ is a load-time error (exit status 2) that names the bound.
 
 from __future__ import annotations
 
-#: Bytes of spec text, after decompression.  Gzip data is inflated in chunks
-#: and abandoned as soon as it passes this, so a gzip bomb costs ~this much.
-MAX_SPEC_BYTES = 64 << 20
+#: Bytes of JSON spec text, after decompression.  Gzip data is inflated in
+#: chunks and abandoned as soon as it passes this, so a gzip bomb costs about
+#: this much; a file of this size parses to at most ~0.5 GB of Python lists.
+MAX_SPEC_BYTES = 32 << 20
+
+#: Bytes of YAML spec text.  A YAML node costs ~300 bytes and ~10 µs while the
+#: document is composed (before anything can be checked), so 2 MiB of
+#: ``0,0,...`` is already ~500 MB; large data belongs in JSON or ``{b64}``.
+MAX_YAML_BYTES = 2 << 20
 
 #: Nodes YAML aliases may add to a document beyond the nodes written out.  An
 #: alias is a reference, so ``*a`` repeated makes a "billion laughs" document

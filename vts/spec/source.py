@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from vts.spec import limits
 from vts.spec.aliases import AliasBudgetExceeded, check_alias_expansion
 from vts.spec.errors import SpecError, pointer_parts
 from vts.spec.literals import Findings, Refused, json_pairs_hook
@@ -39,7 +40,7 @@ def spec_kind(path: str) -> str | None:
 
 def read_text(path: str) -> str:
     """The text of ``path``, gunzipped when its name ends in ``.gz``; bounded (``vts.spec.reading``)."""
-    data = read_bounded(path)
+    data = read_bounded(path, limits.MAX_YAML_BYTES if spec_kind(path) == "yaml" else limits.MAX_SPEC_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -117,9 +118,11 @@ def _yaml_loader() -> type:
         """Records refused literals and duplicate keys in ``findings``; refuses alias bombs."""
 
         findings: Findings
+        may_alias = True  # False when the text holds no "*": no alias, nothing to measure
 
         def construct_document(self, node: Any) -> Any:
-            check_alias_expansion(node)
+            if self.may_alias:
+                check_alias_expansion(node)
             return super().construct_document(node)
 
     Loader.yaml_implicit_resolvers = {}
@@ -187,6 +190,7 @@ def _parse_yaml(text: str, path: str, findings: Findings) -> Any:
 
     loader = _yaml_loader()(text)  # a SafeLoader subclass
     loader.findings = findings
+    loader.may_alias = "*" in text
     try:
         return loader.get_single_data()
     except yaml.MarkedYAMLError as e:
