@@ -382,3 +382,19 @@ def test_schema_error_deep_in_a_long_list_keeps_its_index(tmp_path: Path, monkey
     line_of_77 = text[:text.index('"x"')].count("\n") + 1
     located = next(e for e in (error, *error.others) if e.pointer.endswith("/value/77"))
     assert located.line == line_of_77
+
+
+def test_directory_that_cannot_be_listed_is_an_error_not_skipped(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "locked").mkdir()
+    write(tmp_path / "locked", "x.yaml", BASE)
+    real_scandir = os.scandir
+
+    def scandir(path: object = ".") -> object:  # as for a directory without read permission (tests run as root)
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    error = error_of(str(tmp_path))
+    assert error.path.endswith("locked") and "cannot list the directory: Permission denied" in error.message

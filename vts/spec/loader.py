@@ -91,6 +91,11 @@ def _is_spec_name(name: str) -> bool:
     return name.endswith(SPEC_SUFFIXES) and not name.startswith(".")
 
 
+def _unreadable_directory(error: OSError) -> None:
+    """os.walk would skip a directory it cannot list, silently dropping its specs from the run."""
+    raise SpecError(str(error.filename), None, "", f"cannot list the directory: {error.strerror or error}")
+
+
 def iter_spec_paths(paths: Sequence[str]) -> list[str]:
     """Spec files named by ``paths``: files as given, directories expanded to every spec file below
     them in sorted path order (hidden files and directories skipped).  A file reached twice is
@@ -102,7 +107,7 @@ def iter_spec_paths(paths: Sequence[str]) -> list[str]:
             raise SpecError(repr(path), None, "", "not a usable path: it contains a NUL byte")
         if os.path.isdir(path):
             found = []
-            for root, dirs, files in os.walk(path):
+            for root, dirs, files in os.walk(path, onerror=_unreadable_directory):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
                 found += [os.path.join(root, f) for f in files if _is_spec_name(f)]
             files_here = sorted(found)
