@@ -398,3 +398,11 @@ def test_directory_that_cannot_be_listed_is_an_error_not_skipped(tmp_path: Path,
     monkeypatch.setattr(os, "scandir", scandir)
     error = error_of(str(tmp_path))
     assert error.path.endswith("locked") and "cannot list the directory: Permission denied" in error.message
+
+
+def test_lone_surrogate_in_json_is_refused_but_a_pair_is_fine(tmp_path: Path) -> None:
+    text = spec_json(description="x").replace('"description": "x"', '"description": "a\\ud800b"')
+    error = error_of(write(tmp_path, "lone.json", text))
+    assert error.pointer == "/description" and "surrogate" in error.message
+    paired = spec_json(description="x").replace('"description": "x"', '"description": "\\ud83d\\ude00"')
+    assert load_file(write(tmp_path, "pair.json", paired)).document["description"] == "\U0001F600"

@@ -13,6 +13,7 @@ something to report).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,12 +36,14 @@ class Refused:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """A refused literal (``target`` is its placeholder) or a duplicate ``key`` of mapping ``target``."""
+    """A refused literal (``target`` is its placeholder), a duplicate ``key`` of mapping ``target``,
+    or a problem whose ``pointer`` is already known."""
 
     target: object
     message: str
     key: str | None = None
     line: int | None = None
+    pointer: str | None = None
 
 
 @dataclass
@@ -83,10 +86,10 @@ class Findings:
 
     def problems(self, document: Any) -> list[tuple[Problem, int | None]]:
         """Each finding as a located problem (pointer found in ``document``; line when known)."""
-        pointers = find_pointers(document, {id(f.target) for f in self.items})
+        pointers = find_pointers(document, {id(f.target) for f in self.items if f.pointer is None})
         out = []
         for finding in self.items:
-            pointer = pointers.get(id(finding.target), "")
+            pointer = finding.pointer if finding.pointer is not None else pointers.get(id(finding.target), "")
             if finding.key is not None:
                 pointer = pointer_join(pointer, finding.key)
             out.append((Problem(pointer, finding.message), finding.line))
@@ -107,6 +110,34 @@ def json_pairs_hook(findings: Findings):
         return mapping
 
     return hook
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogates(text: str, document: Any) -> list[Problem]:
+    """Strings holding a lone UTF-16 surrogate (JSON ``"\\ud800"``): they cannot be written as UTF-8,
+    so every report or generated file carrying them would fail.  Looked for only when the text
+    has such an escape (a valid pair decodes to one character and is fine)."""
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return []
+    problems = []
+    for obj, pointer in _walk(document):
+        if isinstance(obj, dict):
+            problems += [Problem(pointer_join(pointer, key), "a key holds a lone UTF-16 surrogate: expected "
+                                 "valid Unicode text") for key in obj if not _encodable(key)]
+        elif isinstance(obj, str) and not _encodable(obj):
+            problems.append(Problem(pointer, "a lone UTF-16 surrogate (\\ud800-\\udfff without its pair): "
+                                    "expected valid Unicode text"))
+    return problems
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def find_pointers(document: Any, wanted: set[int]) -> dict[int, str]:

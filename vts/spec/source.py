@@ -20,7 +20,7 @@ from typing import Any
 from vts.spec import limits
 from vts.spec.aliases import AliasBudgetExceeded, check_alias_expansion
 from vts.spec.errors import SpecError, pointer_parts
-from vts.spec.literals import Findings, Refused, json_pairs_hook
+from vts.spec.literals import Finding, Findings, Refused, json_pairs_hook, lone_surrogates
 from vts.spec.reading import read_bounded
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -61,6 +61,8 @@ def parse(text: str, kind: str, path: str) -> dict[str, Any]:
             raise SpecError(path, e.lineno, "", f"invalid JSON: {e.msg} (column {e.colno})") from None
         except RecursionError:
             raise SpecError(path, None, "", "invalid JSON: nested too deeply") from None
+        for problem in lone_surrogates(text, document):
+            findings.items.append(Finding(None, problem.message, None, None, problem.pointer))
     else:
         document = _parse_yaml(text, path, findings)
     if findings.items:
