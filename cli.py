@@ -21,6 +21,7 @@ from vts.cliparams import (
     OutputDir,
     OutputFile,
     SocketFd,
+    SocketPath,
     bounded_int,
 )
 
@@ -259,7 +260,7 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
 @main.command()
 @click.option("--driver", type=DriverParam(allow_exec=False), required=True,
               help="Driver to serve: an installed name or module:attr.")
-@click.option("--socket", "socket_path", type=click.Path(dir_okay=False), help="Listen on this Unix socket path.")
+@click.option("--socket", "socket_path", type=SocketPath(), help="Listen on this Unix socket path.")
 @click.option("--fd", type=SocketFd(), help="Serve on this inherited, connected socket descriptor.")
 @click.option("--threads", type=bounded_int(1, MAX_THREADS), default=1, show_default=True,
               help="Calls served concurrently.")

@@ -207,6 +207,27 @@ class OutputDir(click.ParamType):
         return path
 
 
+class SocketPath(click.ParamType):
+    """A Unix socket path to listen on: absent, or a stale socket (replaced); never another file,
+    which binding would first delete.  Its directory must exist, and the path fit ``sun_path``."""
+
+    name = "path"
+    MAX_BYTES = 107  # sun_path is 108 bytes on Linux, NUL included
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        if len(os.fsencode(path)) > self.MAX_BYTES:
+            self.fail(f"{path!r} is longer than a Unix socket path may be ({self.MAX_BYTES} bytes)", param, ctx)
+        if os.path.lexists(path) and not stat.S_ISSOCK(os.lstat(path).st_mode):
+            self.fail(f"{path!r} exists and is not a socket (it would be replaced)", param, ctx)
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            self.fail(f"{path!r}: no directory {parent!r}", param, ctx)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            self.fail(f"{path!r}: cannot create a socket in {parent!r}", param, ctx)
+        return path
+
+
 # --- drivers and descriptors ------------------------------------------------------------------
 
 

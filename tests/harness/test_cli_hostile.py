@@ -29,7 +29,7 @@ from click.testing import CliRunner
 import cli
 from tests.harness.test_cli import write_specs
 from tests.spec.child import ROOT, assert_clean_usage_error, run_nnvts
-from vts.cliparams import DriverParam, FiniteFloat, InputFile, OutputDir, OutputFile, SocketFd
+from vts.cliparams import DriverParam, FiniteFloat, InputFile, OutputDir, OutputFile, SocketFd, SocketPath
 
 NUMBERS = ["nan", "NaN", "inf", "-inf", "1e309", "-1", "99999999999999999999999", "1e300", "0x1g", "one"]
 COMMON = ["", "a\0b"]
@@ -63,6 +63,10 @@ def _hostile_values(command: str, param: click.Parameter, scratch: Path) -> list
         return [str(scratch), "/dev/null", "/dev/null/report.json"]
     if isinstance(kind, OutputDir):
         return ["/dev/null", "/dev/null/out"]
+    if isinstance(kind, SocketPath):
+        precious = scratch / "precious.txt"
+        precious.write_text("must survive")
+        return [str(precious), str(scratch / "no_dir" / "s.sock"), "/tmp/" + "s" * 200, str(scratch)]
     by_name = {
         "shard": ["0/0", "3/2", "x", "1/0", "-1/2", "1/-2", "1/99999999999999999999999999", "nan/nan", "1/2/3"],
         "keyword": ["and", "(", "not", "a or", "(" * 5000 + "a" + ")" * 5000],
@@ -150,6 +154,8 @@ def test_every_option_refuses_hostile_values(tmp_path: Path, command: str, param
                 assert any(n in message for n in names) or value in message or repr(value) in message, shown
     finally:
         signal.signal(signal.SIGALRM, previous)
+    if (tmp_path / "precious.txt").exists():
+        assert (tmp_path / "precious.txt").read_text() == "must survive"
 
 
 def test_walker_covers_every_command_with_options() -> None:
