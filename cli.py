@@ -155,6 +155,8 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
     with signals.interrupt_on_signals():
         try:
             selection = _selection(paths, keyword, families, shard)
+            _check_outputs(paths, {"--json": json_path, "--junit": junit_path, "--html": html_path,
+                                   "--jsonl": jsonl_path}, [expected_failures, extension_allowlist])
             _check_specs(paths)
             code = EXIT_NO_TESTS if _no_spec_files(paths, families) else run_session(RunRequest(
                 driver=driver, selection=selection, json_path=json_path, junit_path=junit_path,
@@ -171,6 +173,13 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
     if code == EXIT_NO_TESTS:
         click.echo(f"nnvts: error: no case selected: {_why_nothing_selected(selection, paths)}", err=True)
     sys.exit(code)
+
+
+def _check_outputs(paths: Sequence[str], outputs: dict[str, str | None], inputs: Sequence[str | None]) -> None:
+    from vts.cliparams import check_outputs_spare_inputs
+    from vts.spec.loader import iter_spec_paths
+
+    check_outputs_spare_inputs(outputs, [*iter_spec_paths(paths), *(p for p in inputs if p)])
 
 
 def _no_spec_files(paths: Sequence[str], families: Sequence[str]) -> bool:
@@ -237,6 +246,11 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
     from vts.spec.writer import write_generated
 
     try:
+        if not check:
+            from vts.cliparams import check_out_dir_spares_specs
+            from vts.spec.loader import iter_spec_paths
+
+            check_out_dir_spares_specs(out_dir, iter_spec_paths(list(specs)))
         files = list(load_paths(list(specs)))
         result = write_generated(files, out_dir, check=check)
     except SpecError as error:

@@ -313,3 +313,29 @@ class SocketFd(click.ParamType):
 def bounded_int(low: int, high: int) -> click.IntRange:
     """``click.IntRange`` with both ends: a huge count (workers, threads, sizes) is a usage error too."""
     return click.IntRange(min=low, max=high)
+
+
+def check_outputs_spare_inputs(outputs: dict[str, str | None], inputs: list[str]) -> None:
+    """A usage error when two outputs name one file, or an output names an input (a spec, a list):
+    writing the report would overwrite what the run reads, or one report the other."""
+    seen: dict[str, str] = {}
+    protected = {os.path.realpath(p) for p in inputs}
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            raise OneLineUsageError(f"{seen[real]} and {option} name the same file {path!r}")
+        if real in protected:
+            raise OneLineUsageError(f"{option} {path!r} is an input of this run: writing it would destroy it")
+        seen[real] = option
+
+
+def check_out_dir_spares_specs(out_dir: str, spec_files: list[str]) -> None:
+    """A usage error when ``generate --out`` is a directory holding specs it reads (stale files there
+    are removed, so the specs would be overwritten or deleted)."""
+    out = os.path.realpath(out_dir)
+    clashing = [f for f in spec_files if os.path.dirname(os.path.realpath(f)) == out]
+    if clashing:
+        raise OneLineUsageError(f"--out {out_dir!r} holds specs being read ({clashing[0]}): generate would "
+                                "overwrite or remove them; write to another directory")

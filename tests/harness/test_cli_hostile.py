@@ -322,3 +322,29 @@ def test_full_disk_on_stdout_is_one_line_not_a_traceback(tmp_path: Path) -> None
                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == "nnvts: error: input/output error: No space left on device"
+
+
+# --- outputs never destroy inputs -------------------------------------------------------------
+
+
+def test_report_paths_may_not_overwrite_inputs_or_each_other(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    specs = write_specs(tmp_path / "specs")
+    spec_file = sorted(Path(specs).iterdir())[0]
+    before = spec_file.read_bytes()
+    result = run_nnvts("run", "--in-process", "--specs", specs, "--json", str(spec_file))
+    assert_clean_usage_error(result, "--json", "is an input of this run")
+    assert spec_file.read_bytes() == before
+    report = tmp_path / "r.xml"
+    result = run_nnvts("run", "--in-process", "--specs", specs, "--junit", str(report), "--html", str(report))
+    assert_clean_usage_error(result, "--junit and --html name the same file")
+    assert not report.exists()
+
+
+def test_generate_out_may_not_be_the_folder_of_the_specs_it_reads(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    specs = write_specs(tmp_path / "specs")
+    keep = {p.name: p.read_bytes() for p in Path(specs).iterdir()}
+    result = run_nnvts("generate", "--specs", specs, "--out", specs)
+    assert_clean_usage_error(result, "holds specs being read")
+    assert {p.name: p.read_bytes() for p in Path(specs).iterdir()} == keep
