@@ -348,3 +348,19 @@ def test_generate_out_may_not_be_the_folder_of_the_specs_it_reads(tmp_path: Path
     result = run_nnvts("generate", "--specs", specs, "--out", specs)
     assert_clean_usage_error(result, "holds specs being read")
     assert {p.name: p.read_bytes() for p in Path(specs).iterdir()} == keep
+
+
+def test_an_ignored_signal_stays_ignored_under_nohup(tmp_path: Path) -> None:
+    """``nohup nnvts run`` must survive the terminal closing: SIGHUP stays ignored."""
+    from vts.run import signals
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with signals.interrupt_on_signals():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)  # ignored: no Interrupted raised
+            assert signals.received() is None
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, previous)

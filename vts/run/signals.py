@@ -61,7 +61,7 @@ def interrupt_on_signals() -> Iterator[None]:
         yield
         return
     _received.clear()  # a signal that ended an earlier run in this process (tests, the pytest plugin) is past
-    previous = {s: signal.signal(s, _handler) for s in HANDLED}
+    previous = {s: signal.signal(s, _handler) for s in _not_ignored()}
     try:
         yield
     finally:
@@ -71,8 +71,14 @@ def interrupt_on_signals() -> Iterator[None]:
 
 def install() -> None:
     """For a process that exists only to run (a ``-j`` worker): handled signals raise ``Interrupted``."""
-    for s in HANDLED:
+    for s in _not_ignored():
         signal.signal(s, _handler)
+
+
+def _not_ignored() -> list[int]:
+    """The handled signals this process does not ignore: ``nohup`` ignores SIGHUP, and a shell
+    ignores SIGINT for a background job; a run started that way must keep ignoring them."""
+    return [s for s in HANDLED if signal.getsignal(s) is not signal.SIG_IGN]
 
 
 def reset() -> None:
