@@ -315,13 +315,14 @@ def bench(driver: str, size: int, alpha: float, runs: int, factor: float, as_jso
 
     from drivers.reference import create_device
     from vts.capabilities_bench import print_report, run_bench
+    from vts.ipc.process import HostStartError
     from vts.run.device_info import opened_device
     from vts.run.drivers import DriverNotFound
 
     try:
         with opened_device(driver) as device:
             measurements = run_bench(device, create_device(), size, alpha, runs)
-    except DriverNotFound as error:
+    except (DriverNotFound, HostStartError) as error:
         _usage_error(str(error))
         return
     if as_json:
@@ -344,13 +345,14 @@ def info(driver: str, as_json: bool, expect_version: str | None) -> None:
     """Show everything a device says about itself: name, type, version, capabilities, extensions, caching."""
     import json
 
+    from vts.ipc.process import HostStartError
     from vts.run.device_info import device_info, opened_device, print_device_info
     from vts.run.drivers import DriverNotFound
 
     try:
         with opened_device(driver) as device:
             data = device_info(device)
-    except DriverNotFound as error:
+    except (DriverNotFound, HostStartError) as error:
         _usage_error(str(error))
         return
     if as_json:

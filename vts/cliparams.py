@@ -264,7 +264,7 @@ def driver_problem(spec: str, allow_exec: bool = True) -> str | None:
             return f"{spec!r}: bad shell quoting in the command ({error})"
         if not words:
             return f"{spec!r}: expected a command after exec:"
-        return None
+        return None  # a program that is missing fails its host start, with the OS's reason
     if ":" in spec:
         module, _, attr = spec.partition(":")
         if not module or not attr or not all(p.isidentifier() for p in module.split(".") + attr.split(".")):

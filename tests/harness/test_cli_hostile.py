@@ -364,3 +364,12 @@ def test_an_ignored_signal_stays_ignored_under_nohup(tmp_path: Path) -> None:
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+@pytest.mark.parametrize("command", ["info", "run"])
+def test_exec_driver_that_does_not_exist_is_a_usage_error(command: str, tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    specs = write_specs(tmp_path / "specs")
+    extra = ["--specs", specs] if command == "run" else []
+    assert_clean_usage_error(run_nnvts(command, "--driver", "exec:/no/such/program --flag", *extra),
+                             "did not start", "/no/such/program")
