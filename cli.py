@@ -220,6 +220,7 @@ def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: st
 
     paths = _spec_paths(specs, extra_specs)
     selection = _selection(paths, keyword, families, shard)
+    _check_specs(paths)  # a bad spec is an input error before any name is printed, as for run
     total = 0
     try:
         out = sys.stdout

@@ -406,3 +406,10 @@ def test_lone_surrogate_in_json_is_refused_but_a_pair_is_fine(tmp_path: Path) ->
     assert error.pointer == "/description" and "surrogate" in error.message
     paired = spec_json(description="x").replace('"description": "x"', '"description": "\\ud83d\\ude00"')
     assert load_file(write(tmp_path, "pair.json", paired)).document["description"] == "\U0001F600"
+
+
+def test_list_prints_no_name_before_a_spec_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "inf.yaml", spec_text("value: [1, 2]}", "value: [1e400, 2]}"))
+    result = run_nnvts("list", "--specs", path)
+    assert_clean_usage_error(result, "overflows to infinity")
+    assert result.stdout == ""
