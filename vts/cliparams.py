@@ -39,6 +39,7 @@ class OneLineUsageError(click.ClickException):
 
 
 def one_line(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces folded: CI logs grep one line per error."""
     return " ".join(text.split())
 
 
