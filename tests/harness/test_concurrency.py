@@ -116,7 +116,8 @@ def test_reference_passes_out_of_process():
     finally:
         assert runner.host is not None
         runner.host.stop()
-    assert len(results) == 4 and not not_passed(results)
+    # add: in flight and interleaved with itself; mul: in flight (it pairs with a third model, absent here)
+    assert len(results) == 3 and not not_passed(results)
 
 
 # -- broken drivers --------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ The NN HAL's execution pattern is not one request at a time (driver guide):
 IPreparedModel", and a driver "may be asked to keep around more than one
 prepared model: prepare m1, prepare m2, run r1 on m1, run r2 on m2, run r3
 on m1, run r4 on m2, ... delete m1, delete m2", reclaiming a model's
-resources when it is released.  Two cases per model (not ``expect_failure``):
+resources when it is released.  Cases (models not ``expect_failure``):
 
 * ``concurrency/SPEC.MODEL``: ``REQUESTS`` requests on one prepared model
   from ``THREADS`` harness threads at once, on the synchronous,
@@ -14,8 +14,9 @@ resources when it is released.  Two cases per model (not ``expect_failure``):
   where an exact identity allows (``vts.families.request_variants``:
   elementwise models), inputs of its own, so its golden differs from the
   others'; every answer is judged like a ``generated`` one.
-* ``concurrency/interleaved/SPEC.MODEL``: this model (m1) and the model the
-  family saw before it (m2; m1 itself for the first) prepared together;
+* ``concurrency/interleaved/SPEC.MODEL`` (the first model, then every
+  second one): this model (m1) and the model the family saw before it (m2;
+  for the first, a second preparation of m1) prepared together;
   requests alternate m1, m2, m1, m2 concurrently; then m1 is released while
   executions on m2 are in flight, and m2's later executions must still be
   right.
@@ -187,6 +188,7 @@ class ConcurrencyFamily(Family):
 
     def __init__(self) -> None:
         self._previous: TestModel | None = None
+        self._seen = 0
 
     def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
@@ -194,10 +196,14 @@ class ConcurrencyFamily(Family):
         settings = {"requests": requests_per_wave(), "threads": harness_threads()}
         yield Case(f"{self.name}/{model.case_name()}", self.name, model, None, spec_path,
                    {"kind": "in_flight", **settings})
-        partner = self._previous or model
-        yield Case(f"{self.name}/interleaved/{model.case_name()}", self.name, model, None, spec_path,
-                   {"kind": "interleaved", "partner": partner, **settings})
+        self._seen += 1
+        # Models pair up (3 with 2, 5 with 4, ...), so a sweep interleaves each model once; the first
+        # interleaves with a second preparation of itself, so a run of one model has the case too.
+        partner = model if self._seen == 1 else self._previous if self._seen % 2 == 1 else None
         self._previous = model
+        if partner is not None:
+            yield Case(f"{self.name}/interleaved/{model.case_name()}", self.name, model, None, spec_path,
+                       {"kind": "interleaved", "partner": partner, **settings})
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
