@@ -47,7 +47,7 @@ from vts.hal.interfaces import Device, PreparedModel, SyncFence
 from vts.hal.types import BufferDesc, BufferRole, DataLocation, MemoryToken, Request
 from vts.ipc import protocol as p
 from vts.ipc.client import ProxyDevice, RemoteDriverException
-from vts.ipc.errors import DriverLost, ProtocolError
+from vts.ipc.errors import DriverLost, ProtocolError, RequestRejected
 from vts.ipc.sessions import Unsupported, close_client, declared_pool_id, open_client, set_concurrency
 from vts.testmodel import BuiltRequest, TestModel, build_request, parse_spec
 
@@ -134,7 +134,7 @@ def _refused(run: Callable[[], object], where: str) -> list[str]:
     """``run`` must fail: a HAL error or a refusal by the host; success is a leak between clients."""
     try:
         run()
-    except (DriverError, ProtocolError, RemoteDriverException):
+    except (DriverError, ProtocolError, RequestRejected, RemoteDriverException):
         return []
     return [f"{where}: accepted (one client reached another's object)"]
 
@@ -222,7 +222,7 @@ def handles_test(clients: Clients, model: TestModel, options: RunOptions) -> lis
                 w.optional_i64(None)
                 w.optional_i64(None)
 
-            return c.connection.call(p.Method.EXECUTE, write)
+            return c.connection.call(p.Method.EXECUTE, write, decode=lambda r, _taken: p.read_execution_result(r))
 
         problems += _refused(execute_with_a_pools, "client C naming pool ids only client A declared")
         if not _untouched(built):
@@ -231,7 +231,8 @@ def handles_test(clients: Clients, model: TestModel, options: RunOptions) -> lis
         foreign = getattr(callback, "handle", None)
         if foreign is not None and foreign != getattr(prep_c, "handle", None):
             problems += _refused(
-                lambda: c.connection.call(p.Method.FENCED_GET_EXECUTION_INFO, lambda w: w.u32(foreign)),
+                lambda: c.connection.call(p.Method.FENCED_GET_EXECUTION_INFO, lambda w: w.u32(foreign),
+                                          decode=lambda r, _taken: (r.i64(), p.read_timing(r), p.read_timing(r))),
                 f"client C naming handle {foreign} (client A's fenced callback), which it was never given")
     finally:
         built.close()

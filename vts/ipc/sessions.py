@@ -31,7 +31,7 @@ from vts.hal.enums import MeasureTiming
 from vts.hal.interfaces import Burst, Device, PreparedModel
 from vts.hal.types import ExecutionResult, Request
 from vts.ipc import protocol as p
-from vts.ipc.errors import ProtocolError
+from vts.ipc.errors import ProtocolError, RequestRejected
 from vts.ipc.protocol import Method, Reader, Writer
 
 if TYPE_CHECKING:
@@ -85,24 +85,20 @@ class ProxyBurst(Burst):
             w.optional_i64(deadline)
             w.optional_i64(loop_timeout)
 
-        r = conn.call(Method.BURST_EXECUTE, write)
-        result = p.read_execution_result(r)
-        r.end()
-        return result
+        return conn.call(Method.BURST_EXECUTE, write, decode=lambda r, _taken: p.read_execution_result(r))
 
     def free_memory(self, slot: int) -> None:
-        self._connection.call(Method.BURST_FREE_MEMORY, lambda w: (w.u32(self.handle), w.i64(int(slot)))).end()
+        self._connection.call(Method.BURST_FREE_MEMORY, lambda w: (w.u32(self.handle), w.i64(int(slot))))
 
 
 def configure_burst(connection: Connection, prepared: Any) -> Burst:
     """The driver's burst, or for a driver without ``BURST_CONFIGURE`` the base ``Burst`` over its
     executions (Android's runtime falls back to plain executions the same way)."""
     try:
-        r = connection.call(Method.BURST_CONFIGURE, lambda w: w.u32(prepared.handle))
-    except ProtocolError:
+        handle = connection.call(Method.BURST_CONFIGURE, lambda w: w.u32(prepared.handle),
+                                 decode=lambda r, _taken: r.u32())
+    except (ProtocolError, RequestRejected):
         return Burst(prepared)
-    handle = r.u32()
-    r.end()
     return ProxyBurst(connection, handle, prepared) if handle != p.NULL_HANDLE else None  # type: ignore[return-value]
 
 
@@ -118,12 +114,10 @@ def set_concurrency(device: Device, calls: int) -> int | None:
     if not isinstance(device, ProxyDevice):
         return None
     try:
-        r = device.connection.call(Method.SET_CONCURRENCY, lambda w: w.u32(min(max(calls, 1), MAX_CONCURRENCY)))
-    except ProtocolError:
+        return device.connection.call(Method.SET_CONCURRENCY, lambda w: w.u32(min(max(calls, 1), MAX_CONCURRENCY)),
+                                      decode=lambda r, _taken: r.u32())
+    except (ProtocolError, RequestRejected):
         return None
-    previous = r.u32()
-    r.end()
-    return previous
 
 
 def open_client(device: Device) -> ProxyDevice:
@@ -139,17 +133,22 @@ def open_client(device: Device) -> ProxyDevice:
     if isinstance(device, ProxyDevice):
         parent = device.connection
         try:
-            r = parent.call(Method.OPEN_CONNECTION)
-        except ProtocolError as error:
+            fd = parent.call(Method.OPEN_CONNECTION, decode=_take_fd, fds_allowed=1)
+        except (ProtocolError, RequestRejected) as error:
             raise Unsupported(f"the driver does not open further connections ({error})") from None
-        fd = r.fd()
-        r.end()
         client = connect(socket.socket(fileno=fd), parent.describe_death, timeout=None)
         client.connection.deadline = parent.deadline
         return client
     ours, theirs = p.socket_pair()
     serve_client(device, theirs, SIBLING_THREADS)
     return connect(ours, timeout=30.0)
+
+
+def _take_fd(r: Reader, taken: set[int]) -> int:
+    """Decode one descriptor and keep it (the client closes every descriptor a decoder did not take)."""
+    fd = r.fd()
+    taken.add(fd)
+    return fd
 
 
 def declared_pool_id(connection: Connection, pool: Any) -> int:
