@@ -249,7 +249,8 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
 @main.command()
 @click.option("--driver", type=DriverParam(allow_exec=False), required=True,
               help="Driver to serve: an installed name or module:attr.")
-@click.option("--socket", "socket_path", type=click.Path(dir_okay=False), help="Listen on this Unix socket path.")
+@click.option("--socket", "socket_path", type=click.Path(dir_okay=False),
+              help="Listen on this Unix socket path (each connection one more client of the same driver instance).")
 @click.option("--fd", type=SocketFd(), help="Serve on this inherited, connected socket descriptor.")
 @click.option("--threads", type=bounded_int(1, MAX_THREADS), default=1, show_default=True,
               help="Calls served concurrently.")
