@@ -233,31 +233,88 @@ def _tflite_padding(g: Graph, window_pads: tuple[int, int, int, int], same: tupl
     return None
 
 
-def _conv(g: Graph, op: Operation) -> None:
-    """CONV_2D and DEPTHWISE_CONV_2D (GROUPED_CONV_2D has its own argument order)."""
-    window, multiplier = conv_window(g.view, op)
+def _int8_detour(g: Graph, x: int, w: int, grouped: bool) -> bool:
+    """Whether a uint8 convolution must run on TFLite's int8 kernel (and how TFLite's uint8 one falls short).
+
+    TFLite's uint8 convolutions take uint8 filters only, and its grouped
+    convolution has no uint8 kernel at all; its int8 kernels take
+    per-channel filters and groups.  A uint8 tensor becomes int8 exactly by
+    a QUANTIZE (same scale, zero point - 128), so such a convolution runs as
+    QUANTIZE, int8 convolution, QUANTIZE back: same integers, other kernel.
+    A uint8 filter can only follow if it is symmetric once shifted (zero
+    point 128); otherwise the operation is unsupported.
+    """
+    if g.view.type_of(x) != T.TENSOR_QUANT8_ASYMM:
+        return False
+    if g.view.type_of(w) == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        return True
+    if grouped:
+        if g.view.operand(w).zero_point != 128:
+            raise Unsupported("uint8 grouped convolution with an asymmetric filter (TFLite has no uint8 kernel "
+                              "and its int8 kernel takes symmetric filters only)")
+        return True
+    return False
+
+
+def _as_int8(g: Graph, tensor: int, index: int, shape: Sequence[int]) -> int:
+    """An int8 copy of uint8 ``tensor`` (quantized like operand ``index``), by an exact QUANTIZE."""
+    operand = g.view.operand(index)
+    out = g.fb.tensor(shape, g.fb.fb.TensorType.INT8, g.fb.quantization([operand.scale], [operand.zero_point - 128]))
+    g.emit("QUANTIZE", [tensor], [out])
+    return out
+
+
+def _int8_filter(g: Graph, w: int) -> int:
+    """A uint8 filter of zero point 128 as the symmetric int8 filter it is."""
+    if g.view.type_of(w) != T.TENSOR_QUANT8_ASYMM:
+        return g.t(w)
+    operand = g.view.operand(w)
+    value = (g.view.constant(w).astype(np.int16) - 128).astype(np.int8)
+    return g.const(value, g.fb.quantization([operand.scale], [0]))
+
+
+def _convolve(g: Graph, op: Operation, window: Window, multiplier: int, grouped: bool = False) -> None:
+    """CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D once their windows are decoded."""
     x, w, b = op.inputs[:3]
     _symmetric_weights(g, w)
+    detour = _int8_detour(g, x, w, grouped)
     dims = g.view.dims(x)
     in_h, in_w = (dims[2], dims[3]) if window.nchw else (dims[1], dims[2])
+    nhwc = [dims[p] for p in TO_NHWC] if window.nchw else dims
     source = g.nhwc_input(x, window.nchw)
     padding = _tflite_padding(g, window.pads, window.same_pads(in_h, in_w))
-    if padding is None:  # pads TFLite cannot name: pad explicitly, then convolve VALID
+    if padding is None:  # pads TFLite cannot name: pad explicitly (with the zero point), then convolve VALID
         top, bottom, left, right = window.pads
-        nhwc = [dims[p] for p in TO_NHWC] if window.nchw else dims
-        padded = g.like(x, [nhwc[0], nhwc[1] + top + bottom, nhwc[2] + left + right, nhwc[3]])
+        nhwc = [nhwc[0], nhwc[1] + top + bottom, nhwc[2] + left + right, nhwc[3]]
+        padded = g.like(x, nhwc)
         g.emit("PAD", [source, g.const(np.array([[0, 0], [top, bottom], [left, right], [0, 0]], np.int32))], [padded])
         source, padding = padded, g.fb.fb.Padding.VALID
     out, back = g.nhwc_output(op.outputs[0], window.nchw)
+    weights = g.t(w)
+    target = out
+    if detour:
+        source = _as_int8(g, source, x, nhwc)
+        weights = _int8_filter(g, w)
+        output = op.outputs[0]
+        quant = g.fb.quantization([g.view.operand(output).scale], [g.view.operand(output).zero_point - 128])
+        target = g.fb.tensor(g.fb.tensors[out].shape, g.fb.fb.TensorType.INT8, quant)
     common = dict(padding=padding, strideH=window.strides[0], strideW=window.strides[1],
                   dilationHFactor=window.dilations[0], dilationWFactor=window.dilations[1],
                   fusedActivationFunction=window.activation)
     if op.type == Op.DEPTHWISE_CONV_2D:
-        g.emit("DEPTHWISE_CONV_2D", [source, g.t(w), g.t(b)], [out], "DepthwiseConv2DOptions",
+        g.emit("DEPTHWISE_CONV_2D", [source, weights, g.t(b)], [target], "DepthwiseConv2DOptions",
                depthMultiplier=multiplier, **common)
     else:
-        g.emit("CONV_2D", [source, g.t(w), g.t(b)], [out], "Conv2DOptions", **common)
+        g.emit("CONV_2D", [source, weights, g.t(b)], [target], "Conv2DOptions", **common)
+    if detour:
+        g.emit("QUANTIZE", [target], [out])
     back()
+
+
+def _conv(g: Graph, op: Operation) -> None:
+    """CONV_2D and DEPTHWISE_CONV_2D (the filter layouts are TFLite's)."""
+    window, multiplier = conv_window(g.view, op)
+    _convolve(g, op, window, multiplier)
 
 
 def _grouped_conv(g: Graph, op: Operation) -> None:
@@ -267,29 +324,21 @@ def _grouped_conv(g: Graph, op: Operation) -> None:
     or implicit (x, w, b, scheme, 2 strides, groups, act, layout: 9).
     """
     args = op.inputs
-    x, w, b = args[:3]
-    _symmetric_weights(g, w)
+    x, w = args[:2]
     if len(args) == 12:
         left, right, top, bottom, stride_w, stride_h = (_int_scalar(g, i) for i in args[3:9])
         activation, nchw = _int_scalar(g, args[10]), bool(g.view.scalar(args[11]))
     else:
         scheme, stride_w, stride_h = (_int_scalar(g, i) for i in args[3:6])
         activation, nchw = _int_scalar(g, args[7]), bool(g.view.scalar(args[8]))
-    kernel = tuple(g.view.dims(w)[1:3])
-    dims = g.view.dims(x)
-    in_h, in_w = (dims[2], dims[3]) if nchw else (dims[1], dims[2])
+    kernel = (g.view.dims(w)[1], g.view.dims(w)[2])
     if len(args) != 12:
+        dims = g.view.dims(x)
+        in_h, in_w = (dims[2], dims[3]) if nchw else (dims[1], dims[2])
         top, bottom = implicit_padding(in_h, stride_h, kernel[0], 1, scheme)
         left, right = implicit_padding(in_w, stride_w, kernel[1], 1, scheme)
     window = Window((top, bottom, left, right), (stride_h, stride_w), (1, 1), kernel, activation, nchw)
-    padding = _tflite_padding(g, window.pads, window.same_pads(in_h, in_w))
-    if padding is None:
-        raise Unsupported("GROUPED_CONV_2D with explicit padding that is neither SAME nor VALID")
-    source = g.nhwc_input(x, nchw)
-    out, back = g.nhwc_output(op.outputs[0], nchw)
-    g.emit("CONV_2D", [source, g.t(w), g.t(b)], [out], "Conv2DOptions", padding=padding, strideH=stride_h,
-           strideW=stride_w, dilationHFactor=1, dilationWFactor=1, fusedActivationFunction=activation)
-    back()
+    _convolve(g, op, window, 1, grouped=True)
 
 
 def _pool(name: str) -> Handler:
@@ -322,37 +371,72 @@ def _fully_connected(g: Graph, op: Operation) -> None:
 # ---------------------------------------------------------------------------- activations and normalisation
 
 
-def _last_axis(g: Graph, op: Operation, position: int, what: str) -> None:
-    rank = len(g.view.dims(op.inputs[0]))
-    if len(op.inputs) > position and _int_scalar(g, op.inputs[position]) not in (-1, rank - 1):
-        raise Unsupported(f"{what} over an axis other than the last (TFLite normalises the last axis)")
+def _on_last_axis(g: Graph, op: Operation, position: int, emit: Callable[[int, int], None]) -> None:
+    """Run ``emit(input, output)`` with the operation's axis parameter (at ``position``) moved last.
+
+    TFLite's SOFTMAX, L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION work
+    on the last axis only; another axis is swapped with the last by a
+    TRANSPOSE before and after (a swap is its own inverse).
+    """
+    x, out = op.inputs[0], op.outputs[0]
+    dims = g.view.dims(x)
+    rank = len(dims)
+    axis = _int_scalar(g, op.inputs[position]) if len(op.inputs) > position else -1
+    axis = axis + rank if axis < 0 else axis
+    if axis == rank - 1:
+        emit(g.t(x), g.t(out))
+        return
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    swapped_dims = [dims[p] for p in perm]
+    moved, result = g.like(x, swapped_dims), g.like(out, swapped_dims)
+    g.emit("TRANSPOSE", [g.t(x), g.const(np.array(perm, np.int32))], [moved])
+    emit(moved, result)
+    g.emit("TRANSPOSE", [result, g.const(np.array(perm, np.int32))], [g.t(out)])
 
 
 def _softmax(g: Graph, op: Operation) -> None:
-    _last_axis(g, op, 2, "SOFTMAX")
-    g.emit("SOFTMAX", [g.t(op.inputs[0])], [g.t(op.outputs[0])], "SoftmaxOptions",
-           beta=float(g.view.scalar(op.inputs[1])))
+    beta = float(g.view.scalar(op.inputs[1]))
+    _on_last_axis(g, op, 2, lambda x, y: g.emit("SOFTMAX", [x], [y], "SoftmaxOptions", beta=beta))
 
 
 def _log_softmax(g: Graph, op: Operation) -> None:
-    _last_axis(g, op, 2, "LOG_SOFTMAX")
     if float(g.view.scalar(op.inputs[1])) != 1.0:
         raise Unsupported("LOG_SOFTMAX with beta other than 1 (TFLite has no beta)")
-    g.emit("LOG_SOFTMAX", [g.t(op.inputs[0])], [g.t(op.outputs[0])])
+    _on_last_axis(g, op, 2, lambda x, y: g.emit("LOG_SOFTMAX", [x], [y]))
 
 
 def _l2_normalization(g: Graph, op: Operation) -> None:
-    _last_axis(g, op, 1, "L2_NORMALIZATION")
-    g.emit("L2_NORMALIZATION", [g.t(op.inputs[0])], [g.t(op.outputs[0])], "L2NormOptions",
-           fusedActivationFunction=0)
+    _on_last_axis(g, op, 1, lambda x, y: g.emit("L2_NORMALIZATION", [x], [y], "L2NormOptions",
+                                                fusedActivationFunction=0))
 
 
 def _lrn(g: Graph, op: Operation) -> None:
-    _last_axis(g, op, 5, "LOCAL_RESPONSE_NORMALIZATION")
     radius, bias, alpha, beta = (g.view.scalar(i) for i in op.inputs[1:5])
-    g.emit("LOCAL_RESPONSE_NORMALIZATION", [g.t(op.inputs[0])], [g.t(op.outputs[0])],
-           "LocalResponseNormalizationOptions", radius=int(radius), bias=float(bias), alpha=float(alpha),
-           beta=float(beta))
+    _on_last_axis(g, op, 5, lambda x, y: g.emit(
+        "LOCAL_RESPONSE_NORMALIZATION", [x], [y], "LocalResponseNormalizationOptions", radius=int(radius),
+        bias=float(bias), alpha=float(alpha), beta=float(beta)))
+
+
+def _channel_shuffle(g: Graph, op: Operation) -> None:
+    """CHANNEL_SHUFFLE: channels [groups, per group] become [per group, groups] (RESHAPE, TRANSPOSE, RESHAPE)."""
+    x, groups_index = op.inputs[:2]
+    out = op.outputs[0]
+    dims = g.view.dims(x)
+    if not all(d > 0 for d in dims):
+        raise Unsupported("CHANNEL_SHUFFLE of a tensor with unknown dimensions")
+    rank = len(dims)
+    axis = _int_scalar(g, op.inputs[2]) if len(op.inputs) > 2 else -1
+    axis = axis + rank if axis < 0 else axis
+    groups = _int_scalar(g, groups_index)
+    split = [*dims[:axis], groups, dims[axis] // groups, *dims[axis + 1:]]
+    perm = list(range(len(split)))
+    perm[axis], perm[axis + 1] = axis + 1, axis
+    grouped, swapped = g.like(x, split), g.like(x, [split[p] for p in perm])
+    g.emit("RESHAPE", [g.t(x), g.const(np.array(split, np.int32))], [grouped], "ReshapeOptions", newShape=split)
+    g.emit("TRANSPOSE", [grouped, g.const(np.array(perm, np.int32))], [swapped])
+    g.emit("RESHAPE", [swapped, g.const(np.array(dims, np.int32))], [g.t(out)], "ReshapeOptions",
+           newShape=list(dims))
 
 
 # ---------------------------------------------------------------------------- shapes and data movement
@@ -520,6 +604,7 @@ HANDLERS: dict[Op, Handler] = {
     Op.L2_NORMALIZATION: _l2_normalization,
     Op.LOCAL_RESPONSE_NORMALIZATION: _lrn,
     Op.RESHAPE: _reshape,
+    Op.CHANNEL_SHUFFLE: _channel_shuffle,
     Op.CONCATENATION: _concatenation,
     Op.TRANSPOSE: _transpose,
     Op.PAD: _direct("PAD"),
