@@ -47,6 +47,7 @@ from drivers.engine.nnapi import (
     implicit_padding,
     layout_flag,
     pool_window,
+    transpose_conv_window,
 )
 from drivers.litert.flatbuffer import FlatbufferBuilder
 from vts.hal.enums import OperandType as T
@@ -341,6 +342,33 @@ def _grouped_conv(g: Graph, op: Operation) -> None:
     _convolve(g, op, window, 1, grouped=True)
 
 
+def _transpose_conv(g: Graph, op: Operation) -> None:
+    """TRANSPOSE_CONV_2D: TFLite's TRANSPOSE_CONV (inputs output shape, filter, input, bias; same filter layout).
+
+    TFLite derives SAME padding from the output size like Android, but
+    floors the excess at zero where Android lets the tail go negative; such
+    paddings, and any other explicit ones, are unsupported.
+    """
+    window, (out_h, out_w) = transpose_conv_window(g.view, op)
+    x, w, b = op.inputs[:3]
+    _symmetric_weights(g, w)
+    stride_h, stride_w = window.strides
+    excess_h = max(0, ((out_h + stride_h - 1) // stride_h - 1) * stride_h + window.kernel[0] - out_h)
+    excess_w = max(0, ((out_w + stride_w - 1) // stride_w - 1) * stride_w + window.kernel[1] - out_w)
+    same = (excess_h // 2, excess_h - excess_h // 2, excess_w // 2, excess_w - excess_w // 2)
+    padding = _tflite_padding(g, window.pads, same)
+    if padding is None:
+        raise Unsupported(f"TRANSPOSE_CONV_2D padding {window.pads} is neither TFLite's SAME nor VALID")
+    channels = g.view.dims(w)[0]
+    batch = g.view.dims(x)[0]
+    source = g.nhwc_input(x, window.nchw)
+    out, back = g.nhwc_output(op.outputs[0], window.nchw)
+    shape = g.const(np.array([batch, out_h, out_w, channels], np.int32))
+    g.emit("TRANSPOSE_CONV", [shape, g.t(w), source, g.t(b)], [out], "TransposeConvOptions", padding=padding,
+           strideH=stride_h, strideW=stride_w, fusedActivationFunction=window.activation)
+    back()
+
+
 def _pool(name: str) -> Handler:
     def handler(g: Graph, op: Operation) -> None:
         window = pool_window(g.view, op)
@@ -590,6 +618,7 @@ HANDLERS: dict[Op, Handler] = {
     Op.CONV_2D: _conv,
     Op.DEPTHWISE_CONV_2D: _conv,
     Op.GROUPED_CONV_2D: _grouped_conv,
+    Op.TRANSPOSE_CONV_2D: _transpose_conv,
     Op.FULLY_CONNECTED: _fully_connected,
     Op.AVERAGE_POOL_2D: _pool("AVERAGE_POOL_2D"),
     Op.MAX_POOL_2D: _pool("MAX_POOL_2D"),

@@ -37,7 +37,16 @@ from typing import Any
 
 import numpy as np
 
-from drivers.engine.nnapi import TO_NCHW, TO_NHWC, ModelView, Unsupported, Window, conv_window, pool_window
+from drivers.engine.nnapi import (
+    TO_NCHW,
+    TO_NHWC,
+    ModelView,
+    Unsupported,
+    Window,
+    conv_window,
+    pool_window,
+    transpose_conv_window,
+)
 from vts.hal.enums import OperandType as T
 from vts.hal.enums import OperationType as Op
 from vts.hal.types import Operation
@@ -152,6 +161,14 @@ class Graph:
             return self.name(index)
         out = self.fresh("nchw")
         self.node("Transpose", [self.name(index)], [out], perm=list(TO_NCHW))
+        return out
+
+    def nchw_input_value(self, value: str, nchw: bool) -> str:
+        """``value`` (an NNAPI-layout tensor already in the graph) in NCHW."""
+        if nchw:
+            return value
+        out = self.fresh("nchw")
+        self.node("Transpose", [value], [out], perm=list(TO_NCHW))
         return out
 
     def nchw_output_into(self, value: str, index: int, nchw: bool) -> None:
@@ -323,6 +340,45 @@ def _grouped_conv(g: Graph, op: Operation) -> None:
         left, right = implicit_padding(in_w, stride_w, kernel[1], 1, scheme)
     window = Window((top, bottom, left, right), (stride_h, stride_w), (1, 1), kernel, activation, nchw)
     _conv_node(g, op, window, groups, depthwise=False)
+
+
+def _transpose_conv(g: Graph, op: Operation) -> None:
+    """TRANSPOSE_CONV_2D: ConvTranspose with NNAPI's explicit pads; filter [out, h, w, in] -> [in, out, h, w].
+
+    Quantized models run through floats (ONNX Runtime has no integer
+    transposed convolution): inputs and filter dequantized, the int32 bias
+    scaled by input scale x filter scale, the result quantized.
+    """
+    window, _ = transpose_conv_window(g.view, op)
+    if any(p < 0 for p in window.pads):
+        raise Unsupported("TRANSPOSE_CONV_2D with a negative padding (ONNX pads are non-negative)")
+    x, w, b = op.inputs[:3]
+    out = op.outputs[0]
+    if not g.view.is_constant(w) or not g.view.is_constant(b):
+        raise Unsupported("TRANSPOSE_CONV_2D filter or bias fed at execution time")
+    filt = g.view.constant(w).astype(np.float32)
+    bias = g.view.constant(b).astype(np.float32)
+    if g.quantized(x):
+        if g.view.channel_quant(w) is not None:
+            channel = g.view.channel_quant(w)
+            assert channel is not None
+            scales = np.array(channel.scales, np.float32)
+            filt = filt * scales.reshape(-1, 1, 1, 1)
+        else:
+            scales = np.float32(g.view.operand(w).scale)
+            filt = (filt - g.view.operand(w).zero_point) * scales
+        bias = bias * np.float32(g.view.operand(x).scale) * scales
+    attrs = {**_onnx_window_attrs(window)}
+    value = g.fresh("deconv")
+    g.node("ConvTranspose", [g.nchw_input_value(g.dequantized(x), window.nchw),
+                             g.const(np.ascontiguousarray(filt.transpose(3, 0, 1, 2)), "filter"),
+                             g.const(bias, "bias")], [value], **attrs)
+    if g.quantized(out):
+        quantized = g.fresh("q")
+        g.node("QuantizeLinear", [value, *g.quant_params(out)], [quantized])
+        g.nchw_output_into(g.activation(quantized, window.activation, out), out, window.nchw)
+    else:
+        g.nchw_output_into(g.activation(value, window.activation, out), out, window.nchw)
 
 
 def _pool(kind: str) -> Handler:
@@ -680,6 +736,7 @@ HANDLERS: dict[Op, Handler] = {
     Op.CONV_2D: _conv,
     Op.DEPTHWISE_CONV_2D: _conv,
     Op.GROUPED_CONV_2D: _grouped_conv,
+    Op.TRANSPOSE_CONV_2D: _transpose_conv,
     Op.FULLY_CONNECTED: _fully_connected,
     Op.AVERAGE_POOL_2D: _pool("average"),
     Op.MAX_POOL_2D: _pool("max"),
