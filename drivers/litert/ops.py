@@ -20,11 +20,13 @@ differs, and how each handler bridges it:
 - **Axes**: SOFTMAX, L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION work
   on the last axis only in TFLite; another axis is unsupported.
 - **Quantization restrictions** TFLite's kernels assume without checking
-  (its quantization spec), found by running the corpus through it: int8
-  weights are symmetric (a QUANT8_ASYMM_SIGNED filter with a nonzero zero
-  point would be read as if it were 0), and MAXIMUM, MINIMUM and SELECT
-  copy quantized values without rescaling (inputs and output must share
-  scale and zero point).  Models outside them are unsupported here.
+  (its quantization spec), found by running the corpus through it: its
+  int8 convolutions read weights as symmetric (a QUANT8_ASYMM_SIGNED filter
+  with a nonzero zero point would be read as if it were 0), its uint8 ones
+  take no per-channel filters and no groups, and MAXIMUM, MINIMUM and SELECT
+  copy quantized values without rescaling.  Convolutions switch kernel by
+  exact requantization (``_kernel_type``); the copying operations are
+  unsupported unless inputs and output share scale and zero point.
 
 A handler raises ``Unsupported`` for anything it cannot express exactly.
 Whether the TFLite kernels then accept the operand types is not decided
@@ -192,13 +194,6 @@ def _binary_fused(name: str) -> Handler:
     return handler
 
 
-def _symmetric_weights(g: Graph, index: int) -> None:
-    operand = g.view.operand(index)
-    if T(operand.type) == T.TENSOR_QUANT8_ASYMM_SIGNED and operand.zero_point != 0:
-        raise Unsupported(f"int8 weights with zero point {operand.zero_point} (TFLite's int8 kernels take "
-                          "symmetric weights and would ignore it)")
-
-
 def _same_quantization(g: Graph, indexes: Sequence[int], what: str) -> None:
     operands = [g.view.operand(i) for i in indexes]
     if T(operands[0].type) in QUANTIZED and len({(o.scale, o.zero_point) for o in operands}) > 1:
@@ -234,51 +229,62 @@ def _tflite_padding(g: Graph, window_pads: tuple[int, int, int, int], same: tupl
     return None
 
 
-def _int8_detour(g: Graph, x: int, w: int, grouped: bool) -> bool:
-    """Whether a uint8 convolution must run on TFLite's int8 kernel (and how TFLite's uint8 one falls short).
+def _kernel_type(g: Graph, x: int, w: int, grouped: bool) -> T:
+    """The 8-bit type a quantized convolution runs in on TFLite (the input's own, or the other by a detour).
 
-    TFLite's uint8 convolutions take uint8 filters only, and its grouped
-    convolution has no uint8 kernel at all; its int8 kernels take
-    per-channel filters and groups.  A uint8 tensor becomes int8 exactly by
-    a QUANTIZE (same scale, zero point - 128), so such a convolution runs as
-    QUANTIZE, int8 convolution, QUANTIZE back: same integers, other kernel.
-    A uint8 filter can only follow if it is symmetric once shifted (zero
-    point 128); otherwise the operation is unsupported.
+    TFLite's uint8 convolutions take uint8 filters only (zero point honoured)
+    and it has no uint8 grouped kernel; its int8 kernels take per-channel
+    filters and groups but ignore a filter zero point.  The two encodings
+    convert exactly into each other by a QUANTIZE (same scale, zero point
+    +- 128), so a convolution the input's kernel cannot run exactly runs as
+    QUANTIZE, the other kernel, QUANTIZE back: same integers, other kernel.
+    This is also what keeps QUANT8_ASYMM and QUANT8_ASYMM_SIGNED supported
+    alike, as the HAL requires (the quantization_coupling family checks it).
     """
-    if g.view.type_of(x) != T.TENSOR_QUANT8_ASYMM:
-        return False
-    if g.view.type_of(w) == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
-        return True
-    if grouped:
-        if g.view.operand(w).zero_point != 128:
-            raise Unsupported("uint8 grouped convolution with an asymmetric filter (TFLite has no uint8 kernel "
-                              "and its int8 kernel takes symmetric filters only)")
-        return True
-    return False
+    kind, filter_kind = g.view.type_of(x), g.view.type_of(w)
+    if kind == T.TENSOR_QUANT8_ASYMM and (filter_kind == T.TENSOR_QUANT8_SYMM_PER_CHANNEL or grouped):
+        if filter_kind == T.TENSOR_QUANT8_ASYMM and g.view.operand(w).zero_point != 128:
+            raise Unsupported("uint8 grouped convolution with an asymmetric filter (TFLite has no uint8 grouped "
+                              "kernel and its int8 kernel takes symmetric filters only)")
+        return T.TENSOR_QUANT8_ASYMM_SIGNED
+    if kind == T.TENSOR_QUANT8_ASYMM_SIGNED and filter_kind == T.TENSOR_QUANT8_ASYMM_SIGNED \
+            and g.view.operand(w).zero_point != 0:
+        if grouped:
+            raise Unsupported("int8 grouped convolution with an asymmetric filter (TFLite's int8 kernel ignores "
+                              "the filter zero point and it has no uint8 grouped kernel)")
+        return T.TENSOR_QUANT8_ASYMM
+    return kind
 
 
-def _as_int8(g: Graph, tensor: int, index: int, shape: Sequence[int]) -> int:
-    """An int8 copy of uint8 ``tensor`` (quantized like operand ``index``), by an exact QUANTIZE."""
+_SHIFT = {T.TENSOR_QUANT8_ASYMM: 128, T.TENSOR_QUANT8_ASYMM_SIGNED: -128}
+
+
+def _recoded(g: Graph, tensor: int, index: int, shape: Sequence[int], kind: T) -> int:
+    """A copy of 8-bit ``tensor`` (quantized like operand ``index``) in the other encoding ``kind``."""
     operand = g.view.operand(index)
-    out = g.fb.tensor(shape, g.fb.fb.TensorType.INT8, g.fb.quantization([operand.scale], [operand.zero_point - 128]))
+    out = g.fb.tensor(shape, _tflite_type(kind), g.fb.quantization([operand.scale],
+                                                                   [operand.zero_point + _SHIFT[kind]]))
     g.emit("QUANTIZE", [tensor], [out])
     return out
 
 
-def _int8_filter(g: Graph, w: int) -> int:
-    """A uint8 filter of zero point 128 as the symmetric int8 filter it is."""
-    if g.view.type_of(w) != T.TENSOR_QUANT8_ASYMM:
+def _recoded_filter(g: Graph, w: int, kind: T) -> int:
+    """Constant filter ``w`` in encoding ``kind`` (per-channel filters are int8 already)."""
+    if g.view.type_of(w) == T.TENSOR_QUANT8_SYMM_PER_CHANNEL or g.view.type_of(w) == kind:
         return g.t(w)
     operand = g.view.operand(w)
-    value = (g.view.constant(w).astype(np.int16) - 128).astype(np.int8)
-    return g.const(value, g.fb.quantization([operand.scale], [0]))
+    shifted = g.view.constant(w).astype(np.int16) + _SHIFT[kind]
+    value = shifted.astype(np.uint8 if kind == T.TENSOR_QUANT8_ASYMM else np.int8)
+    return g.const(value, g.fb.quantization([operand.scale], [operand.zero_point + _SHIFT[kind]]))
 
 
 def _convolve(g: Graph, op: Operation, window: Window, multiplier: int, grouped: bool = False) -> None:
     """CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D once their windows are decoded."""
     x, w, b = op.inputs[:3]
-    _symmetric_weights(g, w)
-    detour = _int8_detour(g, x, w, grouped)
+    kernel_type = _kernel_type(g, x, w, grouped) if g.view.type_of(x) in _SHIFT else None
+    detour = kernel_type is not None and kernel_type != g.view.type_of(x)
+    if detour and not g.view.is_constant(w):
+        raise Unsupported("filter fed at execution time to a convolution that needs a recoded filter")
     dims = g.view.dims(x)
     in_h, in_w = (dims[2], dims[3]) if window.nchw else (dims[1], dims[2])
     nhwc = [dims[p] for p in TO_NHWC] if window.nchw else dims
@@ -294,11 +300,12 @@ def _convolve(g: Graph, op: Operation, window: Window, multiplier: int, grouped:
     weights = g.t(w)
     target = out
     if detour:
-        source = _as_int8(g, source, x, nhwc)
-        weights = _int8_filter(g, w)
-        output = op.outputs[0]
-        quant = g.fb.quantization([g.view.operand(output).scale], [g.view.operand(output).zero_point - 128])
-        target = g.fb.tensor(g.fb.tensors[out].shape, g.fb.fb.TensorType.INT8, quant)
+        assert kernel_type is not None
+        source = _recoded(g, source, x, nhwc, kernel_type)
+        weights = _recoded_filter(g, w, kernel_type)
+        output = g.view.operand(op.outputs[0])
+        target = g.fb.tensor(g.fb.tensors[out].shape, _tflite_type(kernel_type),
+                             g.fb.quantization([output.scale], [output.zero_point + _SHIFT[kernel_type]]))
     common = dict(padding=padding, strideH=window.strides[0], strideW=window.strides[1],
                   dilationHFactor=window.dilations[0], dilationWFactor=window.dilations[1],
                   fusedActivationFunction=window.activation)
@@ -351,7 +358,10 @@ def _transpose_conv(g: Graph, op: Operation) -> None:
     """
     window, (out_h, out_w) = transpose_conv_window(g.view, op)
     x, w, b = op.inputs[:3]
-    _symmetric_weights(g, w)
+    kernel_type = _kernel_type(g, x, w, grouped=False) if g.view.type_of(x) in _SHIFT else None
+    detour = kernel_type is not None and kernel_type != g.view.type_of(x)
+    if detour and not g.view.is_constant(w):
+        raise Unsupported("filter fed at execution time to a convolution that needs a recoded filter")
     stride_h, stride_w = window.strides
     excess_h = max(0, ((out_h + stride_h - 1) // stride_h - 1) * stride_h + window.kernel[0] - out_h)
     excess_w = max(0, ((out_w + stride_w - 1) // stride_w - 1) * stride_w + window.kernel[1] - out_w)
@@ -364,8 +374,19 @@ def _transpose_conv(g: Graph, op: Operation) -> None:
     source = g.nhwc_input(x, window.nchw)
     out, back = g.nhwc_output(op.outputs[0], window.nchw)
     shape = g.const(np.array([batch, out_h, out_w, channels], np.int32))
-    g.emit("TRANSPOSE_CONV", [shape, g.t(w), source, g.t(b)], [out], "TransposeConvOptions", padding=padding,
+    weights, target = g.t(w), out
+    if detour:
+        assert kernel_type is not None
+        in_dims = g.view.dims(x)
+        source = _recoded(g, source, x, [in_dims[p] for p in TO_NHWC] if window.nchw else in_dims, kernel_type)
+        weights = _recoded_filter(g, w, kernel_type)
+        output = g.view.operand(op.outputs[0])
+        target = g.fb.tensor(g.fb.tensors[out].shape, _tflite_type(kernel_type),
+                             g.fb.quantization([output.scale], [output.zero_point + _SHIFT[kernel_type]]))
+    g.emit("TRANSPOSE_CONV", [shape, weights, source, g.t(b)], [target], "TransposeConvOptions", padding=padding,
            strideH=stride_h, strideW=stride_w, fusedActivationFunction=window.activation)
+    if detour:
+        g.emit("QUANTIZE", [target], [out])
     back()
 
 
@@ -389,11 +410,22 @@ def _pool(name: str) -> Handler:
 
 
 def _fully_connected(g: Graph, op: Operation) -> None:
+    """FULLY_CONNECTED; int8 weights with a zero point run on the uint8 kernel (see ``_kernel_type``)."""
     x, w, b, act = op.inputs
-    _symmetric_weights(g, w)
     bias = -1 if g.view.is_omitted(b) else g.t(b)
-    g.emit("FULLY_CONNECTED", [g.t(x), g.t(w), bias], [g.t(op.outputs[0])], "FullyConnectedOptions",
-           fusedActivationFunction=_int_scalar(g, act), keepNumDims=False)
+    options = dict(fusedActivationFunction=_int_scalar(g, act), keepNumDims=False)
+    if g.view.type_of(x) != T.TENSOR_QUANT8_ASYMM_SIGNED or g.view.operand(w).zero_point == 0:
+        g.emit("FULLY_CONNECTED", [g.t(x), g.t(w), bias], [g.t(op.outputs[0])], "FullyConnectedOptions", **options)
+        return
+    if not g.view.is_constant(w):
+        raise Unsupported("int8 weights with a zero point fed at execution time (TFLite's int8 kernel ignores it)")
+    kind = T.TENSOR_QUANT8_ASYMM
+    out = op.outputs[0]
+    target = g.fb.tensor(g.view.dims(out), _tflite_type(kind), g.fb.quantization(
+        [g.view.operand(out).scale], [g.view.operand(out).zero_point + _SHIFT[kind]]))
+    g.emit("FULLY_CONNECTED", [_recoded(g, g.t(x), x, g.view.dims(x), kind), _recoded_filter(g, w, kind), bias],
+           [target], "FullyConnectedOptions", **options)
+    g.emit("QUANTIZE", [target], [g.t(out)])
 
 
 # ---------------------------------------------------------------------------- activations and normalisation
