@@ -1,0 +1,232 @@
+"""The CI side of ``nnvts run``: strict expectations, balanced shards, last-failed, re-runs, baselines.
+
+``prepare_ci`` runs before the driver starts and may refuse the run (a
+``CiInputError``: exit status 2, nothing run, nothing written).  The
+returned ``CiRun`` then hooks into the session at three points: the runner
+(re-runs), the sinks (baseline annotation, stored durations, the
+new-failures section), and the exit status (``--fail-on new``,
+``--fail-on-flaky``).  Everything here also works for ``-j`` workers: what
+they need travels in ``worker_extra()`` as plain picklable data.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vts.results import CaseResult, Verdict
+from vts.run.baseline import Baseline, BaselineTally
+from vts.run.resultsfile import ResultsFileError, iter_results
+from vts.run.selection import ExpectationList, NameFilter, Shard
+
+
+class CiInputError(ValueError):
+    """A CI option that cannot be honoured (usage or input error: exit status 2)."""
+
+
+@dataclass
+class CiOptions:
+    durations_from: str | None = None
+    store_durations: str | None = None
+    last_failed: str | None = None
+    reruns: int = 0
+    fail_on_flaky: bool = False
+    baseline: str | None = None
+    #: "any": every failing case fails the run; "new": only failures the baseline did not have.
+    fail_on: str = "any"
+    #: An expected-failure entry that matches no selected case is an error (else a warning).
+    strict_expectations: bool = True
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Several name predicates at once (a shard and a last-failed set); picklable for workers."""
+
+    parts: tuple[Any, ...]
+
+    def __call__(self, name: str) -> bool:
+        return all(part(name) for part in self.parts)
+
+
+@dataclass
+class CiRun:
+    options: CiOptions
+    baseline: Baseline | None = None
+    #: Replaces the selection's shard predicate (and the workers' ``--shard``) when set.
+    case_filter: Any = None
+    tally: BaselineTally | None = None
+    measured: dict[str, float] = field(default_factory=dict)
+    flaky: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def worker_extra(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"reruns": self.options.reruns}
+        if self.case_filter is not None:
+            extra["case_filter"] = self.case_filter
+        return extra
+
+    def install(self, runner: Any) -> Any:
+        from vts.run.reruns import install_reruns
+
+        install_reruns(runner, self.options.reruns)
+        return runner
+
+    def sinks(self, inner: Sequence[Any]) -> list[Any]:
+        if self.baseline is None and not self.options.store_durations and not self.options.fail_on_flaky:
+            return list(inner)
+        return [CiSink(self, list(inner))]
+
+    @staticmethod
+    def unwrap(sinks: Sequence[Any]) -> list[Any]:
+        """The session's own sinks behind a ``CiSink`` (the file reports come first)."""
+        return [inner for sink in sinks for inner in (sink.inner if isinstance(sink, CiSink) else [sink])]
+
+    def exit_status(self, code: int) -> int:
+        """Adjust the session's 0/1 (other codes, interrupted or usage, pass through)."""
+        if code not in (0, 1):
+            return code
+        if self.options.fail_on == "new" and self.tally is not None and code == 1 and not self.tally.regression_count:
+            code = 0
+        if self.options.fail_on_flaky and self.flaky:
+            code = 1
+        return code
+
+
+class CiSink:
+    """Annotates each result with its baseline status before the reports see it; tallies; stores durations."""
+
+    def __init__(self, ci: CiRun, inner: list[Any]) -> None:
+        self.ci = ci
+        self.inner = inner
+
+    def add(self, result: CaseResult) -> None:
+        ci = self.ci
+        if ci.baseline is not None:
+            result = ci.baseline.annotate(result)
+            assert ci.tally is not None
+            ci.tally.add(result)
+        if ci.options.store_durations:
+            ci.measured[result.name] = result.duration
+        ci.flaky += result.verdict is Verdict.FLAKY
+        for sink in self.inner:
+            sink.add(result)
+
+    def finish(self, interrupted: bool) -> None:
+        ci = self.ci
+        if ci.baseline is not None and ci.tally is not None:
+            _print_section(self.inner, ci.tally.lines(ci.baseline.path))
+        try:
+            if ci.options.store_durations and ci.measured:
+                from vts.run.durations import store_durations
+
+                store_durations(ci.options.store_durations, ci.measured)
+        finally:
+            for sink in self.inner:
+                sink.finish(interrupted)
+
+
+def _print_section(sinks: Sequence[Any], lines: list[str]) -> None:
+    """Print through the terminal report's console when there is one (above its progress display)."""
+    console = next((getattr(s, "console", None) for s in sinks if getattr(s, "console", None) is not None), None)
+    for line in lines:
+        if console is not None:
+            console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=sys.stderr)
+
+
+def failed_names(path: str) -> set[str]:
+    """Cases that failed (or were flaky) in a results file: what ``--last-failed`` re-runs."""
+    return {r.name for r in iter_results(path) if r.verdict.is_failure or r.verdict is Verdict.FLAKY}
+
+
+def prepare_ci(options: CiOptions, selection: Any, expected_failures: str | None,
+               extension_allowlist: str | None = None) -> CiRun:
+    """Check and plan before anything runs; narrows ``selection`` in place (its ``shard`` predicate).
+
+    One pass over the names of the whole selection (before ``--shard`` and
+    ``--last-failed`` narrow it) serves both the strict expectations check
+    (an entry may match a case of another shard) and the duration plan
+    (every shard job must plan over the same names).
+    """
+    ci = CiRun(options)
+    if options.fail_on not in ("any", "new"):
+        raise CiInputError(f"--fail-on {options.fail_on!r}: expected 'any' or 'new'")
+    if options.fail_on == "new" and not options.baseline:
+        raise CiInputError("--fail-on new needs --baseline OLD.jsonl (new against what?)")
+    if options.durations_from and selection.shard is None:
+        raise CiInputError("--durations-from balances shards: give --shard I/N too")
+    try:
+        if options.baseline:
+            ci.baseline = Baseline.from_file(options.baseline)
+            ci.tally = BaselineTally()
+        last_failed = NameFilter(frozenset(failed_names(options.last_failed)), "last-failed") \
+            if options.last_failed else None
+        durations = None
+        if options.durations_from:
+            from vts.run.durations import load_durations
+
+            durations = load_durations(options.durations_from)
+        expectations = ExpectationList.from_file(expected_failures) if expected_failures else None
+    except ResultsFileError as error:
+        raise CiInputError(str(error)) from None
+    except OSError as error:
+        raise CiInputError(f"{error.filename}: {error.strerror}") from None
+    shard: Shard | None = selection.shard
+    if expectations is not None or durations is not None:
+        names = _selection_names(selection, extension_allowlist)
+        if durations is not None:
+            assert shard is not None
+            from vts.run.durations import plan_shards
+
+            kept = names if last_failed is None else [n for n in names if last_failed(n)]
+            plan = plan_shards(kept, durations, shard.count)
+            ci.case_filter = NameFilter(frozenset(n for n, s in plan.items() if s == shard.index - 1),
+                                        f"shard {shard.index}/{shard.count} by durations")
+        elif last_failed is not None:
+            ci.case_filter = last_failed if shard is None else AllOf((shard, last_failed))
+        if expectations is not None:
+            unmatched = _unmatched_expectations(expectations, names)
+            if unmatched:
+                listing = ", ".join(f"{t.text!r} (line {t.line})" for t in unmatched[:20])
+                more = f" and {len(unmatched) - 20} more" if len(unmatched) > 20 else ""
+                message = (f"{expectations.path}: {len(unmatched)} expected-failure entries match no selected case: "
+                           f"{listing}{more}")
+                if options.strict_expectations:
+                    raise CiInputError(message + " (remove them, or --allow-unmatched-expectations)")
+                ci.warnings.append(message)
+                print(f"nnvts: warning: {message}", file=sys.stderr)
+    elif last_failed is not None:
+        ci.case_filter = last_failed if shard is None else AllOf((shard, last_failed))
+    if ci.case_filter is not None:
+        selection.shard = ci.case_filter
+    return ci
+
+
+def _selection_names(selection: Any, extension_allowlist: str | None) -> list[str]:
+    """Every case name of the selection without its shard (lazy enumeration; names only are kept)."""
+    from vts.extensions import default_registry
+    from vts.families.base import DeviceInfo
+    from vts.run.runner import Selection, iter_cases
+
+    whole = Selection(spec_paths=selection.spec_paths, families=selection.families, keyword=selection.keyword)
+    extensions = default_registry(extension_allowlist).for_parsing()
+    return [case.name for _, case in iter_cases(whole, DeviceInfo(name="nnvts-plan"), extensions)]
+
+
+def _unmatched_expectations(expectations: ExpectationList, names: Sequence[str]) -> list[Any]:
+    """Entries that match none of ``names``: exact names by set lookup, wildcards by glob."""
+    exact = [t for t in expectations.terms if not any(c in t.text for c in "*?[")]
+    wild = [t for t in expectations.terms if any(c in t.text for c in "*?[")]
+    present = set(names)
+    for term in exact:
+        term.hits += term.text in present
+    for term in wild:
+        for name in names:
+            if term(name):
+                break
+    unmatched = expectations.unmatched_terms()
+    expectations.reset()
+    return unmatched

@@ -1,0 +1,124 @@
+"""``nnvts merge``: shard results joined into one set of reports, with a coverage check.
+
+A run spread over a farm (``--shard I/N`` per job) is only a run if every
+selected case ran exactly once.  A shard job that died, a shard given
+twice, or shards run with a different ``-k`` are silent gaps in a plain
+concatenation; here they are named: cases of the selection no shard ran
+(*missing*), cases two shards ran (*duplicate*, the first is kept), and
+cases no shard should have run (*unexpected*).  The merged reports are
+still written, so nothing that ran is lost; the exit status says the run
+is not whole.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vts.results import CaseResult
+from vts.run.resultsfile import ResultsMeta, read_results
+
+
+@dataclass
+class Coverage:
+    missing: list[str] = field(default_factory=list)
+    duplicates: dict[str, list[str]] = field(default_factory=dict)  # case -> every file that has it
+    unexpected: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # files cut short (killed) or interrupted
+
+    @property
+    def whole(self) -> bool:
+        return not (self.missing or self.duplicates or self.unexpected or self.incomplete)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"missing": len(self.missing), "duplicates": len(self.duplicates), "unexpected": len(self.unexpected),
+                "incomplete_files": self.incomplete}
+
+    def lines(self, limit: int = 20) -> list[str]:
+        out: list[str] = []
+        for label, names in (("missing (selected, but in no shard)", self.missing),
+                             ("duplicate (in more than one shard)", sorted(self.duplicates)),
+                             ("unexpected (in a shard, but not selected)", self.unexpected)):
+            if names:
+                out.append(f"{len(names)} {label}:")
+                for name in names[:limit]:
+                    where = f"  ({', '.join(self.duplicates[name])})" if name in self.duplicates else ""
+                    out.append(f"  {name}{where}")
+                if len(names) > limit:
+                    out.append(f"  ... and {len(names) - limit} more")
+        for path in self.incomplete:
+            out.append(f"incomplete shard file (killed or interrupted): {path}")
+        return out
+
+
+def merge_results(paths: Sequence[str], sink: Any, expected: Iterable[str] | None,
+                  header_of: Callable[[list[ResultsMeta]], dict[str, Any]] | None = None) -> Coverage:
+    """Feed each case of ``paths`` once to ``sink.add`` and return what the coverage check found.
+
+    ``expected`` is every case name of the selection (None: only
+    duplicates are checked).  Reading is strict (``ResultsFileError``)
+    and happens before anything reaches ``sink`` for the first file only
+    lazily: call it on a sink whose output is disposable until it returns.
+    """
+    coverage = Coverage()
+    seen: dict[str, str] = {}
+    for path in paths:
+        meta, results = read_results(path)
+        for result in results:
+            first = seen.get(result.name)
+            if first is not None:
+                coverage.duplicates.setdefault(result.name, [first]).append(path)
+                continue
+            seen[result.name] = path
+            sink.add(result)
+        if not meta.complete or meta.interrupted:
+            coverage.incomplete.append(path)
+    if expected is not None:
+        wanted = set(expected)
+        coverage.missing = sorted(wanted.difference(seen))
+        coverage.unexpected = sorted(set(seen).difference(wanted))
+    return coverage
+
+
+def check_readable(paths: Sequence[str]) -> list[ResultsMeta]:
+    """Read every file once to the end (strictly), so a malformed file stops the merge before any output."""
+    metas = []
+    for path in paths:
+        meta, results = read_results(path)
+        for _ in results:
+            pass
+        metas.append(meta)
+    return metas
+
+
+def merged_header(metas: Sequence[ResultsMeta], argv: Sequence[str]) -> dict[str, Any]:
+    """The first shard's header (driver, versions), plus where the merge came from."""
+    base = {k: v for k, v in (metas[0].header if metas else {}).items() if k != "nnvts_results"}
+    base["argv"] = list(argv)
+    base["merged_from"] = [m.path for m in metas]
+    base["merged"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    return base
+
+
+class Collect:
+    """A sink that remembers verdicts (for the exit status) and forwards results."""
+
+    def __init__(self, inner: Sequence[Any], transform: Callable[[CaseResult], CaseResult] | None = None) -> None:
+        self.inner = list(inner)
+        self.transform = transform
+        self.failing = 0
+        self.total = 0
+
+    def add(self, result: CaseResult) -> None:
+        if self.transform is not None:
+            result = self.transform(result)
+        self.total += 1
+        self.failing += result.verdict.is_failure
+        for sink in self.inner:
+            sink.add(result)
+
+    def finish(self, interrupted: bool) -> None:
+        for sink in self.inner:
+            sink.finish(interrupted)
