@@ -101,10 +101,14 @@ def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--family", "families", multiple=True, metavar="NAME", help="The families the shards were run with.")
 @click.option("--no-coverage-check", is_flag=True,
               help="Only check for duplicates (do not enumerate the selection to find missing cases).")
+@click.option("--baseline", type=click.Path(dir_okay=False), metavar="RESULTS",
+              help="Compare the merged run with a previous results file (as nnvts run --baseline).")
+@click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
+              help="'new': failing cases make the exit status 1 only when the --baseline did not have them.")
 @_report_options
 def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, families: tuple[str, ...],
-          no_coverage_check: bool, json_path: str | None, junit_path: str | None, html_path: str | None,
-          jsonl_path: str | None) -> None:
+          no_coverage_check: bool, baseline: str | None, fail_on: str, json_path: str | None,
+          junit_path: str | None, html_path: str | None, jsonl_path: str | None) -> None:
     """Join shard results (.jsonl or .json) into one set of reports; every selected case must be there once.
 
     Give the selection options the shard jobs used (--specs, -k, --family):
@@ -113,23 +117,40 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     are written either way; exit status 1 names the problems.
     """
     from vts.report.files import FileReports
+    from vts.run.baseline import Baseline, BaselineTally
     from vts.run.merge import Collect, check_readable, merge_results, merged_header
     from vts.run.resultsfile import ResultsFileError
 
+    if fail_on == "new" and not baseline:
+        _usage_error("--fail-on new needs --baseline OLD.jsonl (new against what?)")
     try:
         metas = check_readable(shards)
+        old = Baseline.from_file(baseline) if baseline else None
     except ResultsFileError as error:
         _usage_error(str(error))
         return
     expected = None if no_coverage_check else _expected_names(specs, keyword, families)
     header = merged_header(metas, sys.argv[1:])
-    collect = Collect([FileReports(header, jsonl_path, json_path, junit_path, html_path)])
+    tally = BaselineTally()
+
+    def annotate(result: Any) -> Any:
+        assert old is not None
+        result = old.annotate(result)
+        tally.add(result)
+        return result
+
+    collect = Collect([FileReports(header, jsonl_path, json_path, junit_path, html_path)],
+                      annotate if old is not None else None)
     coverage = merge_results(shards, collect, expected)
     collect.finish(interrupted=not coverage.whole)
+    if old is not None:
+        for line in tally.lines(old.path):
+            click.echo(line)
     click.echo(f"merged {len(shards)} files: {collect.total} cases, {collect.failing} failing")
     for line in coverage.lines():
         click.echo(f"nnvts: {line}", err=True)
-    sys.exit(EXIT_FAILED if collect.failing or not coverage.whole else EXIT_OK)
+    failing = tally.regression_count if fail_on == "new" else collect.failing
+    sys.exit(EXIT_FAILED if failing or not coverage.whole else EXIT_OK)
 
 
 @click.command()

@@ -65,6 +65,13 @@ def test_three_hash_shards_merged_equal_one_full_run(nnvts, tmp_path):
     assert verdicts(tmp_path / "m.jsonl") == expected
     report = json.loads((tmp_path / "m.json").read_text())
     assert report["merged_from"] == shards and report["interrupted"] is False
+    # The merge job can gate on regressions: against the full run, every failure is still-failing.
+    gated = nnvts("merge", *shards, *SLICE, "--baseline", str(tmp_path / "full.jsonl"), "--fail-on", "new",
+                  "--json", str(tmp_path / "g.json"))
+    assert gated.returncode == 0, gated.stdout + gated.stderr
+    assert "new failures against" in gated.stdout
+    statuses = {c["extra"]["baseline"] for c in json.loads((tmp_path / "g.json").read_text())["cases"]}
+    assert statuses == {"still-failing", "still-passing"}
 
 
 def test_merge_names_missing_and_duplicate_cases(nnvts, tmp_path):

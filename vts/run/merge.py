@@ -53,14 +53,13 @@ class Coverage:
         return out
 
 
-def merge_results(paths: Sequence[str], sink: Any, expected: Iterable[str] | None,
-                  header_of: Callable[[list[ResultsMeta]], dict[str, Any]] | None = None) -> Coverage:
+def merge_results(paths: Sequence[str], sink: Any, expected: Iterable[str] | None) -> Coverage:
     """Feed each case of ``paths`` once to ``sink.add`` and return what the coverage check found.
 
     ``expected`` is every case name of the selection (None: only
-    duplicates are checked).  Reading is strict (``ResultsFileError``)
-    and happens before anything reaches ``sink`` for the first file only
-    lazily: call it on a sink whose output is disposable until it returns.
+    duplicates are checked).  Reading is strict (``ResultsFileError``);
+    run ``check_readable`` first so a bad file stops the merge before
+    anything reaches ``sink``.
     """
     coverage = Coverage()
     seen: dict[str, str] = {}
