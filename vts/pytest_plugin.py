@@ -59,6 +59,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Address-space limit of the driver process in MiB (0: none; default 4096).")
     group.addoption("--nnvts-in-process", action="store_true",
                     help="Load the driver into the pytest process (a crash then ends the session).")
+    group.addoption("--nnvts-jsonl", metavar="PATH",
+                    help="Write the nnvts results stream (one JSON line per case, as nnvts run --jsonl); with "
+                         "xdist the controller writes it. Feeds nnvts report, merge, --baseline, --last-failed.")
+    group.addoption("--nnvts-json", metavar="PATH", help="Write the nnvts JSON report at the end of the session.")
+    group.addoption("--nnvts-html", metavar="PATH", help="Write the nnvts HTML report at the end of the session.")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -84,6 +89,44 @@ class NnvtsSession:
         self._runner: Any = None
         self._host: Any = None
         self._start_error: str | None = None
+        self._reports: Any = None  # nnvts report files, written by the controller (or the only process)
+
+    # -- nnvts reports ----------------------------------------------------------------
+
+    def pytest_sessionstart(self) -> None:
+        option = self.config.getoption
+        wanted = option("nnvts_jsonl"), option("nnvts_json"), option("nnvts_html")
+        if hasattr(self.config, "workerinput") or not any(wanted):
+            return
+        import datetime
+        import platform
+
+        from vts import __version__
+        from vts.report.files import FileReports
+
+        driver = option("nnvts_driver")
+        header = {"driver": {"ref": driver, "name": driver, "version": "",
+                             "isolation": "in_process" if option("nnvts_in_process") else "process"},
+                  "nnvts_version": __version__, "runner": "pytest",
+                  "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                  "host": platform.node(), "argv": list(self.config.invocation_params.args)}
+        jsonl, json_path, html_path = wanted
+        self._reports = FileReports(header, jsonl, json_path, None, html_path)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        result = getattr(item, "nnvts_result", None)
+        if call.when == "call" and result is not None:
+            report.nnvts_result = result  # travels with the report to the xdist controller
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "nnvts_result", None)
+        if self._reports is not None and data is not None and report.when == "call":
+            from vts.results import CaseResult
+
+            self._reports.add(CaseResult.from_json(data))
 
     # -- collection -------------------------------------------------------------------
 
@@ -178,7 +221,10 @@ class NnvtsSession:
         device = self._host.start()
         return IsolatedRunner(device, options, expectations, host=self._host)
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, exitstatus: int) -> None:
+        if self._reports is not None:
+            self._reports.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+            self._reports = None
         if self._host is not None:
             self._host.stop()
             self._host = None
@@ -258,6 +304,7 @@ class CaseItem(pytest.Item):
 
         result = _session(self.config).run(self.spec, self.name)
         self.user_properties.append(("nnvts_verdict", result.verdict.value))
+        self.nnvts_result = result.to_json()
         if result.verdict.is_failure:
             raise CaseFailed(result)
         if result.verdict is Verdict.SKIPPED:

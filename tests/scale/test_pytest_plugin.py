@@ -59,7 +59,8 @@ def test_pytest_xdist_gives_the_verdicts_of_nnvts_run(nnvts, tmp_path):
 
     plugin_args = [a for f in FAMILIES for a in ("--nnvts-family", f)]
     result = pytest_run("-n", "2", "--nnvts-specs", "generated_tests", "--nnvts-driver", QUANT_BROKEN,
-                        *plugin_args, "--nnvts-expected-failures", str(xfail), "--junitxml", str(tmp_path / "p.xml"))
+                        *plugin_args, "--nnvts-expected-failures", str(xfail), "--junitxml", str(tmp_path / "p.xml"),
+                        "--nnvts-jsonl", str(tmp_path / "p.jsonl"))
     assert result.returncode == 1, result.stdout[-3000:] + result.stderr
     assert "gw1" in result.stdout  # two xdist workers did run
     by_pytest = junit_outcomes(tmp_path / "p.xml")
@@ -70,6 +71,22 @@ def test_pytest_xdist_gives_the_verdicts_of_nnvts_run(nnvts, tmp_path):
         assert got["outcome"] == expected_outcome(case["verdict"]), name
         if got["outcome"] != "passed":
             assert case["reason"] in got["message"], (name, case["reason"], got["message"])
+    # The controller's nnvts stream holds the same records (reasons and details too).
+    streamed = cases_of(tmp_path / "p.jsonl")
+    assert {n: (c["verdict"], c["reason"], c.get("details")) for n, c in streamed.items()} == \
+        {n: (c["verdict"], c["reason"], c.get("details")) for n, c in by_nnvts.items()}
+
+
+def test_last_failed_reruns_only_the_failed_items(tmp_path):
+    args = ("--nnvts-specs", "generated_tests", "--nnvts-family", "generated", "--nnvts-driver", QUANT_BROKEN,
+            "-k", "relu_clamp or abs_elementwise", "-p", "cacheprovider", "-o", f"cache_dir={tmp_path / 'cache'}")
+    first = pytest_run(*args, "--nnvts-jsonl", str(tmp_path / "first.jsonl"))
+    assert first.returncode == 1
+    failed = {n for n, c in cases_of(tmp_path / "first.jsonl").items() if c["verdict"] == "failed"}
+    assert failed and len(failed) < len(cases_of(tmp_path / "first.jsonl"))
+    again = pytest_run(*args, "--lf", "--nnvts-jsonl", str(tmp_path / "again.jsonl"))
+    assert again.returncode == 1
+    assert set(cases_of(tmp_path / "again.jsonl")) == failed
 
 
 def test_a_crashing_driver_fails_the_item_with_the_crash_reason(nnvts, tmp_path):
