@@ -9,7 +9,8 @@ kept from earlier cases cannot be what makes it pass or fail.  In process
 same device.
 
 Expected failures (xfail) and unexpected passes (xpass) are not re-run:
-neither is a failure to reproduce.  Flaky does not fail the run (as with
+neither is a failure to reproduce; nor is an unreproduced crash (the
+isolated runner's own re-run already happened).  Flaky does not fail the run (as with
 pytest-rerunfailures) unless ``--fail-on-flaky`` is given.
 """
 
@@ -26,8 +27,14 @@ from vts.results import CaseResult, Verdict
 RunCase = Callable[[Family, Case], CaseResult]
 
 
+#: Failing verdicts a re-run cannot change: an unexpected pass (the list is stale, not the driver), and a
+#: crash that the isolated runner already re-ran alone without reproducing it (its own verdict, which a
+#: further passing attempt must not turn into "flaky").
+_NOT_RERUN = frozenset({"xpass", "unreproduced_crash"})
+
+
 def should_rerun(result: CaseResult) -> bool:
-    return result.verdict.is_failure and result.verdict is not Verdict.XPASS
+    return result.verdict.is_failure and result.verdict.value not in _NOT_RERUN
 
 
 def attempt_record(result: CaseResult) -> dict[str, Any]:
