@@ -66,7 +66,7 @@ def ci_options(values: dict[str, Any]) -> Any:
 
 
 def _expected_names(specs: Sequence[str], keyword: str | None, families: Sequence[str]) -> list[str]:
-    from vts.run.ci import _selection_names
+    from vts.run.ci import selection_names
     from vts.run.runner import Selection, UnknownFamily, select_families
     from vts.run.selection import SelectionError, parse_expression
     from vts.spec.errors import SpecError
@@ -75,7 +75,7 @@ def _expected_names(specs: Sequence[str], keyword: str | None, families: Sequenc
         select_families(list(families) or None)
         selection = Selection(spec_paths=list(specs) or list(_DEFAULT_SPECS), families=list(families) or None,
                               keyword=parse_expression(keyword) if keyword else None)
-        return _selection_names(selection, None)
+        return selection_names(selection, None)
     except (SelectionError, SpecError, UnknownFamily) as error:
         _usage_error(str(error))
         raise AssertionError from None

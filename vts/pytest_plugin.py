@@ -157,7 +157,7 @@ class NnvtsSession:
         path = self.config.getoption("nnvts_expected_failures")
         if not path:
             return
-        from vts.run.ci import _unmatched_expectations
+        from vts.run.ci import unmatched_message
         from vts.run.selection import ExpectationList
         from vts.spec.loader import iter_spec_paths
 
@@ -165,11 +165,9 @@ class NnvtsSession:
         names = [ref.name for ref in self.index.device_refs()]
         for spec in iter_spec_paths(self.specs):
             names += [ref.name for ref in self.index.file_refs(spec)]
-        unmatched = _unmatched_expectations(expectations, names)
+        unmatched = expectations.unmatched_among(names)
         if unmatched:
-            listing = ", ".join(f"{t.text!r} (line {t.line})" for t in unmatched[:20])
-            raise pytest.UsageError(f"{path}: {len(unmatched)} expected-failure entries match no collected case: "
-                                    f"{listing}")
+            raise pytest.UsageError(f"{path}: {unmatched_message(unmatched)}")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -151,61 +151,84 @@ def prepare_ci(options: CiOptions, selection: Any, expected_failures: str | None
     (an entry may match a case of another shard) and the duration plan
     (every shard job must plan over the same names).
     """
-    ci = CiRun(options)
     if options.fail_on not in ("any", "new"):
         raise CiInputError(f"--fail-on {options.fail_on!r}: expected 'any' or 'new'")
     if options.fail_on == "new" and not options.baseline:
         raise CiInputError("--fail-on new needs --baseline OLD.jsonl (new against what?)")
     if options.durations_from and selection.shard is None:
         raise CiInputError("--durations-from balances shards: give --shard I/N too")
-    try:
-        if options.baseline:
-            ci.baseline = Baseline.from_file(options.baseline)
-            ci.tally = BaselineTally()
-        last_failed = NameFilter(frozenset(failed_names(options.last_failed)), "last-failed") \
-            if options.last_failed else None
-        durations = None
-        if options.durations_from:
-            from vts.run.durations import load_durations
-
-            durations = load_durations(options.durations_from)
-        expectations = ExpectationList.from_file(expected_failures) if expected_failures else None
-    except ResultsFileError as error:
-        raise CiInputError(str(error)) from None
-    except OSError as error:
-        raise CiInputError(f"{error.filename}: {error.strerror}") from None
+    ci = CiRun(options)
+    inputs = _load_inputs(options, expected_failures)
+    if inputs.baseline is not None:
+        ci.baseline, ci.tally = inputs.baseline, BaselineTally()
     shard: Shard | None = selection.shard
-    if expectations is not None or durations is not None:
-        names = _selection_names(selection, extension_allowlist)
-        if durations is not None:
-            assert shard is not None
-            from vts.run.durations import plan_shards
+    names = selection_names(selection, extension_allowlist) \
+        if inputs.expectations is not None or inputs.durations is not None else []
+    if inputs.expectations is not None:
+        _check_expectations(inputs.expectations, names, options.strict_expectations, ci)
+    if inputs.durations is not None:
+        assert shard is not None
+        from vts.run.durations import plan_shards
 
-            kept = names if last_failed is None else [n for n in names if last_failed(n)]
-            plan = plan_shards(kept, durations, shard.count)
-            ci.case_filter = NameFilter(frozenset(n for n, s in plan.items() if s == shard.index - 1),
-                                        f"shard {shard.index}/{shard.count} by durations")
-        elif last_failed is not None:
-            ci.case_filter = last_failed if shard is None else AllOf((shard, last_failed))
-        if expectations is not None:
-            unmatched = _unmatched_expectations(expectations, names)
-            if unmatched:
-                listing = ", ".join(f"{t.text!r} (line {t.line})" for t in unmatched[:20])
-                more = f" and {len(unmatched) - 20} more" if len(unmatched) > 20 else ""
-                message = (f"{expectations.path}: {len(unmatched)} expected-failure entries match no selected case: "
-                           f"{listing}{more}")
-                if options.strict_expectations:
-                    raise CiInputError(message + " (remove them, or --allow-unmatched-expectations)")
-                ci.warnings.append(message)
-                print(f"nnvts: warning: {message}", file=sys.stderr)
-    elif last_failed is not None:
-        ci.case_filter = last_failed if shard is None else AllOf((shard, last_failed))
+        last_failed = inputs.last_failed
+        kept = names if last_failed is None else [n for n in names if last_failed(n)]
+        plan = plan_shards(kept, inputs.durations, shard.count)
+        ci.case_filter = NameFilter(frozenset(n for n, s in plan.items() if s == shard.index - 1),
+                                    f"shard {shard.index}/{shard.count} by durations")
+    elif inputs.last_failed is not None:
+        ci.case_filter = inputs.last_failed if shard is None else AllOf((shard, inputs.last_failed))
     if ci.case_filter is not None:
         selection.shard = ci.case_filter
     return ci
 
 
-def _selection_names(selection: Any, extension_allowlist: str | None) -> list[str]:
+@dataclass
+class _Inputs:
+    baseline: Baseline | None = None
+    last_failed: NameFilter | None = None
+    durations: dict[str, float] | None = None
+    expectations: ExpectationList | None = None
+
+
+def _load_inputs(options: CiOptions, expected_failures: str | None) -> _Inputs:
+    """Every file the options name, read strictly (a bad one is a ``CiInputError`` naming file and line)."""
+    inputs = _Inputs()
+    try:
+        if options.baseline:
+            inputs.baseline = Baseline.from_file(options.baseline)
+        if options.last_failed:
+            inputs.last_failed = NameFilter(frozenset(failed_names(options.last_failed)), "last-failed")
+        if options.durations_from:
+            from vts.run.durations import load_durations
+
+            inputs.durations = load_durations(options.durations_from)
+        if expected_failures:
+            inputs.expectations = ExpectationList.from_file(expected_failures)
+    except ResultsFileError as error:
+        raise CiInputError(str(error)) from None
+    except OSError as error:
+        raise CiInputError(f"{error.filename}: {error.strerror}") from None
+    return inputs
+
+
+def _check_expectations(expectations: ExpectationList, names: Sequence[str], strict: bool, ci: CiRun) -> None:
+    unmatched = expectations.unmatched_among(names)
+    if not unmatched:
+        return
+    message = f"{expectations.path}: {unmatched_message(unmatched)}"
+    if strict:
+        raise CiInputError(message + " (remove them, or --allow-unmatched-expectations)")
+    ci.warnings.append(message)
+    print(f"nnvts: warning: {message}", file=sys.stderr)
+
+
+def unmatched_message(unmatched: Sequence[Any], limit: int = 20) -> str:
+    listing = ", ".join(f"{t.text!r} (line {t.line})" for t in unmatched[:limit])
+    more = f" and {len(unmatched) - limit} more" if len(unmatched) > limit else ""
+    return f"{len(unmatched)} expected-failure entries match no selected case: {listing}{more}"
+
+
+def selection_names(selection: Any, extension_allowlist: str | None) -> list[str]:
     """Every case name of the selection without its shard (lazy enumeration; names only are kept)."""
     from vts.extensions import default_registry
     from vts.families.base import DeviceInfo
@@ -214,19 +237,3 @@ def _selection_names(selection: Any, extension_allowlist: str | None) -> list[st
     whole = Selection(spec_paths=selection.spec_paths, families=selection.families, keyword=selection.keyword)
     extensions = default_registry(extension_allowlist).for_parsing()
     return [case.name for _, case in iter_cases(whole, DeviceInfo(name="nnvts-plan"), extensions)]
-
-
-def _unmatched_expectations(expectations: ExpectationList, names: Sequence[str]) -> list[Any]:
-    """Entries that match none of ``names``: exact names by set lookup, wildcards by glob."""
-    exact = [t for t in expectations.terms if not any(c in t.text for c in "*?[")]
-    wild = [t for t in expectations.terms if any(c in t.text for c in "*?[")]
-    present = set(names)
-    for term in exact:
-        term.hits += term.text in present
-    for term in wild:
-        for name in names:
-            if term(name):
-                break
-    unmatched = expectations.unmatched_terms()
-    expectations.reset()
-    return unmatched

@@ -173,10 +173,21 @@ class ExpectationList:
     def unmatched_terms(self) -> list[Glob]:
         return [t for t in self.terms if t.hits == 0]
 
-    def reset(self) -> None:
-        """Forget the hits (after a pre-pass over the selection, before the run counts them again)."""
-        for term in self.terms:
-            term.hits = 0
+    def unmatched_among(self, names: Iterable[str]) -> list[Glob]:
+        """Entries that match none of ``names`` (the run's own hit counts are left alone).
+
+        Exact names are looked up in a set and only wildcard entries are
+        globbed, so a list of thousands of exact names (what ``nnvts
+        expectations update`` writes) costs one pass over the names.
+        """
+        present = set(names)
+
+        def matches_something(term: Glob) -> bool:
+            if not any(c in term.text for c in "*?["):
+                return term.text in present
+            return any(fnmatch.fnmatchcase(name, term.text) for name in present)
+
+        return [t for t in self.terms if not matches_something(t)]
 
 
 @dataclass(frozen=True)
