@@ -44,7 +44,7 @@ class ResultsMeta:
 
 
 def is_stream(path: str) -> bool:
-    """A stream's first line is a complete JSON header; a JSON report's first line is ``{``."""
+    """A stream's first line is a complete JSON header; a JSON report's first line is ``{`` (or all of it)."""
     try:
         with open(path, encoding="utf-8") as handle:
             first = handle.readline()
@@ -54,7 +54,8 @@ def is_stream(path: str) -> bool:
         record = json.loads(first)
     except json.JSONDecodeError:
         return False
-    return isinstance(record, dict) and "nnvts_results" in record
+    # A JSON report written on one line also parses; it is the one with the cases in it.
+    return isinstance(record, dict) and "nnvts_results" in record and "cases" not in record
 
 
 def read_results(path: str) -> tuple[ResultsMeta, Iterator[CaseResult]]:
