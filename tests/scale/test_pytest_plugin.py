@@ -127,3 +127,16 @@ def test_an_unmatched_expectation_is_a_usage_error(tmp_path):
 def test_without_nnvts_options_the_plugin_collects_nothing(tmp_path):
     result = pytest_run("--collect-only", "generated_tests")
     assert result.returncode == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout
+
+
+def test_remote_style_xdist_workers_run_from_their_own_copy_of_the_specs(tmp_path):
+    """Workers in another directory with the specs sent over (``--tx ...//chdir=`` and ``--rsyncdir``)."""
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    result = pytest_run("-d", "--tx", f"2*popen//chdir={remote}", "--rsyncdir=generated_tests",
+                        "--nnvts-specs=generated_tests", "--nnvts-family", "generated", "-k", "relu_clamp",
+                        f"--nnvts-jsonl={tmp_path / 'r.jsonl'}")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr
+    assert (remote / "generated_tests" / "relu_clamp.json").exists()
+    cases = cases_of(tmp_path / "r.jsonl")
+    assert cases and all(c["verdict"] == "passed" for c in cases.values())
