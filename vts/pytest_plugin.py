@@ -70,6 +70,12 @@ def pytest_configure(config: pytest.Config) -> None:
     specs = config.getoption("nnvts_specs")
     if not specs:
         return
+    from vts.run.runner import UnknownFamily, select_families
+
+    try:
+        select_families(config.getoption("nnvts_family") or None)
+    except UnknownFamily as error:
+        raise pytest.UsageError(f"--nnvts-family: {error}") from None
     if config.args_source is not pytest.Config.ArgsSource.ARGS:
         config.args = list(specs)  # the spec paths replace testpaths / the current directory
     plugin = NnvtsSession(config, specs)

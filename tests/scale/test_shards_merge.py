@@ -114,6 +114,8 @@ def test_duration_balanced_shards_merged_equal_one_full_run(nnvts, tmp_path):
         nnvts("run", "--driver", QUANT_BROKEN, *SLICE, "--shard", f"{index}/3", "--durations-from",
               str(durations), "--jsonl", str(path), *jobs)
         shards.append(str(path))
+    header = json.loads((tmp_path / "shard1.jsonl").read_text().splitlines()[0])
+    assert header["ci"]["shard_plan"] == "shard 1/3 by durations"
     plan = plan_shards(stored, stored, 3)
     for index, path in enumerate(shards):
         assert set(verdicts(path)) == {n for n, s in plan.items() if s == index}

@@ -61,6 +61,17 @@ class CiRun:
     flaky: int = 0
     warnings: list[str] = field(default_factory=list)
 
+    def header_fields(self) -> dict[str, Any]:
+        """What the reports' header records about the CI options (nothing when none was used)."""
+        o = self.options
+        fields: dict[str, Any] = {k: v for k, v in (
+            ("reruns", o.reruns), ("fail_on_flaky", o.fail_on_flaky), ("last_failed", o.last_failed),
+            ("baseline", o.baseline), ("durations_from", o.durations_from),
+            ("shard_plan", getattr(self.case_filter, "label", None))) if v}
+        if o.baseline:
+            fields["fail_on"] = o.fail_on
+        return {"ci": fields} if fields else {}
+
     def worker_extra(self) -> dict[str, Any]:
         extra: dict[str, Any] = {"reruns": self.options.reruns}
         if self.case_filter is not None:

@@ -96,6 +96,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
     info = DeviceInfo(name=getattr(device, "name", request.driver))
     header = _header(request, info.name, version_of(device),
                      "in_process" if host is None else "process")
+    header.update(ci.header_fields())
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions)
@@ -147,6 +148,7 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
     def make_sinks(driver: dict[str, object]) -> list[object]:
         header = _header(request, str(driver["name"]), str(driver["version"]), isolation)
         header["jobs"] = request.jobs
+        header.update(ci.header_fields())
         return ci.sinks([FileReports(header, request.jsonl_path, request.json_path, request.junit_path,
                                      request.html_path), TerminalReport(verbose=request.verbose)])
 
