@@ -209,6 +209,9 @@ def _load_inputs(options: CiOptions, expected_failures: str | None) -> _Inputs:
             inputs.baseline = Baseline.from_file(options.baseline)
         if options.last_failed:
             inputs.last_failed = NameFilter(frozenset(failed_names(options.last_failed)), "last-failed")
+            if not inputs.last_failed.names:
+                print(f"nnvts: --last-failed: no case failed in {options.last_failed}; nothing to re-run",
+                      file=sys.stderr)
         if options.durations_from:
             from vts.run.durations import load_durations
 
