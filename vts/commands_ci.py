@@ -118,19 +118,19 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     """
     from vts.report.files import FileReports
     from vts.run.baseline import Baseline, BaselineTally
-    from vts.run.merge import Collect, check_readable, merge_results, merged_header
+    from vts.run.merge import Collect, merge_results, merged_header, survey
     from vts.run.resultsfile import ResultsFileError
 
     if fail_on == "new" and not baseline:
         _usage_error("--fail-on new needs --baseline OLD.jsonl (new against what?)")
+    expected = None if no_coverage_check else _expected_names(specs, keyword, families)
     try:
-        metas = check_readable(shards)
+        metas, coverage = survey(shards, expected)
         old = Baseline.from_file(baseline) if baseline else None
     except ResultsFileError as error:
         _usage_error(str(error))
         return
-    expected = None if no_coverage_check else _expected_names(specs, keyword, families)
-    header = merged_header(metas, sys.argv[1:])
+    header = merged_header(metas, coverage, sys.argv[1:])
     tally = BaselineTally()
 
     def annotate(result: Any) -> Any:
@@ -141,8 +141,8 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
 
     collect = Collect([FileReports(header, jsonl_path, json_path, junit_path, html_path)],
                       annotate if old is not None else None)
-    coverage = merge_results(shards, collect, expected)
-    collect.finish(interrupted=not coverage.whole)
+    merge_results(shards, collect)
+    collect.finish(interrupted=any(m.interrupted or not m.complete for m in metas))
     if old is not None:
         for line in tally.lines(old.path):
             click.echo(line)
@@ -165,13 +165,13 @@ def report(results: str, json_path: str | None, junit_path: str | None, html_pat
     written (the run's own exit status gated the run), 2 for a bad file.
     """
     from vts.report.files import FileReports
-    from vts.run.merge import Collect, check_readable
+    from vts.run.merge import Collect, survey
     from vts.run.resultsfile import ResultsFileError, iter_results
 
     if not (json_path or junit_path or html_path or jsonl_path):
         _usage_error("nothing to write: give --json, --junit, --html or --jsonl")
     try:
-        meta = check_readable([results])[0]
+        meta = survey([results], None)[0][0]
     except ResultsFileError as error:
         _usage_error(str(error))
         return

@@ -65,6 +65,7 @@ def test_three_hash_shards_merged_equal_one_full_run(nnvts, tmp_path):
     assert verdicts(tmp_path / "m.jsonl") == expected
     report = json.loads((tmp_path / "m.json").read_text())
     assert report["merged_from"] == shards and report["interrupted"] is False
+    assert report["merge"] == {"missing": 0, "duplicates": 0, "unexpected": 0, "incomplete_files": []}
     # The merge job can gate on regressions: against the full run, every failure is still-failing.
     gated = nnvts("merge", *shards, *SLICE, "--baseline", str(tmp_path / "full.jsonl"), "--fail-on", "new",
                   "--json", str(tmp_path / "g.json"))
@@ -88,6 +89,8 @@ def test_merge_names_missing_and_duplicate_cases(nnvts, tmp_path):
     listed = nnvts("list", *SLICE, "--shard", "3/3").stdout.split()
     assert listed and all(name in result.stderr for name in sorted(listed)[:20])
     assert set(verdicts(tmp_path / "m.json")) == missing_names  # what ran is still reported, once
+    found = json.loads((tmp_path / "m.json").read_text())["merge"]
+    assert found["missing"] == len(listed) and found["duplicates"] == len(verdicts(tmp_path / "shard2.jsonl"))
 
 
 def test_merge_of_a_malformed_file_is_an_input_error_naming_file_and_line(nnvts, tmp_path):

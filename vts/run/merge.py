@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vts.results import CaseResult
-from vts.run.resultsfile import ResultsMeta, read_results
+from vts.run.resultsfile import ResultsMeta, iter_results, read_results
 
 
 @dataclass
@@ -53,15 +53,16 @@ class Coverage:
         return out
 
 
-def merge_results(paths: Sequence[str], sink: Any, expected: Iterable[str] | None) -> Coverage:
-    """Feed each case of ``paths`` once to ``sink.add`` and return what the coverage check found.
+def survey(paths: Sequence[str], expected: Iterable[str] | None) -> tuple[list[ResultsMeta], Coverage]:
+    """Read every file to the end, strictly, and check coverage; nothing is written yet.
 
+    A malformed file (``ResultsFileError``) thus stops the merge before any
+    output, and the reports can say in their header what the merge found.
     ``expected`` is every case name of the selection (None: only
-    duplicates are checked).  Reading is strict (``ResultsFileError``);
-    run ``check_readable`` first so a bad file stops the merge before
-    anything reaches ``sink``.
+    duplicates are checked).
     """
     coverage = Coverage()
+    metas: list[ResultsMeta] = []
     seen: dict[str, str] = {}
     for path in paths:
         meta, results = read_results(path)
@@ -69,34 +70,34 @@ def merge_results(paths: Sequence[str], sink: Any, expected: Iterable[str] | Non
             first = seen.get(result.name)
             if first is not None:
                 coverage.duplicates.setdefault(result.name, [first]).append(path)
-                continue
-            seen[result.name] = path
-            sink.add(result)
+            else:
+                seen[result.name] = path
         if not meta.complete or meta.interrupted:
             coverage.incomplete.append(path)
+        metas.append(meta)
     if expected is not None:
         wanted = set(expected)
         coverage.missing = sorted(wanted.difference(seen))
         coverage.unexpected = sorted(set(seen).difference(wanted))
-    return coverage
+    return metas, coverage
 
 
-def check_readable(paths: Sequence[str]) -> list[ResultsMeta]:
-    """Read every file once to the end (strictly), so a malformed file stops the merge before any output."""
-    metas = []
+def merge_results(paths: Sequence[str], sink: Any) -> None:
+    """Feed each case of ``paths`` to ``sink.add`` once (a duplicate's first record wins)."""
+    seen: set[str] = set()
     for path in paths:
-        meta, results = read_results(path)
-        for _ in results:
-            pass
-        metas.append(meta)
-    return metas
+        for result in iter_results(path):
+            if result.name not in seen:
+                seen.add(result.name)
+                sink.add(result)
 
 
-def merged_header(metas: Sequence[ResultsMeta], argv: Sequence[str]) -> dict[str, Any]:
-    """The first shard's header (driver, versions), plus where the merge came from."""
+def merged_header(metas: Sequence[ResultsMeta], coverage: Coverage, argv: Sequence[str]) -> dict[str, Any]:
+    """The first shard's header (driver, versions), plus where the merge came from and what it found."""
     base = {k: v for k, v in (metas[0].header if metas else {}).items() if k != "nnvts_results"}
     base["argv"] = list(argv)
     base["merged_from"] = [m.path for m in metas]
+    base["merge"] = coverage.to_json()
     base["merged"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     return base
 
