@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import click
 
 from vts.commands_ci import COMMANDS as CI_COMMANDS
-from vts.commands_ci import ci_options, ci_run_options
+from vts.commands_ci import ci_list_options, ci_options, ci_run_options, narrow_selection
 
 DEFAULT_SPECS = ("generated_tests",)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -136,14 +136,16 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
 @main.command(name="list")
 @selection_options
 @click.option("--count", is_flag=True, help="Print only the number of cases.")
+@ci_list_options
 def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
-               families: tuple[str, ...], shard: str | None, count: bool) -> None:
+               families: tuple[str, ...], shard: str | None, count: bool, **ci: object) -> None:
     """Print the names of the cases a run would select, one per line."""
     from vts.run.runner import UnknownFamily, iter_cases
     from vts.spec.errors import SpecError
 
     paths = _spec_paths(specs, extra_specs)
     selection = _selection(paths, keyword, families, shard)
+    narrow_selection(selection, ci)
     total = 0
     try:
         out = sys.stdout

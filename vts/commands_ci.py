@@ -47,6 +47,32 @@ _RUN_OPTIONS = [
 ]
 
 
+_LIST_OPTIONS = [
+    click.option("--last-failed", type=click.Path(dir_okay=False), metavar="RESULTS",
+                 help="Only the cases that failed (or were flaky) in this results file."),
+    click.option("--durations-from", type=click.Path(dir_okay=False), metavar="FILE",
+                 help="Balance --shard by stored durations (shows the shard a run with this option would run)."),
+]
+
+
+def ci_list_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The options of ``nnvts list`` that narrow the selection as ``nnvts run`` would."""
+    for option in reversed(_LIST_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+def narrow_selection(selection: Any, values: dict[str, Any]) -> None:
+    """Apply ``--last-failed`` / ``--durations-from`` to ``selection`` (exit 2 on bad input)."""
+    from vts.run.ci import CiInputError, CiOptions, prepare_ci
+
+    try:
+        prepare_ci(CiOptions(durations_from=values.get("durations_from"), last_failed=values.get("last_failed")),
+                   selection, None)
+    except CiInputError as error:
+        _usage_error(str(error))
+
+
 def ci_run_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The CI options of ``nnvts run``; the command receives them as keyword arguments."""
     for option in reversed(_RUN_OPTIONS):

@@ -122,6 +122,8 @@ def test_duration_balanced_shards_merged_equal_one_full_run(nnvts, tmp_path):
     plan = plan_shards(stored, stored, 3)
     for index, path in enumerate(shards):
         assert set(verdicts(path)) == {n for n, s in plan.items() if s == index}
+        listed = nnvts("list", *SLICE, "--shard", f"{index + 1}/3", "--durations-from", str(durations)).stdout
+        assert set(listed.split()) == set(verdicts(path))  # nnvts list shows the plan a run follows
     merged = nnvts("merge", *shards, *SLICE, "--json", str(tmp_path / "m.json"))
     assert "missing" not in merged.stderr and "duplicate" not in merged.stderr, merged.stderr
     assert verdicts(tmp_path / "m.json") == verdicts(tmp_path / "full.jsonl")
