@@ -71,8 +71,6 @@ def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str
         )
     except (SelectionError, SpecError) as error:
         _usage_error(str(error))
-    except RecursionError:
-        _usage_error(f"-k {keyword[:40]!r}...: the expression is nested too deeply")
     raise AssertionError  # unreachable: _usage_error exits
 
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import click
 
+from vts.cliparams import NnvtsCommand, NnvtsGroup, OutputFile, ResultsFile, bounded_int
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DEFAULT_SPECS = ("generated_tests",)
 
@@ -27,20 +29,20 @@ def _usage_error(message: str) -> None:
 
 
 _RUN_OPTIONS = [
-    click.option("--reruns", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
+    click.option("--reruns", type=bounded_int(0, 100), default=0, show_default=True, metavar="N",
                  help="Re-run an unexpectedly failing case up to N times, alone on a fresh driver host; "
                       "a case that then passes is 'flaky'."),
     click.option("--fail-on-flaky", is_flag=True, help="Flaky cases fail the run (by default they do not)."),
-    click.option("--last-failed", type=click.Path(dir_okay=False), metavar="RESULTS",
+    click.option("--last-failed", type=ResultsFile(), metavar="RESULTS",
                  help="Run only the cases that failed (or were flaky) in this results file (.jsonl or .json)."),
-    click.option("--baseline", type=click.Path(dir_okay=False), metavar="RESULTS",
+    click.option("--baseline", type=ResultsFile(), metavar="RESULTS",
                  help="Compare with a previous results file: each case is new-failure, still-failing, fixed, "
                       "new or still-passing."),
     click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
                  help="'new': fail only on failures the --baseline did not have."),
-    click.option("--durations-from", type=click.Path(dir_okay=False), metavar="FILE",
+    click.option("--durations-from", type=ResultsFile(), metavar="FILE",
                  help="Balance --shard by stored per-case durations (a results file or --store-durations file)."),
-    click.option("--store-durations", type=click.Path(dir_okay=False), metavar="FILE",
+    click.option("--store-durations", type=OutputFile(), metavar="FILE",
                  help="Record each case's duration in FILE (updated in place) for --durations-from."),
     click.option("--allow-unmatched-expectations", is_flag=True,
                  help="Warn instead of failing (exit 2) when an --expected-failures entry matches no selected case."),
@@ -48,9 +50,9 @@ _RUN_OPTIONS = [
 
 
 _LIST_OPTIONS = [
-    click.option("--last-failed", type=click.Path(dir_okay=False), metavar="RESULTS",
+    click.option("--last-failed", type=ResultsFile(), metavar="RESULTS",
                  help="Only the cases that failed (or were flaky) in this results file."),
-    click.option("--durations-from", type=click.Path(dir_okay=False), metavar="FILE",
+    click.option("--durations-from", type=ResultsFile(), metavar="FILE",
                  help="Balance --shard by stored durations (shows the shard a run with this option would run)."),
 ]
 
@@ -109,25 +111,25 @@ def _expected_names(specs: Sequence[str], keyword: str | None, families: Sequenc
 
 def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed([
-        click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here."),
-        click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here."),
-        click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write an HTML report here."),
-        click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
+        click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here."),
+        click.option("--junit", "junit_path", type=OutputFile(), help="Write a JUnit XML report here."),
+        click.option("--html", "html_path", type=OutputFile(), help="Write an HTML report here."),
+        click.option("--jsonl", "jsonl_path", type=OutputFile(),
                      help="Write the joined JSON-lines stream here."),
     ]):
         fn = option(fn)
     return fn
 
 
-@click.command()
-@click.argument("shards", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.command(cls=NnvtsCommand)
+@click.argument("shards", nargs=-1, required=True, type=ResultsFile())
 @click.option("--specs", "specs", multiple=True, metavar="PATH",
               help="The selection the shards were run with (repeatable). Default: generated_tests/.")
 @click.option("-k", "keyword", metavar="EXPR", help="The -k expression the shards were run with.")
 @click.option("--family", "families", multiple=True, metavar="NAME", help="The families the shards were run with.")
 @click.option("--no-coverage-check", is_flag=True,
               help="Only check for duplicates (do not enumerate the selection to find missing cases).")
-@click.option("--baseline", type=click.Path(dir_okay=False), metavar="RESULTS",
+@click.option("--baseline", type=ResultsFile(), metavar="RESULTS",
               help="Compare the merged run with a previous results file (as nnvts run --baseline).")
 @click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
               help="'new': failing cases make the exit status 1 only when the --baseline did not have them.")
@@ -179,8 +181,8 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     sys.exit(EXIT_FAILED if failing or not coverage.whole else EXIT_OK)
 
 
-@click.command()
-@click.argument("results", type=click.Path(dir_okay=False))
+@click.command(cls=NnvtsCommand)
+@click.argument("results", type=ResultsFile())
 @_report_options
 def report(results: str, json_path: str | None, junit_path: str | None, html_path: str | None,
            jsonl_path: str | None) -> None:
@@ -215,15 +217,15 @@ def report(results: str, json_path: str | None, junit_path: str | None, html_pat
                + ("" if meta.complete else " (incomplete)"))
 
 
-@click.group()
+@click.group(cls=NnvtsGroup)
 def expectations() -> None:
     """Maintain expected-failures files (--expected-failures)."""
 
 
 @expectations.command()
-@click.option("--from", "results", required=True, type=click.Path(dir_okay=False), metavar="RESULTS",
+@click.option("--from", "results", required=True, type=ResultsFile(), metavar="RESULTS",
               help="Results file (.jsonl or .json) of the run to take the failures from.")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--out", "out_path", required=True, type=OutputFile(), metavar="FILE",
               help="Expected-failures file to write (its comments and still-valid entries are kept).")
 def update(results: str, out_path: str) -> None:
     """Write the expected-failures file from a run: one entry per failing case, sorted."""
