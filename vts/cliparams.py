@@ -79,6 +79,12 @@ class NnvtsGroup(click.Group):
 
     command_class = NnvtsCommand
 
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Commands defined in other modules must be ``NnvtsCommand``/``NnvtsGroup`` too (hostile-argument rules)."""
+        if not isinstance(cmd, (NnvtsCommand, NnvtsGroup)):
+            raise TypeError(f"command {cmd.name!r} must be defined with cls=NnvtsCommand (or NnvtsGroup)")
+        super().add_command(cmd, name)
+
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:
         with _one_line_usage_errors():
@@ -167,6 +173,22 @@ class InputFile(click.ParamType):
         except UnicodeDecodeError as error:
             line = data.count(b"\n", 0, error.start) + 1
             self.fail(f"{path!r} line {line}: expected UTF-8 text, got byte 0x{data[error.start]:02x}", param, ctx)
+        return path
+
+
+class ResultsFile(click.ParamType):
+    """An existing regular file of any size (a results stream of a large run is hundreds of MB): read as it streams."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError) as error:
+            self.fail(f"{path!r}: {getattr(error, 'strerror', None) or error}", param, ctx)
+        if not stat.S_ISREG(info.st_mode):
+            self.fail(f"{path!r} is not a regular file", param, ctx)
         return path
 
 

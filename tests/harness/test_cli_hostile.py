@@ -29,7 +29,16 @@ from click.testing import CliRunner
 import cli
 from tests.harness.test_cli import write_specs
 from tests.spec.child import ROOT, assert_clean_usage_error, run_nnvts
-from vts.cliparams import DriverParam, FiniteFloat, InputFile, OutputDir, OutputFile, SocketFd, SocketPath
+from vts.cliparams import (
+    DriverParam,
+    FiniteFloat,
+    InputFile,
+    OutputDir,
+    OutputFile,
+    ResultsFile,
+    SocketFd,
+    SocketPath,
+)
 
 NUMBERS = ["nan", "NaN", "inf", "-inf", "1e309", "-1", "99999999999999999999999", "1e300", "0x1g", "one"]
 COMMON = ["", "a\0b"]
@@ -59,6 +68,8 @@ def _hostile_values(command: str, param: click.Parameter, scratch: Path) -> list
         binary = scratch / "binary.txt"
         binary.write_bytes(b"ok\n\xd0\x00\xff")
         return [str(scratch / "missing.txt"), str(scratch), "/dev/null", str(fifo), str(binary)]
+    if isinstance(kind, ResultsFile):
+        return [str(scratch / "missing.jsonl"), str(scratch), "/dev/null", str(fifo)]
     if isinstance(kind, OutputFile):
         return [str(scratch), "/dev/null", "/dev/null/report.json"]
     if isinstance(kind, OutputDir):
@@ -112,6 +123,12 @@ def _args_for(command: str, param: click.Parameter, value: str, scratch: Path) -
         base += ["--specs", str(scratch / "specs")]
     if command == "generate" and param.name != "specs":
         base += ["--specs", str(scratch / "specs")]
+    if command in ("merge", "report") and param.name not in ("shards", "results"):
+        results = scratch / "results.jsonl"  # existing and regular: the one positional these commands need
+        results.touch()
+        base += [str(results)]
+    if command == "report" and param.name not in ("json_path", "junit_path", "html_path", "jsonl_path"):
+        base += ["--json", str(scratch / "out.json")]
     if isinstance(param, click.Argument):
         return [*base, "--", value]
     return [*base, param.opts[0], value]
