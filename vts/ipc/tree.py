@@ -146,11 +146,9 @@ def members(root: int, token: str, root_start: int = 0, known: Iterable[int] = (
     for info in table.values():
         if info.pid in found or info.pid in skip or info.pid <= 1:
             continue
-        if root > 0 and (info.sid == root or info.pgid == root):
-            add(info.pid)
-        elif info.ppid == me and root_start and info.start >= root_start and info.sid != own_session:
-            add(info.pid)
-        elif info.state != "Z" and _carries(info.pid, entry):
+        in_group = root > 0 and root in (info.sid, info.pgid)
+        orphan = info.ppid == me and root_start and info.start >= root_start and info.sid != own_session
+        if in_group or orphan or (info.state != "Z" and _carries(info.pid, entry)):
             add(info.pid)
     return found
 

@@ -31,7 +31,14 @@ from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
 from vts.hal.memory import PoolTruncated
 from vts.ipc import limits
-from vts.ipc.errors import DriverLost, DriverMisbehaved, DriverTimeout, EncodingError, ProtocolViolation, RequestRejected
+from vts.ipc.errors import (
+    DriverLost,
+    DriverMisbehaved,
+    DriverTimeout,
+    EncodingError,
+    ProtocolViolation,
+    RequestRejected,
+)
 from vts.results import CaseResult, Verdict
 from vts.run.selection import ExpectationList, Expression, Shard
 from vts.testmodel import ModelFormatError, TestModel, parse_spec
