@@ -5,8 +5,9 @@ pools by identifier (slot) and keeps each slot's memory until the client
 frees it; ``vts.hal.interfaces.Burst`` states the rules.  Two cases per
 model (not ``expect_failure``):
 
-* ``burst/SPEC.MODEL``: the example (and, for elementwise models, a rolled
-  variant with a golden of its own: ``vts.families.request_variants``)
+* ``burst/SPEC.MODEL``: the example (and, where there is one, a second
+  request with a golden of its own: an identical sibling model's example or
+  a rolled elementwise variant, ``vts.families.request_variants``)
   through one burst, timing off and on, then requests that reuse held
   slots: request A again with its slots held, A's input slot with B's output
   slot (A's answer must land in B's output pool, nothing in A's), and A's
@@ -33,7 +34,7 @@ from vts.families.base import Case, DeviceInfo, Family, Outcome, RunOptions, fai
 from vts.families.executions import Answer, prepare_for_case
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
-from vts.families.request_variants import request_variants
+from vts.families.request_variants import SiblingExamples, request_variants, with_examples
 from vts.families.validation import RequestMutation, apply_request_mutation
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
@@ -267,9 +268,13 @@ class BurstFamily(Family):
     def applicable(self, device: DeviceInfo) -> bool:
         return device.hal_version >= HalVersion.V1_2
 
+    def __init__(self) -> None:
+        self._siblings = SiblingExamples()
+
     def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
             return
+        model = with_examples(model, self._siblings.remember(model, spec_path))
         yield Case(f"{self.name}/{model.case_name()}", self.name, model, None, spec_path, {"kind": "golden"})
         yield Case(f"{self.name}/validation/{model.case_name()}", self.name, model, None, spec_path,
                    {"kind": "validation"})
