@@ -30,7 +30,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from vts.families.base import Case, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.base import Case, CaseFailure, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.executions import Answer, prepare_for_case
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
@@ -39,7 +39,7 @@ from vts.families.validation import RequestMutation, apply_request_mutation
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel
-from vts.hal.types import NO_TIMING_INFO, MemoryToken, Request
+from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Request
 from vts.testmodel import BuiltRequest, TestExample, TestModel, build_request
 
 SENTINEL = 0xA5
@@ -54,13 +54,13 @@ def burst_execute(burst: Burst, request: Request, memory_ids: list[int],
         result = burst.execute(request, memory_ids, measure)
     except DriverError as error:
         return Answer(error.status, tuple(error.output_shapes), error.timing or NO_TIMING_INFO, error.message)
+    if not isinstance(result, ExecutionResult):
+        raise CaseFailure(f"the burst's execute returned {type(result).__name__}, not an ExecutionResult")
     return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)
 
 
 def configure(prepared: PreparedModel) -> Burst:
     """``configureExecutionBurst`` must succeed with a burst (catalogue §4.6: NONE and a non-null context)."""
-    from vts.families.base import CaseFailure
-
     try:
         burst = prepared.configure_execution_burst()
     except DriverError as error:

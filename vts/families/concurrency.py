@@ -141,7 +141,11 @@ def settle(finished: Sequence[Finished], timeout: float) -> None:
     until = time.monotonic() + timeout
     for outcome in finished:
         future = outcome.value
+        if outcome.error is not None or isinstance(future, Answer):
+            continue
         if not isinstance(future, Future):
+            outcome.value = None
+            outcome.error = TypeError(f"execute_async returned {type(future).__name__}, not a Future")
             continue
         try:
             result = future.result(max(until - time.monotonic(), 0.0))
@@ -305,8 +309,9 @@ class ConcurrencyFamily(Family):
         try:
             tasks = [job_task(j, budget) for j in later]
             tasks.insert(min(threads, len(tasks)) // 2, _release(holder))
-            finished = run_wave(tasks, threads, budget)
+            finished = run_concurrently(tasks, threads, budget)
             released = finished.pop(min(threads, len(later)) // 2)
+            settle(finished, budget)
             if released.error is not None:
                 problems.append(f"releasing m1 raised {type(released.error).__name__}: {released.error}")
             problems += judge_jobs(later, finished)
