@@ -187,6 +187,27 @@ def burst_positions() -> ReferenceDevice:
     return PositionalBurstDevice("broken-burst-positions")
 
 
+class UnfreeingBurst(Burst):
+    """Never forgets a slot: ``free_memory`` is accepted and ignored."""
+
+    def free_memory(self, slot: int) -> None:
+        return None
+
+
+class UnfreeingBurstPreparedModel(ReferencePreparedModel):
+    def configure_execution_burst(self) -> Burst:
+        return UnfreeingBurst(self)
+
+
+class UnfreeingBurstDevice(_Device):
+    prepared_class = UnfreeingBurstPreparedModel
+
+
+def burst_ignores_free() -> ReferenceDevice:
+    """Caught by ``burst`` (a freed identifier used again; a freed slot given a new memory)."""
+    return UnfreeingBurstDevice("broken-burst-ignores-free")
+
+
 # -- (iv) one prepared model shared by every client that compiles the same model -----------------
 
 

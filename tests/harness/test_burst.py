@@ -142,3 +142,12 @@ def test_positional_burst_is_caught_out_of_process():
         assert runner.host is not None
         runner.host.stop()
     assert [r.verdict for r in results.values()] == [Verdict.FAILED, Verdict.FAILED], not_passed(results)
+
+
+def test_a_burst_ignoring_free_memory_is_caught():
+    results = run_cases(Runner(broken_concurrency.burst_ignores_free(), RunOptions(case_timeout=60)),
+                        [hand_add_float()])
+    assert {name: r.verdict for name, r in results.items()} == {
+        "burst/hand_add_float.add": Verdict.FAILED, "burst/validation/hand_add_float.add": Verdict.FAILED}
+    assert "freed" in results["burst/hand_add_float.add"].reason
+    assert results["burst/validation/hand_add_float.add"].reason.startswith("freed_id")

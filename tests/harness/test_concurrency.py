@@ -3,6 +3,7 @@ real execution pattern (a shared scratch buffer, a release that reclaims every m
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 
@@ -16,7 +17,7 @@ from tests.ipc.conftest import hand_mul_float
 from vts.families.base import CaseFailure, RunOptions
 from vts.families.concurrency import ConcurrencyFamily
 from vts.families.concurrent_calls import run_concurrently
-from vts.families.request_variants import request_variants, rolled, shared_dims
+from vts.families.request_variants import SiblingExamples, request_variants, rolled, shared_dims, with_examples
 from vts.ipc.process import HostProcess
 from vts.results import Verdict
 from vts.run.isolated import IsolatedRunner
@@ -89,6 +90,39 @@ def test_per_channel_quantization_is_not_rolled():
     per_channel = [m for m in models if any(o.channel_quant is not None for o in m.main.operands)]
     assert per_channel and all(shared_dims(m, m.examples[0]) is None for m in per_channel)
     assert any(shared_dims(m, m.examples[0]) is not None for m in models)  # the per-tensor ones still roll
+
+
+def test_identical_sibling_models_lend_their_examples():
+    """The corpus splits a multi-example Android model into models of one example each."""
+    first = hand_add_float()
+    second = copy.deepcopy(first)
+    second["models"][0]["name"] = "add_2"
+    # 1 + 1 = 2; 2 + 2 = 4; 3 + 3 = 6; 4 + 4 = 8
+    second["models"][0]["examples"] = [{"inputs": {"a": [1.0, 2.0, 3.0, 4.0], "b": [1.0, 2.0, 3.0, 4.0]},
+                                        "outputs": {"out": [2.0, 4.0, 6.0, 8.0]}}]
+    other = copy.deepcopy(second)
+    other["models"][0]["main"]["operations"][0]["type"] = "MUL"  # another graph: no sibling
+    siblings = SiblingExamples()
+    models = [parse_spec(d)[0] for d in (first, second, other)]
+    assert siblings.remember(models[0], "s") == ()
+    assert siblings.remember(models[1], "s") == models[0].examples
+    assert siblings.remember(models[2], "s") == ()
+    assert siblings.remember(models[1], "another spec file") == ()
+    lent = with_examples(models[1], models[0].examples)
+    assert [e.name for e in lent.examples] == ["", "sibling1"]
+
+
+def test_shared_scratch_is_caught_on_a_convolution_through_its_sibling():
+    path = os.path.join(CORPUS, "V1_0/conv_1_h3_w2_SAME.json.gz")
+    if not os.path.exists(path):
+        pytest.skip("corpus not available")
+    from vts.spec.loader import load_paths
+
+    documents = [f.document for f in load_paths([path])]
+    results = run_cases(Runner(broken_concurrency.shared_scratch(), RunOptions(case_timeout=60)), documents,
+                        kind="in_flight")
+    failed = [name for name, r in results.items() if r.verdict is Verdict.FAILED]
+    assert "concurrency/conv_1_h3_w2_SAME.2" in failed, not_passed(results)
 
 
 def test_concurrent_calls_keep_results_in_order_and_report_a_hang():

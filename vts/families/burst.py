@@ -5,8 +5,9 @@ pools by identifier (slot) and keeps each slot's memory until the client
 frees it; ``vts.hal.interfaces.Burst`` states the rules.  Two cases per
 model (not ``expect_failure``):
 
-* ``burst/SPEC.MODEL``: the example (and, for elementwise models, a rolled
-  variant with a golden of its own: ``vts.families.request_variants``)
+* ``burst/SPEC.MODEL``: the example (and, where there is one, a second
+  request with a golden of its own: an identical sibling model's example or
+  a rolled elementwise variant, ``vts.families.request_variants``)
   through one burst, timing off and on, then requests that reuse held
   slots: request A again with its slots held, A's input slot with B's output
   slot (A's answer must land in B's output pool, nothing in A's), and A's
@@ -29,16 +30,16 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from vts.families.base import Case, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.base import Case, CaseFailure, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.executions import Answer, prepare_for_case
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
-from vts.families.request_variants import request_variants
+from vts.families.request_variants import SiblingExamples, request_variants, with_examples
 from vts.families.validation import RequestMutation, apply_request_mutation
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel
-from vts.hal.types import NO_TIMING_INFO, MemoryToken, Request
+from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Request
 from vts.testmodel import BuiltRequest, TestExample, TestModel, build_request
 
 SENTINEL = 0xA5
@@ -53,13 +54,13 @@ def burst_execute(burst: Burst, request: Request, memory_ids: list[int],
         result = burst.execute(request, memory_ids, measure)
     except DriverError as error:
         return Answer(error.status, tuple(error.output_shapes), error.timing or NO_TIMING_INFO, error.message)
+    if not isinstance(result, ExecutionResult):
+        raise CaseFailure(f"the burst's execute returned {type(result).__name__}, not an ExecutionResult")
     return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)
 
 
 def configure(prepared: PreparedModel) -> Burst:
     """``configureExecutionBurst`` must succeed with a burst (catalogue §4.6: NONE and a non-null context)."""
-    from vts.families.base import CaseFailure
-
     try:
         burst = prepared.configure_execution_burst()
     except DriverError as error:
@@ -267,9 +268,13 @@ class BurstFamily(Family):
     def applicable(self, device: DeviceInfo) -> bool:
         return device.hal_version >= HalVersion.V1_2
 
+    def __init__(self) -> None:
+        self._siblings = SiblingExamples()
+
     def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
             return
+        model = with_examples(model, self._siblings.remember(model, spec_path))
         yield Case(f"{self.name}/{model.case_name()}", self.name, model, None, spec_path, {"kind": "golden"})
         yield Case(f"{self.name}/validation/{model.case_name()}", self.name, model, None, spec_path,
                    {"kind": "validation"})

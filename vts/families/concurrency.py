@@ -11,8 +11,9 @@ resources when it is released.  Cases (models not ``expect_failure``):
   from ``THREADS`` harness threads at once, on the synchronous,
   asynchronous and fenced paths (fenced only where the outputs are fully
   specified), timing off and on.  Every request has pools of its own and,
-  where an exact identity allows (``vts.families.request_variants``:
-  elementwise models), inputs of its own, so its golden differs from the
+  where the corpus or an exact identity allows (``vts.families.
+  request_variants``: examples of identical sibling models, rolled inputs
+  of elementwise models), inputs of its own, so its golden differs from the
   others'; every answer is judged like a ``generated`` one.
 * ``concurrency/interleaved/SPEC.MODEL`` (the first model, then every
   second one): this model (m1) and the model the family saw before it (m2;
@@ -47,7 +48,7 @@ from vts.families.executions import Answer, Executor, execute, prepare_for_case
 from vts.families.fenced import fenced_must_refuse, refusal_problems
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
-from vts.families.request_variants import distinct_goldens, request_variants
+from vts.families.request_variants import SiblingExamples, distinct_goldens, request_variants, with_examples
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
@@ -140,7 +141,11 @@ def settle(finished: Sequence[Finished], timeout: float) -> None:
     until = time.monotonic() + timeout
     for outcome in finished:
         future = outcome.value
+        if outcome.error is not None or isinstance(future, Answer):
+            continue
         if not isinstance(future, Future):
+            outcome.value = None
+            outcome.error = TypeError(f"execute_async returned {type(future).__name__}, not a Future")
             continue
         try:
             result = future.result(max(until - time.monotonic(), 0.0))
@@ -234,10 +239,12 @@ class ConcurrencyFamily(Family):
     def __init__(self) -> None:
         self._previous: TestModel | None = None
         self._seen = 0
+        self._siblings = SiblingExamples()
 
     def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
             return
+        model = with_examples(model, self._siblings.remember(model, spec_path))
         settings = {"requests": requests_per_wave(), "threads": harness_threads()}
         yield Case(f"{self.name}/{model.case_name()}", self.name, model, None, spec_path,
                    {"kind": "in_flight", **settings})
@@ -302,8 +309,9 @@ class ConcurrencyFamily(Family):
         try:
             tasks = [job_task(j, budget) for j in later]
             tasks.insert(min(threads, len(tasks)) // 2, _release(holder))
-            finished = run_wave(tasks, threads, budget)
+            finished = run_concurrently(tasks, threads, budget)
             released = finished.pop(min(threads, len(later)) // 2)
+            settle(finished, budget)
             if released.error is not None:
                 problems.append(f"releasing m1 raised {type(released.error).__name__}: {released.error}")
             problems += judge_jobs(later, finished)

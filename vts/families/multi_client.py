@@ -9,8 +9,8 @@ clients share one driver instance and each has its own pool ids, handles,
 prepared models and buffers.  The model is a float32 ADD whose goldens are
 written below by hand (rolled variants give each request its own).
 
-* ``Results``: clients A and B run requests concurrently, each its own
-  golden.
+* ``Results``: clients A and B prepare the model at the same time, then
+  run requests concurrently, each its own golden.
 * ``Tokens`` (memory domains): A allocates a buffer and fills it; B,
   with its own preparation of the same model, names A's token as an input
   and as an output: both refused with INVALID_ARGUMENT, B's output pool
@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterator
 
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.concurrency import Job, close_jobs, harness_threads, job_task, judge_jobs, make_jobs, run_wave
+from vts.families.concurrent_calls import run_concurrently
 from vts.families.executions import Executor, execute, prepare_for_case
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
@@ -144,7 +145,17 @@ def _refused(run: Callable[[], object], where: str) -> list[str]:
 
 def results_test(clients: Clients, model: TestModel, options: RunOptions) -> list[str]:
     a, b = clients.open(), clients.open()
-    prep_a, prep_b = _prepare(a, model, options, "A"), _prepare(b, model, options, "B")
+    # Two applications compile at the same moment: both preparations run at once.
+    budget = options.case_timeout * 0.25
+    prepared = run_concurrently([lambda: _prepare(a, model, options, "A"), lambda: _prepare(b, model, options, "B")],
+                                2, budget)
+    for who, outcome in zip("AB", prepared, strict=True):
+        if isinstance(outcome.error, CaseFailure):
+            raise outcome.error
+        if outcome.error is not None:
+            return [f"client {who}'s preparation, concurrent with the other's, raised "
+                    f"{type(outcome.error).__name__}: {outcome.error}"]
+    prep_a, prep_b = prepared[0].value, prepared[1].value
     jobs = _interleave(make_jobs([("client A", prep_a, model)], REQUESTS, options),
                        make_jobs([("client B", prep_b, model)], REQUESTS, options, start=1))
     return _run_waves(jobs, options.case_timeout * 0.5)

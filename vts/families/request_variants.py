@@ -13,12 +13,18 @@ exact identity:
   quantization, whose scale depends on the position) computes ``f(roll(x, k)) = roll(f(x), k)``: rolling every
   input tensor's elements by ``k`` rolls every golden output by ``k``, bit
   for bit.  Each roll that changes some golden is one more variant;
+* a model with earlier *siblings* in its spec file (the same graph and
+  constants, other examples: ``SiblingExamples``) gets their examples too,
+  with the Android authors' goldens;
 * any other model gets its own examples only; a caller needing more
   requests repeats them (their results then cannot be told apart by value,
   only by where they land: each request has pools of its own).
 """
 
 from __future__ import annotations
+
+import dataclasses
+import hashlib
 
 import numpy as np
 
@@ -108,3 +114,49 @@ def request_variants(model: TestModel, wanted: int) -> list[TestExample]:
 
 def distinct_goldens(variants: list[TestExample]) -> bool:
     return len(variants) > 1 and not _same_goldens(variants[0], variants[1])
+
+
+def graph_fingerprint(model: TestModel) -> str:
+    """Everything that decides a model's answers: graphs, constants, quantization, precision, tolerances."""
+    parts: list[object] = [model.relaxed, sorted(model.tolerance.items()), model.multinomial_tolerance,
+                           model.extensions]
+    for graph in model.subgraphs():
+        for o in graph.operands:
+            value = hashlib.sha256(np.asarray(o.value).tobytes()).hexdigest() if o.value is not None else ""
+            parts.append((o.type, o.dims, int(o.lifetime), o.scale, o.zero_point, value, repr(o.channel_quant),
+                          o.ignored, o.extension_params))
+        parts.extend((op.type, op.inputs, op.outputs) for op in graph.operations)
+        parts.append((graph.inputs, graph.outputs))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+class SiblingExamples:
+    """Examples of earlier models of the same spec file with the very same graph.
+
+    The corpus stores each example of an Android test model as a model of its
+    own (``conv_1_h3_w2_SAME`` and ``conv_1_h3_w2_SAME.2``): the same graph
+    and constants with other inputs and the Android authors' goldens for
+    them.  A later sibling can use the earlier ones' examples as requests
+    with goldens of their own; nothing is computed.
+    """
+
+    def __init__(self) -> None:
+        self._spec = ""
+        self._seen: dict[str, tuple[TestExample, ...]] = {}
+
+    def remember(self, model: TestModel, spec_path: str) -> tuple[TestExample, ...]:
+        """The examples of earlier identical models of ``spec_path``; records ``model``'s."""
+        if spec_path != self._spec:
+            self._spec, self._seen = spec_path, {}
+        key = graph_fingerprint(model)
+        earlier = self._seen.get(key, ())
+        self._seen[key] = earlier + model.examples
+        return earlier
+
+
+def with_examples(model: TestModel, extra: tuple[TestExample, ...]) -> TestModel:
+    """``model`` with ``extra`` examples after its own (named apart so reports can tell them)."""
+    if not extra:
+        return model
+    named = tuple(TestExample(e.name or f"sibling{i}", e.inputs, e.outputs) for i, e in enumerate(extra, 1))
+    return dataclasses.replace(model, examples=model.examples + named)
