@@ -3,8 +3,10 @@
     .venv/bin/python tools/engines_report.py [--engine litert] [--family generated] [--reuse]
 
 For each engine and each default family it runs ``nnvts run --driver ENGINE
---specs ../shared/corpus --specs specs --family F -j 2 --jsonl
-reports/engines/ENGINE-F.jsonl`` (the sweep families ``validation`` and
+--specs SOURCE --family F -j 2 --jsonl reports/engines/ENGINE-F-SOURCE.jsonl``
+for SOURCE ../shared/corpus and specs/ (two runs: a run refuses two spec
+files of one name, and specs/ shares ``l2_normalization_axis`` with the
+corpus; the sweep families ``validation`` and
 ``deadline`` on a stable shard, ``--shard 1/20``: their full sweep is about
 a million cases), then rewrites the generated part of docs/engines.md,
 between ``<!-- engines:begin -->`` and ``<!-- engines:end -->``: passed /
@@ -50,25 +52,36 @@ def default_families() -> list[str]:
     return [name for name, cls in families().items() if getattr(cls, "default", True)]
 
 
-def run_family(engine: str, family: str, jobs: int) -> Path:
+#: Spec sources, run separately: a run refuses two spec files of one name, and specs/ has
+#: l2_normalization_axis like the corpus.
+SOURCES = {"corpus": CORPUS, "specs": "specs"}
+
+
+def report_path(engine: str, family: str, source: str) -> Path:
+    return OUT / f"{engine}-{family}-{source}.jsonl"
+
+
+def run_family(engine: str, family: str, jobs: int) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"{engine}-{family}.jsonl"
-    command = [str(ROOT / ".venv" / "bin" / "nnvts"), "run", "--driver", engine, "--specs", CORPUS,
-               "--specs", "specs", "--family", family, "-j", str(jobs), "--jsonl", str(path)]
-    if family in SHARDED:
-        command += ["--shard", SHARDED[family]]
-    print("$", " ".join(command[1:]), flush=True)
-    subprocess.run(["nice", "-n", "10", *command], cwd=ROOT, stdout=subprocess.DEVNULL, check=False)
-    return path
+    for source, specs in SOURCES.items():
+        path = report_path(engine, family, source)
+        path.unlink(missing_ok=True)
+        command = [str(ROOT / ".venv" / "bin" / "nnvts"), "run", "--driver", engine, "--specs", specs,
+                   "--family", family, "-j", str(jobs), "--jsonl", str(path)]
+        if family in SHARDED:
+            command += ["--shard", SHARDED[family]]
+        print("$", " ".join(command[1:]), flush=True)
+        subprocess.run(["nice", "-n", "10", *command], cwd=ROOT, stdout=subprocess.DEVNULL, check=False)
 
 
-def read_cases(path: Path) -> list[dict]:
+def read_cases(paths: list[Path]) -> list[dict]:
     cases = []
-    with path.open() as stream:
-        for line in stream:
-            record = json.loads(line)
-            if "case" in record:
-                cases.append(record["case"])
+    for path in paths:
+        with path.open() as stream:
+            for line in stream:
+                record = json.loads(line)
+                if "case" in record:
+                    cases.append(record["case"])
     return cases
 
 
@@ -219,9 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, list[dict]]] = {}
     for engine in ENGINES:
         for family in default_families():
-            path = OUT / f"{engine}-{family}.jsonl"
-            if path.exists():
-                results.setdefault(engine, {})[family] = read_cases(path)
+            paths = [p for p in (report_path(engine, family, source) for source in SOURCES) if p.exists()]
+            if paths:
+                results.setdefault(engine, {})[family] = read_cases(paths)
     write_doc(render(results, not args.no_skip_reasons))
     print(f"wrote {DOC.relative_to(ROOT)}")
     return 0
