@@ -77,14 +77,15 @@ def run_family(engine: str, family: str, jobs: int) -> None:
 
 
 def read_cases(paths: list[Path]) -> list[dict]:
-    cases = []
+    """The cases of one family's runs; a device-level case both sources ran (same name) counts once."""
+    cases: dict[str, dict] = {}
     for path in paths:
         with path.open() as stream:
             for line in stream:
                 record = json.loads(line)
                 if "case" in record:
-                    cases.append(record["case"])
-    return cases
+                    cases.setdefault(record["case"]["name"], record["case"])
+    return list(cases.values())
 
 
 _NUMBER = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
