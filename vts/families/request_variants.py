@@ -58,6 +58,8 @@ def shared_dims(model: TestModel, example: TestExample) -> tuple[int, ...] | Non
         return None
     if any(o.lifetime in _CONSTANT and not _is_scalar(o.type) and not _uniform(o.value) for o in main.operands):
         return None
+    if any(o.channel_quant is not None for o in main.operands):
+        return None  # per-channel scales belong to positions: a rolled element would change scale
     shapes = {data.dims for pos, data in example.inputs.items() if not _is_scalar(main.operands[main.inputs[pos]].type)}
     shapes |= {data.dims for data in example.outputs.values()}
     if len(shapes) != 1:
