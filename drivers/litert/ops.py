@@ -399,8 +399,8 @@ def _pool(name: str) -> Handler:
         in_h, in_w = (dims[2], dims[3]) if window.nchw else (dims[1], dims[2])
         padding = _tflite_padding(g, window.pads, window.same_pads(in_h, in_w))
         if padding is None:
-            raise Unsupported(f"{name} with explicit padding that is neither SAME nor VALID "
-                              "(TFLite would count the padding)")
+            raise Unsupported(f"{name} with explicit padding that is neither SAME nor VALID (TFLite pools name "
+                              "only those; a PAD would enter the window as values)")
         source = g.nhwc_input(x, window.nchw)
         out, back = g.nhwc_output(op.outputs[0], window.nchw)
         g.emit(name, [source], [out], "Pool2DOptions", padding=padding, strideH=window.strides[0],
