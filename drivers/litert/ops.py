@@ -269,9 +269,14 @@ def _recoded(g: Graph, tensor: int, index: int, shape: Sequence[int], kind: T) -
 
 
 def _recoded_filter(g: Graph, w: int, kind: T) -> int:
-    """Constant filter ``w`` in encoding ``kind`` (per-channel filters are int8 already)."""
+    """Filter ``w`` in encoding ``kind``: shifted here when constant, by a QUANTIZE when fed at execution time.
+
+    Per-channel filters are int8 already and stay as they are.
+    """
     if g.view.type_of(w) == T.TENSOR_QUANT8_SYMM_PER_CHANNEL or g.view.type_of(w) == kind:
         return g.t(w)
+    if not g.view.is_constant(w):
+        return _recoded(g, g.t(w), w, g.view.dims(w), kind)
     operand = g.view.operand(w)
     shifted = g.view.constant(w).astype(np.int16) + _SHIFT[kind]
     value = shifted.astype(np.uint8 if kind == T.TENSOR_QUANT8_ASYMM else np.int8)
@@ -283,8 +288,6 @@ def _convolve(g: Graph, op: Operation, window: Window, multiplier: int, grouped:
     x, w, b = op.inputs[:3]
     kernel_type = _kernel_type(g, x, w, grouped) if g.view.type_of(x) in _SHIFT else None
     detour = kernel_type is not None and kernel_type != g.view.type_of(x)
-    if detour and not g.view.is_constant(w):
-        raise Unsupported("filter fed at execution time to a convolution that needs a recoded filter")
     dims = g.view.dims(x)
     in_h, in_w = (dims[2], dims[3]) if window.nchw else (dims[1], dims[2])
     nhwc = [dims[p] for p in TO_NHWC] if window.nchw else dims
@@ -360,8 +363,6 @@ def _transpose_conv(g: Graph, op: Operation) -> None:
     x, w, b = op.inputs[:3]
     kernel_type = _kernel_type(g, x, w, grouped=False) if g.view.type_of(x) in _SHIFT else None
     detour = kernel_type is not None and kernel_type != g.view.type_of(x)
-    if detour and not g.view.is_constant(w):
-        raise Unsupported("filter fed at execution time to a convolution that needs a recoded filter")
     stride_h, stride_w = window.strides
     excess_h = max(0, ((out_h + stride_h - 1) // stride_h - 1) * stride_h + window.kernel[0] - out_h)
     excess_w = max(0, ((out_w + stride_w - 1) // stride_w - 1) * stride_w + window.kernel[1] - out_w)
@@ -398,8 +399,8 @@ def _pool(name: str) -> Handler:
         in_h, in_w = (dims[2], dims[3]) if window.nchw else (dims[1], dims[2])
         padding = _tflite_padding(g, window.pads, window.same_pads(in_h, in_w))
         if padding is None:
-            raise Unsupported(f"{name} with explicit padding that is neither SAME nor VALID "
-                              "(TFLite would count the padding)")
+            raise Unsupported(f"{name} with explicit padding that is neither SAME nor VALID (TFLite pools name "
+                              "only those; a PAD would enter the window as values)")
         source = g.nhwc_input(x, window.nchw)
         out, back = g.nhwc_output(op.outputs[0], window.nchw)
         g.emit(name, [source], [out], "Pool2DOptions", padding=padding, strideH=window.strides[0],
@@ -417,8 +418,6 @@ def _fully_connected(g: Graph, op: Operation) -> None:
     if g.view.type_of(x) != T.TENSOR_QUANT8_ASYMM_SIGNED or g.view.operand(w).zero_point == 0:
         g.emit("FULLY_CONNECTED", [g.t(x), g.t(w), bias], [g.t(op.outputs[0])], "FullyConnectedOptions", **options)
         return
-    if not g.view.is_constant(w):
-        raise Unsupported("int8 weights with a zero point fed at execution time (TFLite's int8 kernel ignores it)")
     kind = T.TENSOR_QUANT8_ASYMM
     out = op.outputs[0]
     target = g.fb.tensor(g.view.dims(out), _tflite_type(kind), g.fb.quantization(
@@ -509,9 +508,25 @@ def _reshape(g: Graph, op: Operation) -> None:
 
 
 def _concatenation(g: Graph, op: Operation) -> None:
+    """CONCATENATION; int8 inputs of mixed quantization go through the uint8 kernel, which rescales them.
+
+    TFLite's int8 kernel requires one scale and zero point for every input
+    and the output; its uint8 kernel requantizes.  Recoding (QUANTIZE, same
+    scale, zero point + 128) is exact both ways.
+    """
     *tensors, axis = op.inputs
-    g.emit("CONCATENATION", [g.t(i) for i in tensors], [g.t(op.outputs[0])], "ConcatenationOptions",
-           axis=_int_scalar(g, axis), fusedActivationFunction=0)
+    out = op.outputs[0]
+    options = dict(axis=_int_scalar(g, axis), fusedActivationFunction=0)
+    params = {(g.view.operand(i).scale, g.view.operand(i).zero_point) for i in [*tensors, out]}
+    if g.view.type_of(out) != T.TENSOR_QUANT8_ASYMM_SIGNED or len(params) == 1:
+        g.emit("CONCATENATION", [g.t(i) for i in tensors], [g.t(out)], "ConcatenationOptions", **options)
+        return
+    kind = T.TENSOR_QUANT8_ASYMM
+    inputs = [_recoded(g, g.t(i), i, g.view.dims(i), kind) for i in tensors]
+    target = g.fb.tensor(g.view.dims(out), _tflite_type(kind), g.fb.quantization(
+        [g.view.operand(out).scale], [g.view.operand(out).zero_point + _SHIFT[kind]]))
+    g.emit("CONCATENATION", inputs, [target], "ConcatenationOptions", **options)
+    g.emit("QUANTIZE", [target], [g.t(out)])
 
 
 def _transpose(g: Graph, op: Operation) -> None:
