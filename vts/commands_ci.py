@@ -17,8 +17,13 @@ from typing import Any
 
 import click
 
+from vts.cliparams import InputFile, NnvtsCommand, NnvtsGroup, OutputFile, bounded_int
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DEFAULT_SPECS = ("generated_tests",)
+#: Results files are read as streams, one record at a time: their size is no reason to refuse them.
+RESULTS_FILE = InputFile(max_bytes=1 << 50)
+MAX_RERUNS = 100
 
 
 def _usage_error(message: str) -> None:
@@ -27,20 +32,20 @@ def _usage_error(message: str) -> None:
 
 
 _RUN_OPTIONS = [
-    click.option("--reruns", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
+    click.option("--reruns", type=bounded_int(0, MAX_RERUNS), default=0, show_default=True, metavar="N",
                  help="Re-run an unexpectedly failing case up to N times, alone on a fresh driver host; "
                       "a case that then passes is 'flaky'."),
     click.option("--fail-on-flaky", is_flag=True, help="Flaky cases fail the run (by default they do not)."),
-    click.option("--last-failed", type=click.Path(dir_okay=False), metavar="RESULTS",
+    click.option("--last-failed", type=RESULTS_FILE, metavar="RESULTS",
                  help="Run only the cases that failed (or were flaky) in this results file (.jsonl or .json)."),
-    click.option("--baseline", type=click.Path(dir_okay=False), metavar="RESULTS",
+    click.option("--baseline", type=RESULTS_FILE, metavar="RESULTS",
                  help="Compare with a previous results file: each case is new-failure, still-failing, fixed, "
                       "new or still-passing."),
     click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
                  help="'new': fail only on failures the --baseline did not have."),
-    click.option("--durations-from", type=click.Path(dir_okay=False), metavar="FILE",
+    click.option("--durations-from", type=RESULTS_FILE, metavar="FILE",
                  help="Balance --shard by stored per-case durations (a results file or --store-durations file)."),
-    click.option("--store-durations", type=click.Path(dir_okay=False), metavar="FILE",
+    click.option("--store-durations", type=OutputFile(), metavar="FILE",
                  help="Record each case's duration in FILE (updated in place) for --durations-from."),
     click.option("--allow-unmatched-expectations", is_flag=True,
                  help="Warn instead of failing (exit 2) when an --expected-failures entry matches no selected case."),
@@ -48,9 +53,9 @@ _RUN_OPTIONS = [
 
 
 _LIST_OPTIONS = [
-    click.option("--last-failed", type=click.Path(dir_okay=False), metavar="RESULTS",
+    click.option("--last-failed", type=RESULTS_FILE, metavar="RESULTS",
                  help="Only the cases that failed (or were flaky) in this results file."),
-    click.option("--durations-from", type=click.Path(dir_okay=False), metavar="FILE",
+    click.option("--durations-from", type=RESULTS_FILE, metavar="FILE",
                  help="Balance --shard by stored durations (shows the shard a run with this option would run)."),
 ]
 
@@ -109,25 +114,25 @@ def _expected_names(specs: Sequence[str], keyword: str | None, families: Sequenc
 
 def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed([
-        click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here."),
-        click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here."),
-        click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write an HTML report here."),
-        click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
+        click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here."),
+        click.option("--junit", "junit_path", type=OutputFile(), help="Write a JUnit XML report here."),
+        click.option("--html", "html_path", type=OutputFile(), help="Write an HTML report here."),
+        click.option("--jsonl", "jsonl_path", type=OutputFile(),
                      help="Write the joined JSON-lines stream here."),
     ]):
         fn = option(fn)
     return fn
 
 
-@click.command()
-@click.argument("shards", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.command(cls=NnvtsCommand)
+@click.argument("shards", nargs=-1, type=RESULTS_FILE)
 @click.option("--specs", "specs", multiple=True, metavar="PATH",
               help="The selection the shards were run with (repeatable). Default: generated_tests/.")
 @click.option("-k", "keyword", metavar="EXPR", help="The -k expression the shards were run with.")
 @click.option("--family", "families", multiple=True, metavar="NAME", help="The families the shards were run with.")
 @click.option("--no-coverage-check", is_flag=True,
               help="Only check for duplicates (do not enumerate the selection to find missing cases).")
-@click.option("--baseline", type=click.Path(dir_okay=False), metavar="RESULTS",
+@click.option("--baseline", type=RESULTS_FILE, metavar="RESULTS",
               help="Compare the merged run with a previous results file (as nnvts run --baseline).")
 @click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
               help="'new': failing cases make the exit status 1 only when the --baseline did not have them.")
@@ -150,6 +155,8 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     if fail_on == "new" and not baseline:
         _usage_error("--fail-on new needs --baseline OLD.jsonl (new against what?)")
     expected = None if no_coverage_check else _expected_names(specs, keyword, families)
+    if not shards:
+        _usage_error("merge: give the shard results files (SHARDS...)")
     try:
         metas, coverage = survey(shards, expected)
         old = Baseline.from_file(baseline) if baseline else None
@@ -179,10 +186,10 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     sys.exit(EXIT_FAILED if failing or not coverage.whole else EXIT_OK)
 
 
-@click.command()
-@click.argument("results", type=click.Path(dir_okay=False))
+@click.command(cls=NnvtsCommand)
+@click.argument("results", type=RESULTS_FILE, required=False)
 @_report_options
-def report(results: str, json_path: str | None, junit_path: str | None, html_path: str | None,
+def report(results: str | None, json_path: str | None, junit_path: str | None, html_path: str | None,
            jsonl_path: str | None) -> None:
     """Render JSON, JUnit and HTML reports from a results file, also one cut short by a kill.
 
@@ -194,6 +201,9 @@ def report(results: str, json_path: str | None, junit_path: str | None, html_pat
     from vts.run.merge import Collect, survey
     from vts.run.resultsfile import ResultsFileError, iter_results
 
+    if results is None:
+        _usage_error("report: give the results file to render (RESULTS)")
+        return
     if not (json_path or junit_path or html_path or jsonl_path):
         _usage_error("nothing to write: give --json, --junit, --html or --jsonl")
     try:
@@ -215,15 +225,15 @@ def report(results: str, json_path: str | None, junit_path: str | None, html_pat
                + ("" if meta.complete else " (incomplete)"))
 
 
-@click.group()
+@click.group(cls=NnvtsGroup)
 def expectations() -> None:
     """Maintain expected-failures files (--expected-failures)."""
 
 
 @expectations.command()
-@click.option("--from", "results", required=True, type=click.Path(dir_okay=False), metavar="RESULTS",
+@click.option("--from", "results", required=True, type=RESULTS_FILE, metavar="RESULTS",
               help="Results file (.jsonl or .json) of the run to take the failures from.")
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), metavar="FILE",
+@click.option("--out", "out_path", required=True, type=OutputFile(), metavar="FILE",
               help="Expected-failures file to write (its comments and still-valid entries are kept).")
 def update(results: str, out_path: str) -> None:
     """Write the expected-failures file from a run: one entry per failing case, sorted."""
