@@ -89,19 +89,20 @@ def test_last_failed_reruns_only_the_failed_items(tmp_path):
     assert set(cases_of(tmp_path / "again.jsonl")) == failed
 
 
-def test_a_crashing_driver_fails_the_item_with_the_crash_reason(nnvts, tmp_path):
+@pytest.mark.parametrize(("factory", "verdict"), [("segfault_device", "crash"), ("hang_device", "timeout")])
+def test_a_crashing_or_hanging_driver_fails_the_item_with_the_reason(nnvts, tmp_path, factory, verdict):
     spec = write_spec(tmp_path, hand_mul_float())
-    driver = "tests.drivers.misbehaving:segfault_device"
-    run = nnvts("run", "--driver", driver, "--family", "generated", "--jsonl", str(tmp_path / "run.jsonl"), spec)
+    driver = f"tests.drivers.misbehaving:{factory}"
+    run = nnvts("run", "--driver", driver, "--family", "generated", "--timeout", "2", "--jsonl",
+                str(tmp_path / "run.jsonl"), spec)
     (case,) = cases_of(tmp_path / "run.jsonl").values()
-    assert case["verdict"] == "crash"
+    assert case["verdict"] == verdict and run.returncode == 1
     result = pytest_run("--nnvts-specs", spec, "--nnvts-driver", driver, "--nnvts-family", "generated",
-                        "--junitxml", str(tmp_path / "p.xml"))
+                        "--nnvts-timeout", "2", "--junitxml", str(tmp_path / "p.xml"))
     assert result.returncode == 1
     got = junit_outcomes(tmp_path / "p.xml")[case["name"]]
-    assert got["outcome"] == "failed" and got["verdict"] == "crash"
-    assert f"crash: {case['reason']}" in result.stdout
-    assert run.returncode == 1
+    assert got["outcome"] == "failed" and got["verdict"] == verdict
+    assert f"{verdict}: {case['reason']}" in result.stdout
 
 
 def test_pytest_selection_tools_apply_to_cases(tmp_path):
