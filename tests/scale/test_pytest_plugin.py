@@ -141,3 +141,20 @@ def test_remote_style_xdist_workers_run_from_their_own_copy_of_the_specs(tmp_pat
     assert (remote / "generated_tests" / "relu_clamp.json").exists()
     cases = cases_of(tmp_path / "r.jsonl")
     assert cases and all(c["verdict"] == "passed" for c in cases.values())
+
+
+def test_case_index_names_the_cases_of_iter_cases_in_order_and_rebuilds_them():
+    from vts.run.caseindex import CaseIndex
+    from vts.run.runner import Selection, iter_cases
+    from vts.spec.loader import iter_spec_paths
+
+    specs = ["generated_tests/relu_clamp.json", "generated_tests/add_binary.json"]
+    families = ["discovery", "generated", "validation"]
+    index = CaseIndex(families)
+    refs = index.device_refs() + [ref for path in iter_spec_paths(specs) for ref in index.file_refs(path)]
+    expected = [(f.name, c.name) for f, c in iter_cases(Selection(spec_paths=specs, families=families))]
+    assert [(r.family, r.name) for r in refs] == expected
+    family, case = index.case("generated_tests/add_binary.json", "add_binary.relu")
+    assert family.name == "generated" and case.name == "add_binary.relu" and case.model is not None
+    with pytest.raises(LookupError, match="no case 'nope'"):
+        index.case(None, "nope")
