@@ -158,3 +158,17 @@ def test_case_index_names_the_cases_of_iter_cases_in_order_and_rebuilds_them():
     assert family.name == "generated" and case.name == "add_binary.relu" and case.model is not None
     with pytest.raises(LookupError, match="no case 'nope'"):
         index.case(None, "nope")
+
+
+def test_nnvts_reruns_turn_a_flaky_driver_into_flaky_passes(tmp_path):
+    from tests.scale.conftest import FLAKY
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    result = pytest_run("--nnvts-specs", "generated_tests", "--nnvts-family", "generated", "--nnvts-driver", FLAKY,
+                        "-k", "relu_clamp", "--nnvts-reruns", "1", "--nnvts-jsonl", str(tmp_path / "r.jsonl"),
+                        NNVTS_FLAKY_DIR=str(markers))
+    assert result.returncode == 0, result.stdout[-2000:]
+    cases = cases_of(tmp_path / "r.jsonl")
+    assert "flaky" in {c["verdict"] for c in cases.values()}
+    assert all(len(c["extra"]["attempts"]) == 2 for c in cases.values() if c["verdict"] == "flaky")
