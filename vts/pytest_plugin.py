@@ -170,7 +170,10 @@ class NnvtsSession:
         from vts.run.selection import ExpectationList
         from vts.spec.loader import iter_spec_paths
 
-        expectations = ExpectationList.from_file(path)
+        try:
+            expectations = ExpectationList.from_file(path)
+        except (OSError, UnicodeDecodeError) as error:
+            raise pytest.UsageError(f"--nnvts-expected-failures {path}: {error}") from None
         names = [ref.name for ref in self.index.device_refs()]
         for spec in iter_spec_paths(self.specs):
             names += [ref.name for ref in self.index.file_refs(spec)]
