@@ -168,6 +168,7 @@ class NnvtsSession:
             return
         from vts.run.ci import unmatched_message
         from vts.run.selection import ExpectationList
+        from vts.spec.errors import SpecError
         from vts.spec.loader import iter_spec_paths
 
         try:
@@ -175,8 +176,11 @@ class NnvtsSession:
         except (OSError, UnicodeDecodeError) as error:
             raise pytest.UsageError(f"--nnvts-expected-failures {path}: {error}") from None
         names = [ref.name for ref in self.index.device_refs()]
-        for spec in iter_spec_paths(self.specs):
-            names += [ref.name for ref in self.index.file_refs(spec)]
+        try:
+            for spec in iter_spec_paths(self.specs):
+                names += [ref.name for ref in self.index.file_refs(spec)]
+        except SpecError as error:
+            raise pytest.UsageError(str(error)) from None
         unmatched = expectations.unmatched_among(names)
         if unmatched:
             raise pytest.UsageError(f"{path}: {unmatched_message(unmatched)}")

@@ -227,6 +227,8 @@ def _load_inputs(options: CiOptions, expected_failures: str | None) -> _Inputs:
         raise CiInputError(str(error)) from None
     except OSError as error:
         raise CiInputError(f"{error.filename}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise CiInputError(f"{expected_failures}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     return inputs
 
 
