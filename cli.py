@@ -40,7 +40,7 @@ EXIT_STATUS_EPILOG = """\b
 Exit status:
   0    every selected case passed
   1    some case failed (failed, error, crash, timeout, xpass)
-  2    usage or input error (bad option, malformed spec): nothing runs, nothing is written
+  2    usage, input or I/O error (bad option, malformed spec, full disk); a bad spec: nothing runs or is written
   5    no case was selected (a -k typo, an empty spec folder)
   130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM; 129 by SIGHUP (reports are still written)
 """
@@ -71,8 +71,6 @@ def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str
         )
     except (SelectionError, SpecError) as error:
         _usage_error(str(error))
-    except RecursionError:
-        _usage_error(f"-k {keyword[:40]!r}...: the expression is nested too deeply")
     raise AssertionError  # unreachable: _usage_error exits
 
 
@@ -254,7 +252,8 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
 @main.command()
 @click.option("--driver", type=DriverParam(allow_exec=False), required=True,
               help="Driver to serve: an installed name or module:attr.")
-@click.option("--socket", "socket_path", type=click.Path(dir_okay=False), help="Listen on this Unix socket path.")
+@click.option("--socket", "socket_path", type=click.Path(dir_okay=False),
+              help="Listen on this Unix socket path (each connection one more client of the same driver instance).")
 @click.option("--fd", type=SocketFd(), help="Serve on this inherited, connected socket descriptor.")
 @click.option("--threads", type=bounded_int(1, MAX_THREADS), default=1, show_default=True,
               help="Calls served concurrently.")

@@ -17,13 +17,10 @@ from typing import Any
 
 import click
 
-from vts.cliparams import InputFile, NnvtsCommand, NnvtsGroup, OutputFile, bounded_int
+from vts.cliparams import NnvtsCommand, NnvtsGroup, OutputFile, ResultsFile, bounded_int
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DEFAULT_SPECS = ("generated_tests",)
-#: Results files are read as streams, one record at a time: their size is no reason to refuse them.
-RESULTS_FILE = InputFile(max_bytes=1 << 50)
-MAX_RERUNS = 100
 
 
 def _usage_error(message: str) -> None:
@@ -32,19 +29,19 @@ def _usage_error(message: str) -> None:
 
 
 _LAST_FAILED = click.option(
-    "--last-failed", type=RESULTS_FILE, metavar="RESULTS",
+    "--last-failed", type=ResultsFile(), metavar="RESULTS",
     help="Only the cases that failed (or were flaky) in this results file (.jsonl or .json).")
 _DURATIONS_FROM = click.option(
-    "--durations-from", type=RESULTS_FILE, metavar="FILE",
+    "--durations-from", type=ResultsFile(), metavar="FILE",
     help="Balance --shard by stored per-case durations (a results file or --store-durations file).")
 
 _RUN_OPTIONS = [
-    click.option("--reruns", type=bounded_int(0, MAX_RERUNS), default=0, show_default=True, metavar="N",
+    click.option("--reruns", type=bounded_int(0, 100), default=0, show_default=True, metavar="N",
                  help="Re-run an unexpectedly failing case up to N times, alone on a fresh driver host; "
                       "a case that then passes is 'flaky'."),
     click.option("--fail-on-flaky", is_flag=True, help="Flaky cases fail the run (by default they do not)."),
     _LAST_FAILED,
-    click.option("--baseline", type=RESULTS_FILE, metavar="RESULTS",
+    click.option("--baseline", type=ResultsFile(), metavar="RESULTS",
                  help="Compare with a previous results file: each case is new-failure, still-failing, fixed, "
                       "new or still-passing."),
     click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
@@ -124,14 +121,14 @@ def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @click.command(cls=NnvtsCommand)
-@click.argument("shards", nargs=-1, type=RESULTS_FILE)
+@click.argument("shards", nargs=-1, required=True, type=ResultsFile())
 @click.option("--specs", "specs", multiple=True, metavar="PATH",
               help="The selection the shards were run with (repeatable). Default: generated_tests/.")
 @click.option("-k", "keyword", metavar="EXPR", help="The -k expression the shards were run with.")
 @click.option("--family", "families", multiple=True, metavar="NAME", help="The families the shards were run with.")
 @click.option("--no-coverage-check", is_flag=True,
               help="Only check for duplicates (do not enumerate the selection to find missing cases).")
-@click.option("--baseline", type=RESULTS_FILE, metavar="RESULTS",
+@click.option("--baseline", type=ResultsFile(), metavar="RESULTS",
               help="Compare the merged run with a previous results file (as nnvts run --baseline).")
 @click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
               help="'new': failing cases make the exit status 1 only when the --baseline did not have them.")
@@ -154,8 +151,6 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     if fail_on == "new" and not baseline:
         _usage_error("--fail-on new needs --baseline OLD.jsonl (new against what?)")
     expected = None if no_coverage_check else _expected_names(specs, keyword, families)
-    if not shards:
-        _usage_error("merge: give the shard results files (SHARDS...)")
     try:
         metas, coverage = survey(shards, expected)
         old = Baseline.from_file(baseline) if baseline else None
@@ -186,9 +181,9 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
 
 
 @click.command(cls=NnvtsCommand)
-@click.argument("results", type=RESULTS_FILE, required=False)
+@click.argument("results", type=ResultsFile())
 @_report_options
-def report(results: str | None, json_path: str | None, junit_path: str | None, html_path: str | None,
+def report(results: str, json_path: str | None, junit_path: str | None, html_path: str | None,
            jsonl_path: str | None) -> None:
     """Render JSON, JUnit and HTML reports from a results file, also one cut short by a kill.
 
@@ -200,9 +195,6 @@ def report(results: str | None, json_path: str | None, junit_path: str | None, h
     from vts.run.merge import Collect, survey
     from vts.run.resultsfile import ResultsFileError, iter_results
 
-    if results is None:
-        _usage_error("report: give the results file to render (RESULTS)")
-        return
     if not (json_path or junit_path or html_path or jsonl_path):
         _usage_error("nothing to write: give --json, --junit, --html or --jsonl")
     try:
@@ -230,7 +222,7 @@ def expectations() -> None:
 
 
 @expectations.command()
-@click.option("--from", "results", required=True, type=RESULTS_FILE, metavar="RESULTS",
+@click.option("--from", "results", required=True, type=ResultsFile(), metavar="RESULTS",
               help="Results file (.jsonl or .json) of the run to take the failures from.")
 @click.option("--out", "out_path", required=True, type=OutputFile(), metavar="FILE",
               help="Expected-failures file to write (its comments and still-valid entries are kept).")

@@ -48,6 +48,10 @@ class Expression:
         return [t.text for t in self.terms if t.hits == 0]
 
 
+#: Parentheses and `not`s one -k expression may nest (each level is a Python call when matching).
+MAX_NESTING = 64
+
+
 def parse_expression(source: str) -> Expression:
     tokens = _TOKEN.findall(source)
     terms: list[Term] = []
@@ -63,35 +67,49 @@ def parse_expression(source: str) -> Expression:
         pos += 1
         return tokens[pos - 1]
 
+    # and/or chains are evaluated flat (any/all over their operands), so only parentheses and `not`
+    # nest; both are bounded, so a hostile -k is a usage error, never a RecursionError.
+    depth = 0
+
+    def nested() -> None:
+        nonlocal depth
+        depth += 1
+        if depth > MAX_NESTING:
+            raise SelectionError(f"-k {source[:40]!r}...: nested more than {MAX_NESTING} levels deep")
+
     def parse_or() -> Callable[[str], bool]:
-        left = parse_and()
+        parts = [parse_and()]
         while peek() == "or":
             take()
-            right = parse_and()
-            left = (lambda a, b: lambda n: a(n) or b(n))(left, right)
-        return left
+            parts.append(parse_and())
+        return parts[0] if len(parts) == 1 else (lambda ps: lambda n: any(p(n) for p in ps))(tuple(parts))
 
     def parse_and() -> Callable[[str], bool]:
-        left = parse_not()
+        parts = [parse_not()]
         while peek() == "and":
             take()
-            right = parse_not()
-            left = (lambda a, b: lambda n: a(n) and b(n))(left, right)
-        return left
+            parts.append(parse_not())
+        return parts[0] if len(parts) == 1 else (lambda ps: lambda n: all(p(n) for p in ps))(tuple(parts))
 
     def parse_not() -> Callable[[str], bool]:
+        nonlocal depth
         if peek() == "not":
             take()
+            nested()
             inner = parse_not()
+            depth -= 1
             return lambda n: not inner(n)
         return parse_atom()
 
     def parse_atom() -> Callable[[str], bool]:
+        nonlocal depth
         token = take()
         if token == "(":
+            nested()
             inner = parse_or()
             if take() != ")":
                 raise SelectionError(f"-k {source!r}: missing ')'")
+            depth -= 1
             return inner
         if token in (")", "and", "or"):
             raise SelectionError(f"-k {source!r}: unexpected {token!r}")
