@@ -28,33 +28,32 @@ def _usage_error(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
+_LAST_FAILED = click.option(
+    "--last-failed", type=ResultsFile(), metavar="RESULTS",
+    help="Only the cases that failed (or were flaky) in this results file (.jsonl or .json).")
+_DURATIONS_FROM = click.option(
+    "--durations-from", type=ResultsFile(), metavar="FILE",
+    help="Balance --shard by stored per-case durations (a results file or --store-durations file).")
+
 _RUN_OPTIONS = [
     click.option("--reruns", type=bounded_int(0, 100), default=0, show_default=True, metavar="N",
                  help="Re-run an unexpectedly failing case up to N times, alone on a fresh driver host; "
                       "a case that then passes is 'flaky'."),
     click.option("--fail-on-flaky", is_flag=True, help="Flaky cases fail the run (by default they do not)."),
-    click.option("--last-failed", type=ResultsFile(), metavar="RESULTS",
-                 help="Run only the cases that failed (or were flaky) in this results file (.jsonl or .json)."),
+    _LAST_FAILED,
     click.option("--baseline", type=ResultsFile(), metavar="RESULTS",
                  help="Compare with a previous results file: each case is new-failure, still-failing, fixed, "
                       "new or still-passing."),
     click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
                  help="'new': fail only on failures the --baseline did not have."),
-    click.option("--durations-from", type=ResultsFile(), metavar="FILE",
-                 help="Balance --shard by stored per-case durations (a results file or --store-durations file)."),
+    _DURATIONS_FROM,
     click.option("--store-durations", type=OutputFile(), metavar="FILE",
                  help="Record each case's duration in FILE (updated in place) for --durations-from."),
     click.option("--allow-unmatched-expectations", is_flag=True,
                  help="Warn instead of failing (exit 2) when an --expected-failures entry matches no selected case."),
 ]
-
-
-_LIST_OPTIONS = [
-    click.option("--last-failed", type=ResultsFile(), metavar="RESULTS",
-                 help="Only the cases that failed (or were flaky) in this results file."),
-    click.option("--durations-from", type=ResultsFile(), metavar="FILE",
-                 help="Balance --shard by stored durations (shows the shard a run with this option would run)."),
-]
+#: ``nnvts list`` takes the options that change which cases a run selects, to show them.
+_LIST_OPTIONS = [_LAST_FAILED, _DURATIONS_FROM]
 
 
 def ci_list_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -57,6 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Seconds a case may take before it is a timeout (default 60).")
     group.addoption("--nnvts-memory-limit", type=int, default=4096, metavar="MIB",
                     help="Address-space limit of the driver process in MiB (0: none; default 4096).")
+    group.addoption("--nnvts-reruns", type=int, default=0, metavar="N",
+                    help="Re-run an unexpectedly failing case up to N times on a fresh driver host (as nnvts run "
+                         "--reruns): pass after fail is the verdict flaky, a pytest pass.")
     group.addoption("--nnvts-in-process", action="store_true",
                     help="Load the driver into the pytest process (a crash then ends the session).")
     group.addoption("--nnvts-jsonl", metavar="PATH",
@@ -165,12 +168,19 @@ class NnvtsSession:
             return
         from vts.run.ci import unmatched_message
         from vts.run.selection import ExpectationList
+        from vts.spec.errors import SpecError
         from vts.spec.loader import iter_spec_paths
 
-        expectations = ExpectationList.from_file(path)
+        try:
+            expectations = ExpectationList.from_file(path)
+        except (OSError, UnicodeDecodeError) as error:
+            raise pytest.UsageError(f"--nnvts-expected-failures {path}: {error}") from None
         names = [ref.name for ref in self.index.device_refs()]
-        for spec in iter_spec_paths(self.specs):
-            names += [ref.name for ref in self.index.file_refs(spec)]
+        try:
+            for spec in iter_spec_paths(self.specs):
+                names += [ref.name for ref in self.index.file_refs(spec)]
+        except SpecError as error:
+            raise pytest.UsageError(str(error)) from None
         unmatched = expectations.unmatched_among(names)
         if unmatched:
             raise pytest.UsageError(f"{path}: {unmatched_message(unmatched)}")
@@ -205,6 +215,13 @@ class NnvtsSession:
         return self._runner
 
     def _start(self) -> Any:
+        from vts.run.reruns import install_reruns
+
+        runner = self._make_runner()
+        install_reruns(runner, max(0, self.config.getoption("nnvts_reruns")))
+        return runner
+
+    def _make_runner(self) -> Any:
         from vts.extensions import default_registry
         from vts.families.base import RunOptions
         from vts.run.drivers import DriverRef

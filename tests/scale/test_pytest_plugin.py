@@ -89,19 +89,20 @@ def test_last_failed_reruns_only_the_failed_items(tmp_path):
     assert set(cases_of(tmp_path / "again.jsonl")) == failed
 
 
-def test_a_crashing_driver_fails_the_item_with_the_crash_reason(nnvts, tmp_path):
+@pytest.mark.parametrize(("factory", "verdict"), [("segfault_device", "crash"), ("hang_device", "timeout")])
+def test_a_crashing_or_hanging_driver_fails_the_item_with_the_reason(nnvts, tmp_path, factory, verdict):
     spec = write_spec(tmp_path, hand_mul_float())
-    driver = "tests.drivers.misbehaving:segfault_device"
-    run = nnvts("run", "--driver", driver, "--family", "generated", "--jsonl", str(tmp_path / "run.jsonl"), spec)
+    driver = f"tests.drivers.misbehaving:{factory}"
+    run = nnvts("run", "--driver", driver, "--family", "generated", "--timeout", "2", "--jsonl",
+                str(tmp_path / "run.jsonl"), spec)
     (case,) = cases_of(tmp_path / "run.jsonl").values()
-    assert case["verdict"] == "crash"
+    assert case["verdict"] == verdict and run.returncode == 1
     result = pytest_run("--nnvts-specs", spec, "--nnvts-driver", driver, "--nnvts-family", "generated",
-                        "--junitxml", str(tmp_path / "p.xml"))
+                        "--nnvts-timeout", "2", "--junitxml", str(tmp_path / "p.xml"))
     assert result.returncode == 1
     got = junit_outcomes(tmp_path / "p.xml")[case["name"]]
-    assert got["outcome"] == "failed" and got["verdict"] == "crash"
-    assert f"crash: {case['reason']}" in result.stdout
-    assert run.returncode == 1
+    assert got["outcome"] == "failed" and got["verdict"] == verdict
+    assert f"{verdict}: {case['reason']}" in result.stdout
 
 
 def test_pytest_selection_tools_apply_to_cases(tmp_path):
@@ -140,3 +141,34 @@ def test_remote_style_xdist_workers_run_from_their_own_copy_of_the_specs(tmp_pat
     assert (remote / "generated_tests" / "relu_clamp.json").exists()
     cases = cases_of(tmp_path / "r.jsonl")
     assert cases and all(c["verdict"] == "passed" for c in cases.values())
+
+
+def test_case_index_names_the_cases_of_iter_cases_in_order_and_rebuilds_them():
+    from vts.run.caseindex import CaseIndex
+    from vts.run.runner import Selection, iter_cases
+    from vts.spec.loader import iter_spec_paths
+
+    specs = ["generated_tests/relu_clamp.json", "generated_tests/add_binary.json"]
+    families = ["discovery", "generated", "validation"]
+    index = CaseIndex(families)
+    refs = index.device_refs() + [ref for path in iter_spec_paths(specs) for ref in index.file_refs(path)]
+    expected = [(f.name, c.name) for f, c in iter_cases(Selection(spec_paths=specs, families=families))]
+    assert [(r.family, r.name) for r in refs] == expected
+    family, case = index.case("generated_tests/add_binary.json", "add_binary.relu")
+    assert family.name == "generated" and case.name == "add_binary.relu" and case.model is not None
+    with pytest.raises(LookupError, match="no case 'nope'"):
+        index.case(None, "nope")
+
+
+def test_nnvts_reruns_turn_a_flaky_driver_into_flaky_passes(tmp_path):
+    from tests.scale.conftest import FLAKY
+
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    result = pytest_run("--nnvts-specs", "generated_tests", "--nnvts-family", "generated", "--nnvts-driver", FLAKY,
+                        "-k", "relu_clamp", "--nnvts-reruns", "1", "--nnvts-jsonl", str(tmp_path / "r.jsonl"),
+                        NNVTS_FLAKY_DIR=str(markers))
+    assert result.returncode == 0, result.stdout[-2000:]
+    cases = cases_of(tmp_path / "r.jsonl")
+    assert "flaky" in {c["verdict"] for c in cases.values()}
+    assert all(len(c["extra"]["attempts"]) == 2 for c in cases.values() if c["verdict"] == "flaky")

@@ -126,7 +126,7 @@ class CiSink:
 
     def finish(self, interrupted: bool) -> None:
         ci = self.ci
-        if ci.baseline is not None and ci.tally is not None:
+        if ci.baseline is not None and ci.tally is not None and not any(_renders_baseline(s) for s in self.inner):
             _print_section(self.inner, ci.tally.lines(ci.baseline.path))
         try:
             if ci.options.store_durations and ci.measured:
@@ -136,6 +136,11 @@ class CiSink:
         finally:
             for sink in self.inner:
                 sink.finish(interrupted)
+
+
+def _renders_baseline(sink: Any) -> bool:
+    """Whether a terminal report prints the baseline comparison itself (then ours would say it twice)."""
+    return callable(getattr(sink, "_print_baseline", None)) or callable(getattr(sink, "print_baseline", None))
 
 
 def _print_section(sinks: Sequence[Any], lines: list[str]) -> None:
@@ -222,6 +227,8 @@ def _load_inputs(options: CiOptions, expected_failures: str | None) -> _Inputs:
         raise CiInputError(str(error)) from None
     except OSError as error:
         raise CiInputError(f"{error.filename}: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise CiInputError(f"{expected_failures}: not UTF-8 text ({error.reason} at byte {error.start})") from None
     return inputs
 
 

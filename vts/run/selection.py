@@ -119,7 +119,10 @@ def parse_expression(source: str) -> Expression:
 
     if not tokens:
         raise SelectionError("-k: empty expression")
-    predicate = parse_or()
+    try:
+        predicate = parse_or()
+    except RecursionError:
+        raise SelectionError(f"-k {source[:40]!r}...: the expression is nested too deeply") from None
     if pos != len(tokens):
         raise SelectionError(f"-k {source!r}: unexpected {tokens[pos]!r}")
     return Expression(source, predicate, terms)

@@ -163,7 +163,8 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
     completed, sinks = run_parallel(plan, make_sinks)
     if not completed:
         return signals.exit_status()
-    return ci.exit_status(_exit_status(ci.unwrap(sinks)[0].stream.summary()))
+    files = next(s for s in ci.unwrap(sinks) if isinstance(s, FileReports))
+    return ci.exit_status(_exit_status(files.stream.summary()))
 
 
 def version_of(device: Device) -> str:
