@@ -273,5 +273,9 @@ def info(driver: str, as_json: bool, expect_version: str | None) -> None:
         sys.exit(EXIT_FAILED)
 
 
+from vts.fuzz.command import fuzz  # noqa: E402 - commands in modules of their own
+
+main.add_command(fuzz)
+
 if __name__ == "__main__":
     main()
