@@ -274,8 +274,10 @@ def info(driver: str, as_json: bool, expect_version: str | None) -> None:
 
 
 from vts.fuzz.command import fuzz  # noqa: E402 - commands in modules of their own
+from vts.soak.command import soak  # noqa: E402
 
 main.add_command(fuzz)
+main.add_command(soak)
 
 if __name__ == "__main__":
     main()
