@@ -151,27 +151,31 @@ def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk
     from vts.fuzz.mutators import ModelLayout, RequestLayout, draw_model_edits, draw_request_edits
 
     layouts = [(ModelLayout.of(s.model), RequestLayout.of(s.built.request)) for s in seeds]
+    pick_seed = st.integers(0, len(seeds) - 1)
+    pick_executor = st.sampled_from(("sync", "async"))
     tally = Tally()
     state = _ChunkState()
     started = time.monotonic()
+
+    @st.composite
+    def fuzz_cases(draw: Any) -> tuple[int, FuzzCase]:
+        index = draw(pick_seed)
+        model_layout, request_layout = layouts[index]
+        model_edits = draw_model_edits(draw, model_layout, config.max_model_edits)
+        requests = tuple(
+            RequestEdits(draw(pick_executor), tuple(draw_request_edits(draw, request_layout, config.max_request_edits)))
+            for _ in range(config.requests_per_model))
+        return index, FuzzCase(seeds[index].label, tuple(model_edits), requests)
 
     @hypothesis_seed(chunk_seed)
     @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
               phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False, print_blob=False,
               verbosity=Verbosity.quiet,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(st.data())
-    def fuzz_one(data: Any) -> None:
-        draw = data.draw
-        index = draw(st.integers(0, len(seeds) - 1))
+    @given(fuzz_cases())
+    def fuzz_one(drawn: tuple[int, FuzzCase]) -> None:
+        index, case = drawn
         seed = seeds[index]
-        model_layout, request_layout = layouts[index]
-        model_edits = draw_model_edits(draw, model_layout, config.max_model_edits)
-        requests = tuple(
-            RequestEdits(draw(st.sampled_from(("sync", "async"))),
-                         tuple(draw_request_edits(draw, request_layout, config.max_request_edits)))
-            for _ in range(config.requests_per_model))
-        case = FuzzCase(seed.label, tuple(model_edits), requests)
         now = time.monotonic()
         if state.first_failure_at is not None and now - state.first_failure_at > config.shrink_budget:
             known = state.known.get(case.digest())

@@ -59,13 +59,28 @@ def _s(name: str) -> st.SearchStrategy[Any]:
     return _strategies()[name]
 
 
+@cache
+def _ints(low: int, high: int) -> st.SearchStrategy[int]:
+    return st.integers(low, high)
+
+
+@cache
+def _one_of(options: tuple[Any, ...]) -> st.SearchStrategy[Any]:
+    return st.sampled_from(options)
+
+
+@cache
+def _operand_indexes(count: int) -> st.SearchStrategy[int]:
+    return st.one_of(_ints(0, max(count - 1, 0)), st.sampled_from((count, count + 1, 2**32 - 1, -1)))
+
+
 def _index(draw: Draw, size: int) -> int:
-    return draw(st.integers(0, max(size - 1, 0)))
+    return draw(_ints(0, max(size - 1, 0)))
 
 
 def _operand_index(draw: Draw, count: int) -> int:
     """An operand index: mostly in range, sometimes just past the end or huge."""
-    return draw(st.one_of(st.integers(0, max(count - 1, 0)), st.sampled_from((count, count + 1, 2**32 - 1, -1))))
+    return draw(_operand_indexes(count))
 
 
 # -- layouts --------------------------------------------------------------------
@@ -173,23 +188,23 @@ def m_lifetime(draw: Draw, layout: ModelLayout) -> Edit:
 
 def m_location(draw: Draw, layout: ModelLayout) -> Edit:
     _, _, path = _operand(draw, layout)
-    field = draw(st.sampled_from(("offset", "length", "pool_index")))
+    field = draw(_one_of(("offset", "length", "pool_index")))
     return Edit("set", (*path, "location", field), draw(_s("uint32")))
 
 
 def m_consumers(draw: Draw, layout: ModelLayout) -> Edit:
     _, _, path = _operand(draw, layout)
-    return Edit("set", (*path, "number_of_consumers"), draw(st.sampled_from((0, 1, 2, 100, 2**32 - 1))))
+    return Edit("set", (*path, "number_of_consumers"), draw(_one_of((0, 1, 2, 100, 2**32 - 1))))
 
 
 def m_extra_params(draw: Draw, layout: ModelLayout) -> Edit:
     _, _, path = _operand(draw, layout)
-    choice = draw(st.integers(0, 2))
+    choice = draw(_ints(0, 2))
     if choice == 0:
         value: Any = None
     elif choice == 1:
         scales = draw(st.lists(_s("float"), max_size=4))
-        value = {"channel_quant": [scales, draw(st.sampled_from((0, 1, 3, 4, 2**32 - 1)))]}
+        value = {"channel_quant": [scales, draw(_one_of((0, 1, 3, 4, 2**32 - 1)))]}
     else:
         value = {"bytes": draw(st.binary(max_size=8)).hex()}
     return Edit("set", (*path, "extra_params"), value)
@@ -204,7 +219,7 @@ def m_operation_type(draw: Draw, layout: ModelLayout) -> Edit:
 def m_operation_operand(draw: Draw, layout: ModelLayout) -> Edit:
     graph = _graph(draw, layout)
     k = _index(draw, len(graph.operation_arity))
-    side = draw(st.sampled_from(("inputs", "outputs")))
+    side = draw(_one_of(("inputs", "outputs")))
     arity = graph.operation_arity[k][0 if side == "inputs" else 1] if graph.operation_arity else 0
     return Edit("set", (*graph.path, "operations", k, side, _index(draw, arity)),
                 _operand_index(draw, graph.operands))
@@ -213,9 +228,9 @@ def m_operation_operand(draw: Draw, layout: ModelLayout) -> Edit:
 def m_operation_arity(draw: Draw, layout: ModelLayout) -> Edit:
     graph = _graph(draw, layout)
     k = _index(draw, len(graph.operation_arity))
-    side = draw(st.sampled_from(("inputs", "outputs")))
+    side = draw(_one_of(("inputs", "outputs")))
     arity = graph.operation_arity[k][0 if side == "inputs" else 1] if graph.operation_arity else 0
-    op = draw(st.sampled_from(("delete", "duplicate", "append")))
+    op = draw(_one_of(("delete", "duplicate", "append")))
     path = (*graph.path, "operations", k, side)
     if op == "append":
         return Edit(op, path, _operand_index(draw, graph.operands))
@@ -224,9 +239,9 @@ def m_operation_arity(draw: Draw, layout: ModelLayout) -> Edit:
 
 def m_graph_io(draw: Draw, layout: ModelLayout) -> Edit:
     graph = _graph(draw, layout)
-    side = draw(st.sampled_from(("input_indexes", "output_indexes")))
+    side = draw(_one_of(("input_indexes", "output_indexes")))
     size = graph.inputs if side == "input_indexes" else graph.outputs
-    op = draw(st.sampled_from(("set", "delete", "duplicate", "append")))
+    op = draw(_one_of(("set", "delete", "duplicate", "append")))
     path = (*graph.path, side)
     if op == "set":
         return Edit(op, (*path, _index(draw, size)), _operand_index(draw, graph.operands))
@@ -237,9 +252,9 @@ def m_graph_io(draw: Draw, layout: ModelLayout) -> Edit:
 
 def m_structure(draw: Draw, layout: ModelLayout) -> Edit:
     graph = _graph(draw, layout)
-    what = draw(st.sampled_from(("operations", "operands")))
+    what = draw(_one_of(("operations", "operands")))
     size = len(graph.operation_arity) if what == "operations" else graph.operands
-    op = draw(st.sampled_from(("delete", "duplicate", "swap")))
+    op = draw(_one_of(("delete", "duplicate", "swap")))
     return Edit(op, (*graph.path, what), _index(draw, size))
 
 
@@ -248,25 +263,25 @@ def m_subgraph_reference(draw: Draw, layout: ModelLayout) -> Edit:
     if holders and draw(_s("bool")):
         graph = holders[_index(draw, len(holders))]
         index = graph.subgraph_operands[_index(draw, len(graph.subgraph_operands))]
-        target = draw(st.one_of(st.integers(0, len(layout.graphs)), st.sampled_from((2**32 - 1, 2**31))))
+        target = draw(_operand_indexes(len(layout.graphs)))
         return Edit("set", (*graph.path, "operands", index, "location", "offset"), target)
-    op = draw(st.sampled_from(("delete", "duplicate", "swap")))
+    op = draw(_one_of(("delete", "duplicate", "swap")))
     return Edit(op, ("referenced",), _index(draw, len(layout.graphs) - 1))
 
 
 def m_extension(draw: Draw, layout: ModelLayout) -> Edit:
     if draw(_s("bool")):
-        name = draw(st.sampled_from(_EXTENSION_NAMES))
+        name = draw(_one_of(_EXTENSION_NAMES))
         return Edit("append", ("extension_name_to_prefix",), {"extension": [name, draw(_s("prefix"))]})
     _, _, path = _operand(draw, layout)
-    prefix = draw(st.sampled_from((1, 2, 0xFFFF)))
-    return Edit("set", (*path, "type"), (prefix << 16) | draw(st.integers(0, 3)))
+    prefix = draw(_one_of((1, 2, 0xFFFF)))
+    return Edit("set", (*path, "type"), (prefix << 16) | draw(_ints(0, 3)))
 
 
 def m_model_data(draw: Draw, layout: ModelLayout) -> Edit:
-    choice = draw(st.integers(0, 2))
+    choice = draw(_ints(0, 2))
     if choice == 0:
-        size = draw(st.integers(0, max(layout.operand_values - 1, 0)))
+        size = draw(_ints(0, max(layout.operand_values - 1, 0)))
         return Edit("set", ("operand_values",), {"bytes": "00" * size})
     if choice == 1:
         return Edit("delete", ("pools",), 0)
@@ -281,15 +296,15 @@ MODEL_MUTATORS: tuple[Callable[[Draw, ModelLayout], Edit], ...] = (
 
 
 def draw_model_edits(draw: Draw, layout: ModelLayout, max_edits: int = 3) -> list[Edit]:
-    count = draw(st.integers(0, max_edits))
-    return [draw(st.sampled_from(MODEL_MUTATORS))(draw, layout) for _ in range(count)]
+    count = draw(_ints(0, max_edits))
+    return [draw(_one_of(MODEL_MUTATORS))(draw, layout) for _ in range(count)]
 
 
 # -- request mutators -----------------------------------------------------------
 
 
 def _argument(draw: Draw, layout: RequestLayout) -> tuple[str, int, int]:
-    side = draw(st.sampled_from(("inputs", "outputs")))
+    side = draw(_one_of(("inputs", "outputs")))
     size = layout.inputs if side == "inputs" else layout.outputs
     index = _index(draw, size)
     ranks = layout.input_ranks if side == "inputs" else layout.output_ranks
@@ -298,7 +313,7 @@ def _argument(draw: Draw, layout: RequestLayout) -> tuple[str, int, int]:
 
 def r_location(draw: Draw, layout: RequestLayout) -> Edit:
     side, index, _ = _argument(draw, layout)
-    field = draw(st.sampled_from(("offset", "length", "pool_index")))
+    field = draw(_one_of(("offset", "length", "pool_index")))
     return Edit("set", (side, index, "location", field), draw(_s("uint32")))
 
 
@@ -315,15 +330,15 @@ def r_no_value(draw: Draw, layout: RequestLayout) -> Edit:
 
 
 def r_arguments(draw: Draw, layout: RequestLayout) -> Edit:
-    side = draw(st.sampled_from(("inputs", "outputs")))
+    side = draw(_one_of(("inputs", "outputs")))
     size = layout.inputs if side == "inputs" else layout.outputs
-    return Edit(draw(st.sampled_from(("delete", "duplicate", "swap"))), (side,), _index(draw, size))
+    return Edit(draw(_one_of(("delete", "duplicate", "swap"))), (side,), _index(draw, size))
 
 
 def r_pools(draw: Draw, layout: RequestLayout) -> Edit:
-    op = draw(st.sampled_from(("delete", "duplicate", "swap", "set")))
+    op = draw(_one_of(("delete", "duplicate", "swap", "set")))
     if op == "set":
-        token = draw(st.sampled_from((0, 1, -1, 2**63 - 1)))
+        token = draw(_one_of((0, 1, -1, 2**63 - 1)))
         return Edit("set", ("pools", _index(draw, layout.pools)), {"token": token})
     return Edit(op, ("pools",), _index(draw, layout.pools))
 
@@ -334,5 +349,5 @@ REQUEST_MUTATORS: tuple[Callable[[Draw, RequestLayout], Edit], ...] = (
 
 
 def draw_request_edits(draw: Draw, layout: RequestLayout, max_edits: int = 2) -> list[Edit]:
-    count = draw(st.integers(0, max_edits))
-    return [draw(st.sampled_from(REQUEST_MUTATORS))(draw, layout) for _ in range(count)]
+    count = draw(_ints(0, max_edits))
+    return [draw(_one_of(REQUEST_MUTATORS))(draw, layout) for _ in range(count)]

@@ -58,14 +58,29 @@ def build_input(case: FuzzCase, model: Any, request: Any) -> Any:
     """The fuzzed ``FuzzInput``: copies of the base model and request with the edits applied."""
     from vts.fuzz.oracle import FuzzInput
 
-    fuzzed = model.copy()
-    apply_edits(fuzzed, case.model_edits)
+    fuzzed = model
+    if case.model_edits:  # drivers copy what they keep, so an unedited base can be shared
+        fuzzed = model.copy()
+        apply_edits(fuzzed, case.model_edits)
     requests = []
     for item in case.requests:
-        edited = request.copy()
-        apply_edits(edited, item.edits)
+        edited = request
+        if item.edits:
+            edited = _copy_request(request)
+            apply_edits(edited, item.edits)
         requests.append((item.executor, edited))
     return FuzzInput(fuzzed, tuple(requests))
+
+
+def _copy_request(request: Any) -> Any:
+    """``Request.copy`` without deepcopy (a fuzz run copies millions of requests built by the harness)."""
+    from vts.hal.types import DataLocation, Request, RequestArgument
+
+    def arguments(items: Any) -> list[Any]:
+        return [RequestArgument(a.has_no_value, DataLocation(a.location.pool_index, a.location.offset,
+                                                             a.location.length), list(a.dimensions)) for a in items]
+
+    return Request(arguments(request.inputs), arguments(request.outputs), list(request.pools))
 
 
 def sidecar_path(spec_path: str) -> str:
