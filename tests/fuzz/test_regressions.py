@@ -3,6 +3,10 @@
 Each pair ``NAME.json`` + ``NAME.fuzz`` under ``regressions/`` was saved by
 ``nnvts fuzz --save-dir`` and is re-sent by the fuzz_replay family exactly as
 the fuzzer sent it; the reference must now answer with HAL statuses only.
+The replay runs in a driver host limited to 1 GiB of address space, as the
+fuzzer's run was limited: ``fuzz_exception_1fb8635103`` (a RESIZE_BILINEAR
+whose output size is read from a misplaced constant) ran the driver out of
+memory and surfaced as a MemoryError instead of GENERAL_FAILURE.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ import pytest
 
 from drivers.reference import create_device
 from vts.families.base import RunOptions
+from vts.ipc.process import HostProcess
 from vts.results import Verdict
-from vts.run.runner import Runner, Selection, iter_cases
+from vts.run.isolated import IsolatedRunner
+from vts.run.runner import Selection, iter_cases
 
 HERE = os.path.join(os.path.dirname(__file__), "regressions")
 SAVED = sorted(glob.glob(os.path.join(HERE, "*.fuzz")))
@@ -31,7 +37,12 @@ def test_reference_answers_saved_fuzz_input_with_hal_statuses(sidecar: str) -> N
     cases = list(iter_cases(Selection([spec], families=["fuzz_replay"])))
     assert len(cases) == 1
     family, case = cases[0]
-    result = Runner(create_device(), RunOptions(case_timeout=30)).run_case(family, case)
+    host = HostProcess("reference", memory_limit=1 << 30)
+    try:
+        runner = IsolatedRunner(host.start(), RunOptions(case_timeout=60), None, host=host, rerun_crashes=False)
+        result = runner.run_case(family, case)
+    finally:
+        host.stop()
     assert result.verdict is Verdict.PASSED, (result.reason, result.details)
 
 

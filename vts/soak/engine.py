@@ -72,6 +72,8 @@ class SoakReport:
     result_changes: list[tuple[str, str]] = field(default_factory=list)
     lost: str | None = None
     interrupted: bool = False
+    #: Executions of the first iteration; samples before its end are not fitted.
+    warm_up_executions: int = 0
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -118,6 +120,9 @@ def run_soak(device_of: Callable[[], Device], pid: int, workloads: Sequence[Any]
                 if end is not None and time.monotonic() >= end:
                     break
             report.iterations += 1
+            if report.iterations == 1:  # first use maps pools, loads code: warm-up, left out of the trends
+                report.warm_up_executions = report.executions
+                series.take(report.executions)
             if end is not None and time.monotonic() >= end:
                 break
         report.seconds = time.monotonic() - started
@@ -142,7 +147,7 @@ def run_soak(device_of: Callable[[], Device], pid: int, workloads: Sequence[Any]
 
 def _judge(report: SoakReport, workloads: Sequence[Any], config: SoakConfig) -> None:
     series = report.series
-    samples = series.samples if series is not None else []
+    samples = [s for s in (series.samples if series is not None else []) if s.executions >= report.warm_up_executions]
     failures = report.failures
     if report.lost:
         failures.append(report.lost)

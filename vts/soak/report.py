@@ -73,6 +73,7 @@ def report_dict(report: SoakReport, header: dict[str, Any]) -> dict[str, Any]:
         "skipped": [{"name": n, "why": w} for n, w in report.skipped],
         "iterations": report.iterations,
         "executions": report.executions,
+        "warm_up_executions": report.warm_up_executions,
         "seconds": round(report.seconds, 3),
         "rss_mb": _growth_dict(report.rss),
         "pss_mb": _growth_dict(report.pss),

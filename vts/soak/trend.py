@@ -3,9 +3,10 @@
 Growth: a least-squares line through the second half of the samples (the
 first half holds warm-up: allocator arenas, caches, lazily loaded code),
 fitted against the number of executions -- not time, so a loaded machine
-does not change the answer -- and extrapolated over the executions of that
-half.  A driver that leaks a little on every execution grows linearly and
-shows up however noisy single samples are; one that settles does not.
+does not change the answer -- and multiplied by the executions of that half
+(from the middle execution to the last, however sparse the samples).  A
+driver that leaks a little on every execution grows linearly and shows up
+however noisy single samples are; one that settles does not.
 
 Drift: the median latency of the last windows against that of the first
 windows after warm-up.  Medians, because one slow execution on a busy
@@ -57,7 +58,8 @@ def second_half_growth(executions: Sequence[int], values: Sequence[float]) -> Gr
     xs = [float(x) for x, _ in pairs]
     ys = [float(y) for _, y in pairs]
     slope = least_squares_slope(xs, ys)
-    return Growth(float(values[0]), float(values[-1]), slope, slope * (xs[-1] - xs[0]), len(pairs))
+    span = executions[-1] - min(middle, xs[0])
+    return Growth(float(values[0]), float(values[-1]), slope, slope * span, len(pairs))
 
 
 @dataclass(frozen=True, slots=True)
