@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vts.fuzz.oracle import Finding, Tally, check_input
-from vts.fuzz.saved import FuzzCase, RequestEdits, build_input, edits_text, save_failure
+from vts.fuzz.edits import Edit
+from vts.fuzz.oracle import Finding, Tally, check_model, check_requests
+from vts.fuzz.saved import FuzzCase, RequestEdits, edited_model, edited_requests, edits_text, save_failure
 from vts.fuzz.seeds import SeedModel
 
 
@@ -158,36 +159,43 @@ def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk
     started = time.monotonic()
 
     @st.composite
-    def fuzz_cases(draw: Any) -> tuple[int, FuzzCase]:
+    def model_cases(draw: Any) -> tuple[int, tuple[Edit, ...]]:
         index = draw(pick_seed)
-        model_layout, request_layout = layouts[index]
-        model_edits = draw_model_edits(draw, model_layout, config.max_model_edits)
-        requests = tuple(
-            RequestEdits(draw(pick_executor), tuple(draw_request_edits(draw, request_layout, config.max_request_edits)))
-            for _ in range(config.requests_per_model))
-        return index, FuzzCase(seeds[index].label, tuple(model_edits), requests)
+        return index, tuple(draw_model_edits(draw, layouts[index][0], config.max_model_edits))
+
+    @st.composite
+    def request_lists(draw: Any, index: int) -> tuple[RequestEdits, ...]:
+        layout = layouts[index][1]
+        return tuple(RequestEdits(draw(pick_executor), tuple(draw_request_edits(draw, layout,
+                                                                                config.max_request_edits)))
+                     for _ in range(config.requests_per_model))
 
     @hypothesis_seed(chunk_seed)
     @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
               phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False, print_blob=False,
               verbosity=Verbosity.quiet,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(fuzz_cases())
-    def fuzz_one(drawn: tuple[int, FuzzCase]) -> None:
-        index, case = drawn
+    @given(st.data())
+    def fuzz_one(data: Any) -> None:
+        # Two draws: the model's edits, then -- only once the driver prepared the model -- the requests',
+        # so no request is generated for the (many) models a driver refuses.
+        index, model_edits = data.draw(model_cases())
         seed = seeds[index]
+        model_case = FuzzCase(seed.label, model_edits, ())
         now = time.monotonic()
         if state.first_failure_at is not None and now - state.first_failure_at > config.shrink_budget:
-            known = state.known.get(case.digest())
-            if known is not None:  # Hypothesis's final replay of the smallest failure found in budget
-                state.last = (case, known)
-                raise known
+            _replay_known(state, model_case, lambda: data.draw(request_lists(index)))
             return
         if state.first_failure_at is None and deadline is not None and now >= deadline:
             return  # out of time: the rest of the chunk runs empty
-        fuzz_input = build_input(case, seed.model, seed.built.request)
+        model = edited_model(seed.model, model_edits)
+        case = model_case
         try:
-            check_input(target.device(), fuzz_input, target.call, tally, async_timeout=target.timeout)
+            prepared = check_model(target.device(), model, target.call, tally)
+            if prepared is not None and config.requests_per_model:
+                case = FuzzCase(seed.label, model_edits, data.draw(request_lists(index)))
+                requests = edited_requests(seed.built.request, case.requests)
+                check_requests(prepared, model, requests, target.call, tally, async_timeout=target.timeout)
         except Finding as finding:
             state.known[case.digest()] = finding
             state.last = (case, finding)
@@ -214,6 +222,22 @@ def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk
         failure.spec_path = save_failure(config.save_dir, seed, failure.case, failure.kind, failure.message,
                                          found_by)
     return ChunkResult(chunk_seed, state.examples, tally, time.monotonic() - started, failure)
+
+
+def _replay_known(state: _ChunkState, model_case: FuzzCase, draw_requests: Callable[[], Any]) -> None:
+    """Past the shrink budget: raise the finding of an input already known to fail, run nothing new.
+
+    Hypothesis ends shrinking by replaying the smallest failing input it saw; that replay lands here and
+    must fail the same way without depending on another (slow, perhaps hanging) driver call.
+    """
+    known = state.known.get(model_case.digest())
+    if known is None:
+        case = FuzzCase(model_case.base, model_case.model_edits, draw_requests())
+        known = state.known.get(case.digest())
+        model_case = case
+    if known is not None:
+        state.last = (model_case, known)
+        raise known
 
 
 def _failure(last: tuple[FuzzCase, Finding] | None, raised: Finding, chunk_seed: int) -> FuzzFailure:

@@ -129,7 +129,15 @@ def check_input(device: Device, fuzz_input: FuzzInput, call: Call = direct_call,
                 tally: Tally | None = None, async_timeout: float = ASYNC_RESULT_TIMEOUT) -> None:
     """Send the input to ``device``; raise ``Finding`` at the first answer no HAL driver may give."""
     tally = tally if tally is not None else Tally()
-    model = fuzz_input.model
+    prepared = check_model(device, fuzz_input.model, call, tally)
+    if prepared is not None:
+        check_requests(prepared, fuzz_input.model, fuzz_input.requests, call, tally, async_timeout)
+
+
+def check_model(device: Device, model: Model, call: Call = direct_call, tally: Tally | None = None) \
+        -> PreparedModel | None:
+    """Query support for ``model`` and prepare it; the prepared model, or None when it was refused."""
+    tally = tally if tally is not None else Tally()
     invalid = model_problem(model)
     tally.models += 1
     tally.invalid_models += invalid is not None
@@ -143,11 +151,19 @@ def check_input(device: Device, fuzz_input: FuzzInput, call: Call = direct_call,
                           f"{len(model.main.operations)} operations")
     prepared, error = _guarded(call, "prepare_model", device.prepare_model, model)
     if _refused(error, invalid, "prepare_model", tally):
-        return
+        return None
     if not isinstance(prepared, PreparedModel):
         raise Finding("wrong_type", f"prepare_model returned {type(prepared).__name__}, expected a PreparedModel")
     tally.prepared += 1
-    for executor, request in fuzz_input.requests:
+    return prepared
+
+
+def check_requests(prepared: PreparedModel, model: Model, requests: Sequence[tuple[str, Request]],
+                   call: Call = direct_call, tally: Tally | None = None,
+                   async_timeout: float = ASYNC_RESULT_TIMEOUT) -> None:
+    """Execute each (executor, request) on ``prepared`` (a model that passed ``check_model``)."""
+    tally = tally if tally is not None else Tally()
+    for executor, request in requests:
         _check_request(prepared, model, executor, request, call, tally, async_timeout)
 
 

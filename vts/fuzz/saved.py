@@ -58,18 +58,26 @@ def build_input(case: FuzzCase, model: Any, request: Any) -> Any:
     """The fuzzed ``FuzzInput``: copies of the base model and request with the edits applied."""
     from vts.fuzz.oracle import FuzzInput
 
-    fuzzed = model
-    if case.model_edits:  # drivers copy what they keep, so an unedited base can be shared
-        fuzzed = model.copy()
-        apply_edits(fuzzed, case.model_edits)
+    return FuzzInput(edited_model(model, case.model_edits), edited_requests(request, case.requests))
+
+
+def edited_model(model: Any, edits: Sequence[Edit]) -> Any:
+    if not edits:
+        return model  # drivers copy what they keep, so an unedited base can be shared
+    fuzzed = model.copy()
+    apply_edits(fuzzed, edits)
+    return fuzzed
+
+
+def edited_requests(request: Any, items: Sequence[RequestEdits]) -> tuple[tuple[str, Any], ...]:
     requests = []
-    for item in case.requests:
+    for item in items:
         edited = request
         if item.edits:
             edited = _copy_request(request)
             apply_edits(edited, item.edits)
         requests.append((item.executor, edited))
-    return FuzzInput(fuzzed, tuple(requests))
+    return tuple(requests)
 
 
 def _copy_request(request: Any) -> Any:
