@@ -150,3 +150,20 @@ def drifts_after_100() -> DriftingDevice:
 
 def dies_after_50() -> DyingDevice:
     return DyingDevice()
+
+
+class RaisingDevice(_SideEffectDevice):
+    """Raises a non-HAL exception from the 51st execution on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def before_execute(self, prepared: _Wrapped) -> None:
+        self.count += 1
+        if self.count > 50:
+            raise KeyError("execution slot table")
+
+
+def raises_after_50() -> RaisingDevice:
+    return RaisingDevice()

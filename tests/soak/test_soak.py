@@ -108,3 +108,11 @@ def test_nothing_selected_exits_5(tmp_path):
 def test_usage_errors_exit_2(args):
     result = CliRunner().invoke(main, ["soak", "--iterations", "1", *args])
     assert result.exit_code == 2
+
+
+def test_a_non_hal_exception_during_the_soak_is_a_verdict(tmp_path):
+    code, report, _ = soak(tmp_path, "tests.drivers.leaky:raises_after_50", "-k", CASE, "--iterations", "80",
+                           "--release-models", "0")
+    assert code == 1
+    assert "execution raised" in report["result_changes"][0]["problem"]
+    assert report["executions"] == 80

@@ -21,6 +21,7 @@ its bound in ``SoakConfig`` (defaults in ``nnvts soak --help``):
 from __future__ import annotations
 
 import array
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from vts.soak.first_execution import DEFAULT_STEADY_EXECUTIONS, FirstExecution, 
 from vts.soak.release import ReleaseResult, release_phase
 from vts.soak.sampler import ProcessGone, SampleSeries
 from vts.soak.trend import Drift, Growth, latency_drift, second_half_growth
-from vts.soak.workloads import GoldenWorkload
+from vts.soak.workloads import GoldenWorkload, StepResult
 
 
 @dataclass
@@ -104,6 +105,10 @@ def run_soak(device_of: Callable[[], Device], pid: int, workloads: Sequence[Any]
                     report.skipped.append((workload.name, workload.skipped))
             except CaseFailure as failure:
                 report.failures.append(f"{workload.name}: {failure.reason}")
+            except DriverLost:
+                raise
+            except Exception as error:  # a driver's non-HAL exception is a verdict, not a harness crash
+                report.failures.append(f"{workload.name}: preparation raised {type(error).__name__}: {error}")
         report.workloads = len(active)
         series.take(0)
         started = time.monotonic()
@@ -111,8 +116,14 @@ def run_soak(device_of: Callable[[], Device], pid: int, workloads: Sequence[Any]
         while active and (config.iterations is None or report.iterations < config.iterations):
             for workload in active:
                 call_deadline(config.call_timeout)
-                step = workload.step(keep_first)
-                report.latencies.append(step.latency)
+                try:
+                    step = workload.step(keep_first)
+                except DriverLost:
+                    raise
+                except Exception as error:
+                    step = StepResult(math.nan, f"execution raised {type(error).__name__}: {error}")
+                else:
+                    report.latencies.append(step.latency)
                 report.executions += 1
                 if step.problem is not None and len(report.result_changes) < 50:
                     report.result_changes.append((workload.name, step.problem))
