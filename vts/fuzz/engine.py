@@ -165,10 +165,12 @@ def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk
 
     @st.composite
     def request_lists(draw: Any, index: int) -> tuple[RequestEdits, ...]:
+        # The first request is drawn with 0..max edits (it shrinks to the valid base request), the
+        # others with at least one, so a model's requests are not copies of the same valid request.
         layout = layouts[index][1]
-        return tuple(RequestEdits(draw(pick_executor), tuple(draw_request_edits(draw, layout,
-                                                                                config.max_request_edits)))
-                     for _ in range(config.requests_per_model))
+        return tuple(RequestEdits(draw(pick_executor), tuple(draw_request_edits(
+            draw, layout, config.max_request_edits, min_edits=0 if n == 0 else 1)))
+            for n in range(config.requests_per_model))
 
     @hypothesis_seed(chunk_seed)
     @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
@@ -195,6 +197,7 @@ def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk
             if prepared is not None and config.requests_per_model:
                 case = FuzzCase(seed.label, model_edits, data.draw(request_lists(index)))
                 requests = edited_requests(seed.built.request, case.requests)
+                tally.edited_requests += sum(1 for r in case.requests if r.edits)
                 check_requests(prepared, model, requests, target.call, tally, async_timeout=target.timeout)
         except Finding as finding:
             state.known[case.digest()] = finding

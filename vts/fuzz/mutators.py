@@ -348,6 +348,6 @@ REQUEST_MUTATORS: tuple[Callable[[Draw, RequestLayout], Edit], ...] = (
 )
 
 
-def draw_request_edits(draw: Draw, layout: RequestLayout, max_edits: int = 2) -> list[Edit]:
-    count = draw(_ints(0, max_edits))
+def draw_request_edits(draw: Draw, layout: RequestLayout, max_edits: int = 2, min_edits: int = 0) -> list[Edit]:
+    count = draw(_ints(min(min_edits, max_edits), max_edits))
     return [draw(_one_of(REQUEST_MUTATORS))(draw, layout) for _ in range(count)]

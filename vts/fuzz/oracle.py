@@ -54,6 +54,7 @@ class Tally:
     invalid_models: int = 0
     prepared: int = 0
     requests: int = 0
+    edited_requests: int = 0  # the rest are the base model's valid request, sent to an edited model
     invalid_requests: int = 0
     statuses: collections.Counter[str] = field(default_factory=collections.Counter)
 
@@ -62,13 +63,14 @@ class Tally:
         self.invalid_models += other.invalid_models
         self.prepared += other.prepared
         self.requests += other.requests
+        self.edited_requests += other.edited_requests
         self.invalid_requests += other.invalid_requests
         self.statuses.update(other.statuses)
 
     def as_dict(self) -> dict[str, Any]:
         return {"models": self.models, "invalid_models": self.invalid_models, "prepared": self.prepared,
-                "requests": self.requests, "invalid_requests": self.invalid_requests,
-                "statuses": dict(sorted(self.statuses.items()))}
+                "requests": self.requests, "edited_requests": self.edited_requests,
+                "invalid_requests": self.invalid_requests, "statuses": dict(sorted(self.statuses.items()))}
 
 
 def direct_call(fn: Callable[..., Any], *args: Any) -> Any:
