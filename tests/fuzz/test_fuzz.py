@@ -102,9 +102,9 @@ def test_hang_is_found_out_of_process_and_replays_as_a_timeout(tmp_path):
     assert code == 1 and "timeout" in output
 
 
-def test_hang_in_process_is_found():
+def test_hang_in_process_is_found(tmp_path):
     code, output = fuzz("--driver", "tests.fuzz.fragile:hanging", "--in-process", "--memory-limit", "0",
-                        "--examples", "2000", "--timeout", "0.5", "--shrink-budget", "3", "--save-dir", "")
+                        "--examples", "2000", "--timeout", "0.5", "--shrink-budget", "3", "--save-dir", str(tmp_path))
     assert code == 1 and "hang:" in output
 
 

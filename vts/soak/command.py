@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from vts.cliparams import DriverParam, FiniteFloat, NnvtsCommand, OutputFile, bounded_int
 from vts.soak.duration import Duration
 
 DEFAULTS = {"max_rss_growth": 16.0, "max_fd_growth": 4, "max_thread_growth": 4, "max_latency_drift": 3.0,
@@ -17,8 +18,8 @@ def _fail_usage(message: str) -> None:
     sys.exit(2)
 
 
-@click.command()
-@click.option("--driver", default="reference", show_default=True,
+@click.command(cls=NnvtsCommand)
+@click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND (runs in one driver host process).")
 @click.option("--specs", "specs", multiple=True, metavar="PATH", help="Spec file or directory (repeatable). "
               "Default: generated_tests/.")
@@ -27,36 +28,36 @@ def _fail_usage(message: str) -> None:
               help="Family whose cases are repeated (repeatable). Default: generated (golden executions of "
                    "models prepared once).")
 @click.option("--duration", type=Duration(), metavar="DURATION", help="Soak this long (90s, 10m, 1h).")
-@click.option("--iterations", type=click.IntRange(min=1), help="Soak this many rounds over the selection.")
-@click.option("--max-rss-growth", type=click.FloatRange(min=0), default=DEFAULTS["max_rss_growth"],
+@click.option("--iterations", type=bounded_int(1, 2**31 - 1), help="Soak this many rounds over the selection.")
+@click.option("--max-rss-growth", type=FiniteFloat(0), default=DEFAULTS["max_rss_growth"],
               show_default=True, metavar="MB",
               help="Fail when the driver's RSS grows more than this over the second half of the run "
                    "(least-squares slope per execution times the executions of that half).")
-@click.option("--max-fd-growth", type=click.IntRange(min=0), default=DEFAULTS["max_fd_growth"], show_default=True,
+@click.option("--max-fd-growth", type=bounded_int(0, 2**31 - 1), default=DEFAULTS["max_fd_growth"], show_default=True,
               help="Fail when open descriptors grow more than this over the second half (and after release).")
-@click.option("--max-thread-growth", type=click.IntRange(min=0), default=DEFAULTS["max_thread_growth"],
+@click.option("--max-thread-growth", type=bounded_int(0, 2**31 - 1), default=DEFAULTS["max_thread_growth"],
               show_default=True, help="Fail when threads grow more than this over the second half.")
-@click.option("--max-latency-drift", type=click.FloatRange(min=0), default=DEFAULTS["max_latency_drift"],
+@click.option("--max-latency-drift", type=FiniteFloat(0), default=DEFAULTS["max_latency_drift"],
               show_default=True, metavar="FACTOR",
               help="Fail when the median latency of the last tenths exceeds the first tenths' by this factor "
                    "(0: report only).")
-@click.option("--max-first-execution-ratio", type=click.FloatRange(min=0), metavar="RATIO",
+@click.option("--max-first-execution-ratio", type=FiniteFloat(0), metavar="RATIO",
               help="Fail when a model's first execution takes more than RATIO times the median of its next "
                    "executions (always reported; no bound by default).")
-@click.option("--release-models", type=click.IntRange(min=0), default=DEFAULTS["release_models"],
+@click.option("--release-models", type=bounded_int(0, 2**31 - 1), default=DEFAULTS["release_models"],
               show_default=True, help="Models (and buffers) the release phase prepares and releases (0: skip).")
-@click.option("--release-slack", type=click.FloatRange(min=0), default=DEFAULTS["release_slack"],
+@click.option("--release-slack", type=FiniteFloat(0), default=DEFAULTS["release_slack"],
               show_default=True, metavar="MB", help="RSS the driver may keep after the release phase.")
-@click.option("--sample-interval", type=click.FloatRange(min=0), default=0.05, show_default=True,
+@click.option("--sample-interval", type=FiniteFloat(0), default=0.05, show_default=True,
               metavar="SECONDS", help="Sample the driver process at most this often (doubled whenever the "
                                       "series is thinned to --max-samples).")
-@click.option("--max-samples", type=click.IntRange(min=10), default=1000, show_default=True,
+@click.option("--max-samples", type=bounded_int(10, 2**31 - 1), default=1000, show_default=True,
               help="Samples kept in the report (the series is thinned evenly past this).")
-@click.option("--timeout", "call_timeout", type=float, default=60.0, show_default=True,
+@click.option("--timeout", "call_timeout", type=FiniteFloat(0, 3600, low_open=True), default=60.0, show_default=True,
               help="Seconds a driver call may take before the soak fails as hung.")
-@click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=4096, show_default=True,
+@click.option("--memory-limit", "memory_limit", type=bounded_int(0, 2**31 - 1), default=4096, show_default=True,
               metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+@click.option("--json", "json_path", type=OutputFile(),
               help="Write the JSON report (with the sampled time series) here.")
 def soak(driver: str, specs: tuple[str, ...], keyword: str | None, families: tuple[str, ...],
          duration: float | None, iterations: int | None, max_rss_growth: float, max_fd_growth: int,
