@@ -11,6 +11,7 @@ factory is a ``module:attr`` for ``--driver``.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from concurrent.futures import Future
 from typing import Any
@@ -167,3 +168,20 @@ class RaisingDevice(_SideEffectDevice):
 
 def raises_after_50() -> RaisingDevice:
     return RaisingDevice()
+
+
+class ParentTerminatingDevice(_SideEffectDevice):
+    """Sends SIGTERM to its parent (the harness) on the 20th execution: how CI cancels a soak, on cue."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def before_execute(self, prepared: _Wrapped) -> None:
+        self.count += 1
+        if self.count == 20:
+            os.kill(os.getppid(), signal.SIGTERM)
+
+
+def terminates_harness_after_20() -> ParentTerminatingDevice:
+    return ParentTerminatingDevice()

@@ -8,6 +8,7 @@ factory is a ``module:attr`` for ``nnvts fuzz --driver`` and ``nnvts run``.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from typing import Any
 
@@ -71,3 +72,21 @@ def hanging() -> HangingDevice:
 
 def wrong_type() -> WrongTypeDevice:
     return WrongTypeDevice()
+
+
+class ParentTerminatingDevice(ReferenceDevice):
+    """A correct device that sends SIGTERM to the harness on its 50th support query (a CI cancel, on cue)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries = 0
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        self.queries += 1
+        if self.queries == 50:
+            os.kill(os.getppid(), signal.SIGTERM)
+        return super().get_supported_operations(model)
+
+
+def terminates_harness() -> ParentTerminatingDevice:
+    return ParentTerminatingDevice()

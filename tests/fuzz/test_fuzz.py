@@ -130,3 +130,13 @@ def test_durations(text, seconds):
     from vts.soak.duration import parse_duration
 
     assert parse_duration(text) == seconds
+
+
+def test_sigterm_ends_the_run_with_143_and_its_report(tmp_path):
+    report = tmp_path / "fuzz.json"
+    code, output = fuzz("--driver", "tests.fuzz.fragile:terminates_harness", "--examples", "100000",
+                        "--chunk", "20", "--save-dir", str(tmp_path), "--json", str(report))
+    assert code == 143, output
+    data = json.loads(report.read_text())
+    assert data["interrupted"] and data["failures"] == [] and data["examples"] >= 20
+    assert "interrupted" in output

@@ -116,3 +116,13 @@ def test_a_non_hal_exception_during_the_soak_is_a_verdict(tmp_path):
     assert code == 1
     assert "execution raised" in report["result_changes"][0]["problem"]
     assert report["executions"] == 80
+
+
+def test_sigterm_ends_the_soak_with_143_and_its_report(tmp_path):
+    report = tmp_path / "soak.json"
+    result = CliRunner().invoke(main, [
+        "soak", "--driver", "tests.drivers.leaky:terminates_harness_after_20", "--specs",
+        os.path.join(ROOT, "generated_tests"), "-k", CASE, "--iterations", "100000", "--json", str(report)])
+    assert result.exit_code == 143, result.output
+    data = json.loads(report.read_text())
+    assert data["interrupted"] and not data["passed"] and 19 <= data["executions"] < 100000

@@ -34,10 +34,11 @@ class FuzzRequest:
 
 def fuzz_session(request: FuzzRequest, usage_error: Callable[[str], None],
                  echo: Callable[[str], None] = print) -> int:
-    """Run and return the exit status (0 nothing found, 1 found, 5 no seed model, 130 interrupted)."""
+    """Run and return the exit status (0 nothing found, 1 found, 5 no seed model, 130/143/129 interrupted)."""
     from vts.fuzz.seeds import load_seed_models
     from vts.fuzz.targets import open_target
     from vts.ipc.process import HostStartError
+    from vts.run import signals
     from vts.run.drivers import DriverNotFound
     from vts.run.selection import SelectionError, parse_expression
     from vts.spec.errors import SpecError
@@ -74,7 +75,8 @@ def fuzz_session(request: FuzzRequest, usage_error: Callable[[str], None],
     echo(f"nnvts fuzz: {len(seeds)} base models, driver {request.driver} "
          f"({'in process' if request.in_process else 'driver host'}), seeds from {request.seed}")
     try:
-        report = run_fuzz(target, seeds, config, on_chunk)
+        with signals.interrupt_on_signals():  # SIGTERM / SIGHUP end the run like Ctrl-C: summary and report kept
+            report = run_fuzz(target, seeds, config, on_chunk)
     finally:
         target.close()
         if progress is not None:
@@ -86,7 +88,7 @@ def fuzz_session(request: FuzzRequest, usage_error: Callable[[str], None],
         with open(request.json_path, "w", encoding="utf-8") as f:
             json.dump({"driver": request.driver, "command": command, **report.as_dict()}, f, indent=1)
     if report.interrupted:
-        return 130
+        return signals.exit_status()
     return 1 if report.failures else 0
 
 

@@ -57,8 +57,9 @@ def build_workloads(request: SoakRequest, host: Any) -> list[Any]:
 
 def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
                  echo: Callable[[str], None] = print) -> int:
-    """Run the soak; 0 passed, 1 failed, 5 nothing selected, 130 interrupted (2 through ``usage_error``)."""
+    """Run the soak; 0 passed, 1 failed, 5 nothing selected, 130/143/129 interrupted (2: ``usage_error``)."""
     from vts.ipc.process import HostProcess, HostStartError
+    from vts.run import signals
     from vts.run.drivers import DriverNotFound, DriverRef
     from vts.run.runner import UnknownFamily, select_families
     from vts.run.selection import SelectionError
@@ -101,7 +102,8 @@ def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
             if connection is not None:
                 connection.deadline = None if seconds is None else time.monotonic() + seconds
 
-        report = run_soak(lambda: host.device, pid, workloads, request.config, call_deadline)
+        with signals.interrupt_on_signals():  # SIGTERM / SIGHUP end the soak like Ctrl-C: report kept
+            report = run_soak(lambda: host.device, pid, workloads, request.config, call_deadline)
         if host.starts != starts and report.lost is None:
             report.lost = "the driver process was lost and restarted during the soak"
             report.failures.insert(0, report.lost)
@@ -111,7 +113,7 @@ def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
     if request.json_path:
         write_json(request.json_path, report_dict(report, _header(request, version, pid)))
     if report.interrupted:
-        return 130
+        return signals.exit_status()
     return 0 if report.passed else 1
 
 
