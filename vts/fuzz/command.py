@@ -35,14 +35,14 @@ def _fail_usage(message: str) -> None:
 @click.option("--time-budget", type=Duration(), metavar="DURATION", help="Stop after this long (90s, 10m, 1h).")
 @click.option("--save-dir", type=OutputDir(), default="fuzz-failures", show_default=True,
               help="Where a failing input is saved as a spec (re-run: nnvts run --specs DIR -k NAME).")
-@click.option("--requests-per-model", type=bounded_int(0, 2**31 - 1), default=4, show_default=True)
-@click.option("--max-models", type=bounded_int(1, 2**31 - 1), default=1000, show_default=True,
+@click.option("--requests-per-model", type=bounded_int(0, 1024), default=4, show_default=True)
+@click.option("--max-models", type=bounded_int(1, 1 << 20), default=1000, show_default=True,
               help="Valid base models to load from the specs.")
 @click.option("--timeout", "call_timeout", type=FiniteFloat(0, 3600, low_open=True), default=10.0, show_default=True,
               help="Seconds a driver call may take before it counts as a hang.")
 @click.option("--shrink-budget", type=Duration(), default="60", show_default=True, metavar="DURATION",
               help="Time spent shrinking a failing input.")
-@click.option("--memory-limit", "memory_limit", type=bounded_int(0, 2**31 - 1), default=4096, show_default=True,
+@click.option("--memory-limit", "memory_limit", type=bounded_int(0, 1 << 30), default=4096, show_default=True,
               metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
 @click.option("--progress", "progress_path", type=OutputFile(),
               help="Append one JSON line per finished chunk here (seed, counts, failure).")
@@ -64,9 +64,14 @@ def fuzz(driver: str, in_process: bool, specs: tuple[str, ...], keyword: str | N
     except ImportError:
         _fail_usage(INSTALL_HINT)
     from vts.fuzz.run import FuzzRequest, fuzz_session
+    from vts.soak.arguments import selection_problem
 
+    spec_paths = list(specs) or ["generated_tests"]
+    problem = selection_problem(spec_paths, keyword)
+    if problem is not None:
+        _fail_usage(problem)
     sys.exit(fuzz_session(FuzzRequest(
-        driver=driver, in_process=in_process, specs=list(specs) or ["generated_tests"], keyword=keyword,
+        driver=driver, in_process=in_process, specs=spec_paths, keyword=keyword,
         examples=examples, seed=seed, chunk=chunk, time_budget=time_budget, save_dir=save_dir,
         requests_per_model=requests_per_model, max_models=max_models, call_timeout=call_timeout,
         shrink_budget=shrink_budget, memory_limit_mib=memory_limit, progress_path=progress_path,

@@ -7,6 +7,8 @@ import re
 import click
 
 _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}
+#: Longer than any soak or fuzz run: a larger value is a typo.
+MAX_SECONDS = 30 * 24 * 3600.0
 _PATTERN = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([smh]?)\s*$")
 
 
@@ -15,16 +17,17 @@ def parse_duration(text: str) -> float:
     match = _PATTERN.match(text)
     if not match:
         raise ValueError(f"{text!r} is not a duration (examples: 90, 90s, 10m, 1.5h)")
-    return float(match.group(1)) * _UNITS[match.group(2)]
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"{text!r} is longer than 30 days")
+    return seconds
 
 
 class Duration(click.ParamType):
     name = "DURATION"
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, int | float):
-            return float(value)
         try:
-            return parse_duration(str(value))
+            return parse_duration(value if isinstance(value, str) else f"{value}")
         except ValueError as error:
             self.fail(str(error), param, ctx)
