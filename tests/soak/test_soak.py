@@ -126,3 +126,10 @@ def test_sigterm_ends_the_soak_with_143_and_its_report(tmp_path):
     assert result.exit_code == 143, result.output
     data = json.loads(report.read_text())
     assert data["interrupted"] and not data["passed"] and 19 <= data["executions"] < 100000
+
+
+def test_a_soak_too_short_for_one_iteration_fails_instead_of_judging_warm_up(tmp_path):
+    code, report, _ = soak(tmp_path, "reference", "-k", "abs_elementwise", "--duration", "0", "--release-models", "0")
+    assert code == 1
+    assert report["iterations"] == 0 and report["executions"] == 1
+    assert "before its first iteration" in report["failures"][0]

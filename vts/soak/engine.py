@@ -113,7 +113,8 @@ def run_soak(device_of: Callable[[], Device], pid: int, workloads: Sequence[Any]
         series.take(0)
         started = time.monotonic()
         end = None if config.duration is None else started + config.duration
-        while active and (config.iterations is None or report.iterations < config.iterations):
+        out_of_time = False
+        while active and not out_of_time and (config.iterations is None or report.iterations < config.iterations):
             for workload in active:
                 call_deadline(config.call_timeout)
                 try:
@@ -129,13 +130,13 @@ def run_soak(device_of: Callable[[], Device], pid: int, workloads: Sequence[Any]
                     report.result_changes.append((workload.name, step.problem))
                 series.maybe_take(report.executions)
                 if end is not None and time.monotonic() >= end:
+                    out_of_time = True
                     break
-            report.iterations += 1
-            if report.iterations == 1:  # first use maps pools, loads code: warm-up, left out of the trends
-                report.warm_up_executions = report.executions
-                series.take(report.executions)
-            if end is not None and time.monotonic() >= end:
-                break
+            else:  # a whole iteration: every workload stepped once
+                report.iterations += 1
+                if report.iterations == 1:  # first use maps pools, loads code: warm-up, left out of the trends
+                    report.warm_up_executions = report.executions
+                    series.take(report.executions)
         report.seconds = time.monotonic() - started
         series.take(report.executions)
         if config.release_models > 0:
@@ -162,6 +163,12 @@ def _judge(report: SoakReport, workloads: Sequence[Any], config: SoakConfig) -> 
     failures = report.failures
     if report.lost:
         failures.append(report.lost)
+    if report.iterations == 0 and report.executions and not (report.lost or report.interrupted):
+        failures.append(f"the soak ended before its first iteration over {report.workloads} workloads finished: "
+                        "nothing left after warm-up to judge (give a longer --duration or a smaller selection)")
+        samples, too_short = [], True
+    else:
+        too_short = False
     if samples:
         executions = [s.executions for s in samples]
         report.rss = second_half_growth(executions, [s.rss_kb / 1024 for s in samples])
@@ -178,7 +185,7 @@ def _judge(report: SoakReport, workloads: Sequence[Any], config: SoakConfig) -> 
         if report.threads.growth > config.max_thread_growth:
             failures.append(f"threads grow: +{report.threads.growth:.1f} over the second half "
                             f"(bound {config.max_thread_growth})")
-    report.drift = latency_drift(report.latencies)
+    report.drift = None if too_short else latency_drift(report.latencies)
     if (report.drift is not None and config.max_latency_drift is not None
             and report.drift.ratio > config.max_latency_drift):
         failures.append(f"latency drifts: median {report.drift.late_median * 1e3:.3f} ms at the end vs "
