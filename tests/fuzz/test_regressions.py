@@ -69,3 +69,16 @@ def test_huge_input_dims_are_refused_not_overflowed() -> None:
     finally:
         built.close()
         close_model(hal_model)
+
+
+def test_specs_without_a_fuzz_file_give_no_replay_case() -> None:
+    spec = os.path.join(os.path.dirname(HERE), "..", "..", "generated_tests", "abs_elementwise.json")
+    assert os.path.exists(spec)
+    assert list(iter_cases(Selection([spec], families=["fuzz_replay"]))) == []
+
+
+def test_sidecar_sits_beside_the_spec_whatever_its_suffix() -> None:
+    from vts.fuzz.saved import sidecar_path
+
+    assert sidecar_path("d/fuzz_x.json") == "d/fuzz_x.fuzz"
+    assert sidecar_path("d/fuzz_x.yaml.gz") == "d/fuzz_x.fuzz"
