@@ -26,6 +26,8 @@ from vts.cliparams import (
 )
 from vts.commands_ci import COMMANDS as CI_COMMANDS
 from vts.commands_ci import ci_list_options, ci_options, ci_run_options, narrow_selection
+from vts.fuzz.command import fuzz
+from vts.soak.command import soak
 
 DEFAULT_SPECS = ("generated_tests",)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 5
@@ -371,7 +373,8 @@ def info(driver: str, as_json: bool, expect_version: str | None) -> None:
 
 for _command in CI_COMMANDS:
     main.add_command(_command)
-
+main.add_command(fuzz)
+main.add_command(soak)
 
 if __name__ == "__main__":
     main()

@@ -153,6 +153,10 @@ class CompiledModel:
             raise
         except (ValueError, IndexError, ZeroDivisionError, FloatingPointError, OverflowError) as error:
             raise op_failure(f"{name}: {error}") from error
+        except MemoryError as error:
+            # A legal model can ask for an enormous result (a RESIZE to a size read from a constant);
+            # the sample driver's ANEURALNETWORKS_OUT_OF_MEMORY reaches the client as GENERAL_FAILURE.
+            raise op_failure(f"{name}: out of memory: {error}") from error
         if len(results) != len(output_indexes):
             raise op_failure(f"{name}: produced {len(results)} outputs, model declares {len(output_indexes)}")
         for operand_index, operand, result in zip(output_indexes, output_operands, results, strict=True):

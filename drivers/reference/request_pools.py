@@ -18,6 +18,7 @@ uninitialised.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -75,7 +76,7 @@ class RequestBinding:
     @staticmethod
     def _read_shared(position: int, pool: Memory, offset: int, length: int, dims: list[int],
                      dtype: np.dtype) -> np.ndarray:
-        count = int(np.prod(dims)) if dims else 1
+        count = math.prod(dims)  # Python ints: np.prod wraps at 2**63 and let huge dims pass the check
         needed = count * dtype.itemsize
         if length < needed:
             raise DriverError(ErrorStatus.INVALID_ARGUMENT,

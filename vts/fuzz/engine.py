@@ -1,0 +1,253 @@
+"""The fuzz loop: seeded Hypothesis chunks of fuzzed models and requests, counted and resumable.
+
+A run is a sequence of chunks; chunk ``i`` runs ``chunk`` Hypothesis
+examples from seed ``seed + i``, so a long run can be split, resumed and
+added up honestly: each finished chunk is reported (``on_chunk``) with its
+seed and counts, and ``--seed`` picks up where a log left off.  One example
+is one fuzzed model (0..3 edits to a valid seed model) and, when the driver
+prepares it, ``requests_per_model`` fuzzed requests (0..2 edits each) on the
+sync or async path.
+
+On the first finding Hypothesis shrinks the input; shrinking is capped at
+``shrink_budget`` seconds (a hang costs the full timeout per attempt), after
+which every new candidate counts as passing and the smallest failure known
+so far is what Hypothesis reports.  The failing input is saved
+(``saved.py``) and the run stops: fix the driver, then resume.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vts.fuzz.edits import Edit
+from vts.fuzz.oracle import Finding, Tally, check_model, check_requests
+from vts.fuzz.saved import FuzzCase, RequestEdits, edited_model, edited_requests, edits_text, save_failure
+from vts.fuzz.seeds import SeedModel
+
+
+@dataclass
+class FuzzConfig:
+    examples: int = 1000
+    seed: int = 0
+    time_budget: float | None = None
+    chunk: int = 1000
+    requests_per_model: int = 4
+    max_model_edits: int = 3
+    max_request_edits: int = 2
+    shrink_budget: float = 60.0
+    save_dir: str | None = None
+    #: Recorded in a saved failure (how it was found).
+    found_by: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FuzzFailure:
+    kind: str
+    message: str
+    case: FuzzCase
+    seed: int
+    spec_path: str | None = None
+
+    def describe(self) -> list[str]:
+        lines = [f"{self.kind}: {self.message}", f"  base model: {self.case.base}",
+                 f"  model edits: {edits_text(self.case.model_edits)}"]
+        lines += [f"  request {i} ({r.executor}): {edits_text(r.edits)}" for i, r in enumerate(self.case.requests)]
+        if self.spec_path:
+            lines.append(f"  saved: {self.spec_path}")
+        return lines
+
+
+@dataclass
+class ChunkResult:
+    seed: int
+    examples: int
+    tally: Tally
+    seconds: float
+    failure: FuzzFailure | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "examples": self.examples, **self.tally.as_dict(),
+                "seconds": round(self.seconds, 3), "failure": None if self.failure is None else
+                {"kind": self.failure.kind, "message": self.failure.message, "spec": self.failure.spec_path}}
+
+
+@dataclass
+class FuzzReport:
+    chunks: list[ChunkResult] = field(default_factory=list)
+    interrupted: bool = False
+    out_of_time: bool = False
+
+    @property
+    def tally(self) -> Tally:
+        total = Tally()
+        for chunk in self.chunks:
+            total.add(chunk.tally)
+        return total
+
+    @property
+    def examples(self) -> int:
+        return sum(c.examples for c in self.chunks)
+
+    @property
+    def failures(self) -> list[FuzzFailure]:
+        return [c.failure for c in self.chunks if c.failure is not None]
+
+    def as_dict(self) -> dict[str, Any]:
+        tally = self.tally
+        return {"examples": self.examples, **tally.as_dict(),
+                "models_and_requests": tally.models + tally.requests,
+                "seconds": round(sum(c.seconds for c in self.chunks), 3),
+                "interrupted": self.interrupted, "out_of_time": self.out_of_time,
+                "seeds": [c.seed for c in self.chunks],
+                "failures": [{"kind": f.kind, "message": f.message, "spec": f.spec_path, **f.case.to_json()}
+                             for f in self.failures]}
+
+
+def run_fuzz(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig,
+             on_chunk: Callable[[ChunkResult], None] | None = None) -> FuzzReport:
+    """Run chunks until ``config.examples`` examples ran, the time budget ends, or a failure is found."""
+    if not seeds:
+        raise ValueError("no valid seed model to fuzz")
+    report = FuzzReport()
+    deadline = None if config.time_budget is None else time.monotonic() + config.time_budget
+    remaining = config.examples
+    chunk_seed = config.seed
+    try:
+        while remaining > 0:
+            if deadline is not None and time.monotonic() >= deadline:
+                report.out_of_time = True
+                break
+            result = run_chunk(target, seeds, config, chunk_seed, min(config.chunk, remaining), deadline)
+            report.chunks.append(result)
+            if on_chunk is not None:
+                on_chunk(result)
+            if result.failure is not None:
+                break
+            remaining -= config.chunk
+            chunk_seed += 1
+    except KeyboardInterrupt:
+        report.interrupted = True
+    return report
+
+
+@dataclass
+class _ChunkState:
+    examples: int = 0
+    first_failure_at: float | None = None
+    known: dict[str, Finding] = field(default_factory=dict)
+    last: tuple[FuzzCase, Finding] | None = None
+    first: tuple[FuzzCase, Finding] | None = None
+
+
+def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk_seed: int, examples: int,
+              deadline: float | None = None) -> ChunkResult:
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
+
+    from vts.fuzz.mutators import ModelLayout, RequestLayout, draw_model_edits, draw_request_edits
+
+    layouts = [(ModelLayout.of(s.model), RequestLayout.of(s.built.request)) for s in seeds]
+    pick_seed = st.integers(0, len(seeds) - 1)
+    pick_executor = st.sampled_from(("sync", "async"))
+    tally = Tally()
+    state = _ChunkState()
+    started = time.monotonic()
+
+    @st.composite
+    def model_cases(draw: Any) -> tuple[int, tuple[Edit, ...]]:
+        index = draw(pick_seed)
+        return index, tuple(draw_model_edits(draw, layouts[index][0], config.max_model_edits))
+
+    @st.composite
+    def request_lists(draw: Any, index: int) -> tuple[RequestEdits, ...]:
+        # The first request is drawn with 0..max edits (it shrinks to the valid base request), the
+        # others with at least one, so a model's requests are not copies of the same valid request.
+        layout = layouts[index][1]
+        return tuple(RequestEdits(draw(pick_executor), tuple(draw_request_edits(
+            draw, layout, config.max_request_edits, min_edits=0 if n == 0 else 1)))
+            for n in range(config.requests_per_model))
+
+    @hypothesis_seed(chunk_seed)
+    @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
+              phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False, print_blob=False,
+              verbosity=Verbosity.quiet,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(st.data())
+    def fuzz_one(data: Any) -> None:
+        # Two draws: the model's edits, then -- only once the driver prepared the model -- the requests',
+        # so no request is generated for the (many) models a driver refuses.
+        index, model_edits = data.draw(model_cases())
+        seed = seeds[index]
+        model_case = FuzzCase(seed.label, model_edits, ())
+        now = time.monotonic()
+        if state.first_failure_at is not None and now - state.first_failure_at > config.shrink_budget:
+            _replay_known(state, model_case, lambda: data.draw(request_lists(index)))
+            return
+        if state.first_failure_at is None and deadline is not None and now >= deadline:
+            return  # out of time: the rest of the chunk runs empty
+        model = edited_model(seed.model, model_edits)
+        case = model_case
+        try:
+            prepared = check_model(target.device(), model, target.call, tally)
+            if prepared is not None and config.requests_per_model:
+                case = FuzzCase(seed.label, model_edits, data.draw(request_lists(index)))
+                requests = edited_requests(seed.built.request, case.requests)
+                tally.edited_requests += sum(1 for r in case.requests if r.edits)
+                check_requests(prepared, model, requests, target.call, tally, async_timeout=target.timeout)
+        except Finding as finding:
+            state.known[case.digest()] = finding
+            state.last = (case, finding)
+            if state.first is None:
+                state.first, state.first_failure_at = (case, finding), time.monotonic()
+            raise
+        if state.first_failure_at is None:
+            state.examples += 1
+
+    failure: FuzzFailure | None = None
+    try:
+        fuzz_one()
+    except Finding as finding:
+        failure = _failure(state.last, finding, chunk_seed)
+    except Exception as error:  # Hypothesis's Flaky: the failure did not reproduce on replay
+        if state.first is None:
+            raise
+        case, finding = state.first
+        failure = FuzzFailure(finding.kind, f"{finding.message} (did not reproduce on replay: "
+                              f"{type(error).__name__})", case, chunk_seed)
+    if failure is not None and config.save_dir:
+        seed = next(s for s in seeds if s.label == failure.case.base)
+        found_by = {**config.found_by, "chunk_seed": chunk_seed}
+        failure.spec_path = save_failure(config.save_dir, seed, failure.case, failure.kind, failure.message,
+                                         found_by)
+    return ChunkResult(chunk_seed, state.examples, tally, time.monotonic() - started, failure)
+
+
+def _replay_known(state: _ChunkState, model_case: FuzzCase, draw_requests: Callable[[], Any]) -> None:
+    """Past the shrink budget: raise the finding of an input already known to fail, run nothing new.
+
+    Hypothesis ends shrinking by replaying the smallest failing input it saw; that replay lands here and
+    must fail the same way without depending on another (slow, perhaps hanging) driver call.
+    """
+    known = state.known.get(model_case.digest())
+    if known is None:
+        case = FuzzCase(model_case.base, model_case.model_edits, draw_requests())
+        known = state.known.get(case.digest())
+        model_case = case
+    if known is not None:
+        state.last = (model_case, known)
+        raise known
+
+
+def _failure(last: tuple[FuzzCase, Finding] | None, raised: Finding, chunk_seed: int) -> FuzzFailure:
+    case, finding = last if last is not None else (None, raised)
+    assert case is not None, "a finding without the input that caused it"
+    return FuzzFailure(finding.kind, finding.message, case, chunk_seed)
+
+
+def progress_line(result: ChunkResult) -> str:
+    return json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **result.as_dict()})
