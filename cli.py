@@ -101,6 +101,10 @@ def main() -> None:
 @click.option("--extension-allowlist", type=click.Path(exists=True, dir_okay=False),
               help="Clients allowed to use vendor extensions, one per line (docs/extensions.md).")
 @click.option("-v", "--verbose", is_flag=True, help="Print every case as it ends.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress, failure list or table: only the closing counts, duration and report paths.")
+@click.option("--progress-interval", type=click.FloatRange(min=0), default=5.0, show_default=True, metavar="S",
+              help="Off a TTY (or with NO_COLOR): seconds between plain progress lines on stderr (0: none).")
 @click.option("--in-process", is_flag=True,
               help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
@@ -110,8 +114,8 @@ def main() -> None:
 def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
-        expected_failures: str | None, extension_allowlist: str | None, verbose: bool, in_process: bool,
-        jobs: int, memory_limit: int) -> None:
+        expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
+        progress_interval: float, in_process: bool, jobs: int, memory_limit: int) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from vts.run.session import RunRequest, run_session
 
@@ -124,7 +128,7 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
         case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures, verbose=verbose,
         extension_allowlist=extension_allowlist,
         argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs, keyword_text=keyword,
-        shard_text=shard), usage_error=_usage_error)
+        shard_text=shard, quiet=quiet, progress_interval=progress_interval), usage_error=_usage_error)
     _warn_unmatched(selection)
     sys.exit(code)
 

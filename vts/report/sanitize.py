@@ -33,14 +33,23 @@ REPLACEMENT = "\ufffd"
 
 
 def cut(text: str, limit: int = MAX_MESSAGE_BYTES) -> str:
-    """``text`` bounded to about ``limit`` UTF-8 bytes, marked ``…[cut: N bytes]`` when shortened."""
+    """``text`` bounded to ``limit`` UTF-8 bytes, marked ``…[cut: N bytes]`` when shortened.
+
+    The marker counts in the limit, so cutting a cut message changes nothing
+    (reports re-clean what they read from a stream).
+    """
     if len(text) <= limit // 4:
         return text  # at most 4 bytes a character: certainly within the limit, no encoding needed
     data = text.encode("utf-8", errors="surrogatepass")
     if len(data) <= limit:
         return text
-    kept = data[:limit].decode("utf-8", errors="ignore")  # a character split by the cut is dropped
+    room = max(limit - MARKER_ROOM, 0)
+    kept = data[:room].decode("utf-8", errors="ignore")  # a character split by the cut is dropped
     return f"{kept}…[cut: {len(data) - len(kept.encode('utf-8', errors='surrogatepass'))} bytes]"
+
+
+#: Bytes kept free for the marker: "…" (3 bytes) and "[cut: N bytes]" with N up to 20 digits.
+MARKER_ROOM = 3 + 14 + 20
 
 
 def clean(text: object, limit: int = MAX_MESSAGE_BYTES) -> str:

@@ -1,0 +1,107 @@
+"""The JUnit report validates against the schema CI servers use (Jenkins xUnit's junit-10.xsd)."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.report.samples import write_reports
+from vts.results import CaseResult, Verdict
+
+xmlschema = pytest.importorskip("xmlschema")
+
+XSD = os.path.join(os.path.dirname(__file__), "..", "data", "junit-10.xsd")
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return xmlschema.XMLSchema(XSD)
+
+
+def _cases(root):
+    return {c.get("name"): c for c in root.iter("testcase")}
+
+
+def test_report_with_every_verdict_and_hostile_strings_is_schema_valid(tmp_path, schema):
+    files = write_reports(tmp_path)
+    schema.validate(files["junit"])  # raises with the path of the first invalid node
+
+
+def test_interrupted_and_killed_runs_are_schema_valid_and_marked(tmp_path, schema):
+    files = write_reports(tmp_path, interrupted=True)
+    schema.validate(files["junit"])
+    root = ET.parse(files["junit"]).getroot()
+    marker = _cases(root)["nnvts/run-interrupted"]
+    assert marker.find("error").get("type") == "interrupted"
+    properties = {p.get("name"): p.get("value") for p in root.find("testsuite/properties")}
+    assert properties["interrupted"] == "true"
+    assert int(root.get("errors")) == 1 + 1 + 1 + 1  # crash, error, timeout, and the marker
+
+
+def test_properties_name_driver_versions_selection_and_seed(tmp_path):
+    files = write_reports(tmp_path)
+    root = ET.parse(files["junit"]).getroot()
+    for suite in root.iter("testsuite"):
+        properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
+        assert properties["driver.version"] == "1.2.3" and properties["driver.type"] == "ACCELERATOR"
+        assert properties["driver.name"].startswith("acme-npu")
+        assert properties["nnvts.version"] == "0.1.0"
+        assert properties["selection.keyword"] == "add or conv"
+        assert properties["seed"] == "1234" and properties["interrupted"] == "false"
+    assert "interrupted" not in {p.get("name") for p in root.iter("property") if p.get("value") == "true"}
+
+
+def test_verdicts_map_to_junit_elements(tmp_path):
+    files = write_reports(tmp_path)
+    cases = _cases(ET.parse(files["junit"]).getroot())
+    assert cases["add.add"].find("*") is None  # passed: an empty testcase
+    assert cases["conv.conv"].find("failure").get("type") == "failed"
+    assert cases["lstm.lstm"].find("skipped") is not None
+    crash = cases["validation/add.x"]
+    assert crash.find("error").get("type") == "crash"
+    assert "segfault in acme_npu_exec" in crash.find("system-out").text  # the driver's stderr tail
+    assert cases["timeout.case"].find("error").get("type") == "timeout"
+
+
+def test_flaky_case_passes_with_a_flaky_failure_per_failed_attempt(tmp_path, schema):
+    files = write_reports(tmp_path)
+    flaky = _cases(ET.parse(files["junit"]).getroot())["mul.flaky"]
+    assert flaky.find("failure") is None and flaky.find("error") is None
+    attempts = flaky.findall("flakyFailure")
+    assert len(attempts) == 1 and "out of tolerance" in attempts[0].get("message")
+
+
+def test_failing_on_every_attempt_has_rerun_failures_and_an_unknown_failing_verdict_is_an_error(tmp_path, schema):
+    attempts = [{"verdict": "failed", "reason": f"attempt {i}", "duration": 0.1} for i in range(3)]
+    results = [CaseResult("always.fails", "generated", Verdict.FAILED, "attempt 0", extra={"attempts": attempts})]
+    files = write_reports(tmp_path, results)
+    schema.validate(files["junit"])
+    case = _cases(ET.parse(files["junit"]).getroot())["always.fails"]
+    assert case.find("failure") is not None
+    assert [r.get("message") for r in case.findall("rerunFailure")] == ["attempt 1", "attempt 2"]
+
+
+def test_killed_run_stream_without_footer_renders_as_incomplete(tmp_path, schema):
+    from vts.report.files import render_reports
+
+    files = write_reports(tmp_path)
+    lines = open(files["jsonl"]).read().splitlines()
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text("\n".join(lines[:-1]) + '\n{"case": {"na')  # footer gone, last record torn
+    written = render_reports(str(torn), junit=str(tmp_path / "t.xml"), html=str(tmp_path / "t.html"))
+    assert [kind for kind, _ in written] == ["junit", "html"]
+    schema.validate(str(tmp_path / "t.xml"))
+    root = ET.parse(tmp_path / "t.xml").getroot()
+    properties = {p.get("name"): p.get("value") for p in root.find("testsuite/properties")}
+    assert properties["incomplete"].startswith("true")
+    assert "nnvts/run-interrupted" in _cases(root)
+    assert 'id="incomplete"' in (tmp_path / "t.html").read_text()
+
+
+def test_the_schema_rejects_what_ci_servers_would_not_read(tmp_path, schema):
+    """A check that the validation can fail: an attribute of our own on a suite is not allowed."""
+    files = write_reports(tmp_path)
+    text = open(files["junit"], encoding="utf-8").read().replace("<testsuite ", '<testsuite interrupted="true" ', 1)
+    assert not schema.is_valid(text)
