@@ -7,6 +7,7 @@ import os
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
+from pathlib import Path
 
 from tests.report.samples import HOSTILE, write_reports
 from vts.report.sanitize import MARKER_ROOM, MAX_MESSAGE_BYTES, clean, cut
@@ -40,7 +41,7 @@ def test_cut_bounds_a_message_and_says_how_much_was_dropped():
 
 def test_junit_parses_strictly_with_hostile_strings(tmp_path):
     files = write_reports(tmp_path)
-    raw = open(files["junit"], "rb").read()
+    raw = Path(files["junit"]).read_bytes()
     raw.decode("utf-8")  # strict UTF-8
     root = ET.fromstring(raw)  # expat: a well-formedness error raises
     error = next(c for c in root.iter("testcase") if c.get("name", "").startswith("hostile."))
@@ -52,9 +53,9 @@ def test_junit_parses_strictly_with_hostile_strings(tmp_path):
 
 def test_json_reports_are_strict_json_with_hostile_strings(tmp_path):
     files = write_reports(tmp_path)
-    report = _strict_json(open(files["json"], encoding="utf-8").read())
+    report = _strict_json(Path(files["json"]).read_text(encoding="utf-8"))
     assert report["driver"]["name"].startswith("acme-npu")
-    for line in open(files["jsonl"], encoding="utf-8"):
+    for line in Path(files["jsonl"]).read_text(encoding="utf-8").splitlines():
         _strict_json(line)
 
 
@@ -81,7 +82,7 @@ class _Collector(HTMLParser):
 
 def test_html_cannot_be_broken_out_of_by_a_driver_string(tmp_path):
     files = write_reports(tmp_path)
-    page = open(files["html"], encoding="utf-8").read()
+    page = Path(files["html"]).read_text(encoding="utf-8")
     collector = _Collector()
     collector.feed(page)
     # Exactly the page's own two scripts: the case data and the code; a driver's </script> ended neither.
@@ -102,7 +103,7 @@ def test_a_50_mb_message_gives_bounded_reports(tmp_path):
     for kind in ("json", "junit", "html", "jsonl"):
         size = os.path.getsize(files[kind])
         assert size < 40 * MAX_MESSAGE_BYTES * len(results), (kind, size)
-    report = json.loads(open(files["json"]).read())
+    report = json.loads(Path(files["json"]).read_text(encoding="utf-8"))
     assert report["cases"][0]["reason"].endswith(f"…[cut: {(50 << 20) - (MAX_MESSAGE_BYTES - MARKER_ROOM)} bytes]")
 
 

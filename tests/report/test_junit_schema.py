@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -87,7 +88,7 @@ def test_killed_run_stream_without_footer_renders_as_incomplete(tmp_path, schema
     from vts.report.files import render_reports
 
     files = write_reports(tmp_path)
-    lines = open(files["jsonl"]).read().splitlines()
+    lines = Path(files["jsonl"]).read_text(encoding="utf-8").splitlines()
     torn = tmp_path / "torn.jsonl"
     torn.write_text("\n".join(lines[:-1]) + '\n{"case": {"na')  # footer gone, last record torn
     written = render_reports(str(torn), junit=str(tmp_path / "t.xml"), html=str(tmp_path / "t.html"))
@@ -103,5 +104,5 @@ def test_killed_run_stream_without_footer_renders_as_incomplete(tmp_path, schema
 def test_the_schema_rejects_what_ci_servers_would_not_read(tmp_path, schema):
     """A check that the validation can fail: an attribute of our own on a suite is not allowed."""
     files = write_reports(tmp_path)
-    text = open(files["junit"], encoding="utf-8").read().replace("<testsuite ", '<testsuite interrupted="true" ', 1)
+    text = Path(files["junit"]).read_text(encoding="utf-8").replace("<testsuite ", '<testsuite interrupted="true" ', 1)
     assert not schema.is_valid(text)
