@@ -56,6 +56,8 @@ def clean(text: object, limit: int = MAX_MESSAGE_BYTES) -> str:
     """A bounded string with only characters XML 1.0 allows (the others become U+FFFD)."""
     if not isinstance(text, str):
         text = str(text)
+    if len(text) <= limit // 4 and text.isprintable():
+        return text  # the common case, checked in C: short, and no control, surrogate or unassigned character
     return _NOT_XML.sub(REPLACEMENT, cut(text, limit))
 
 
@@ -90,6 +92,12 @@ def clean_details(details: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def clean_result(result: CaseResult) -> CaseResult:
     """The same result with every string bounded and XML-safe (names included: specs are outside input too)."""
+    if (not result.extra and not result.details and len(result.operations) <= MAX_EXTRA_ITEMS
+            and len(result.operand_types) <= MAX_EXTRA_ITEMS
+            and all(clean(text, limit) is text for text, limit in (
+                (result.name, 1024), (result.family, 256), (result.reason, MAX_MESSAGE_BYTES), (result.spec, 1024),
+                *((op, 256) for op in result.operations), *((t, 256) for t in result.operand_types)))):
+        return result  # nothing to change (most results of a large run): no copy
     return CaseResult(
         name=clean(result.name, 1024),
         family=clean(result.family, 256),
