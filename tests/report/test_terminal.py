@@ -152,3 +152,13 @@ def test_quiet_cli_prints_the_counts_and_the_report_paths_only(tmp_path):
     assert len(lines) == 2, result.stdout
     assert lines[0].startswith("nnvts: 2 cases in ") and "1 passed, 1 failed" in lines[0]
     assert lines[1].split() == ["junit:", str(tmp_path / "r.xml")]
+
+
+def test_progress_ends_with_a_note_while_the_reports_are_written():
+    report, _, err = _report(total=3, progress_interval=0)
+    for result in sample_results()[:3]:
+        report.add(result)
+    report.before_reports(writing=True).finish(False)
+    assert err.getvalue().startswith("nnvts: 3 cases ran in ") and "writing the reports" in err.getvalue()
+    report.finish(False)
+    assert err.getvalue().count("writing the reports") == 1

@@ -202,12 +202,28 @@ class TerminalReport:
 
     # -- at the end ---------------------------------------------------------------------------------
 
-    def finish(self, interrupted: bool) -> None:
+    def before_reports(self, writing: bool = True) -> _BeforeReports:
+        """A sink to put before the file reports: it ends the progress display when the cases end.
+
+        Rendering the reports of a large run takes minutes; the progress
+        then says so instead of standing still at 100 %.
+        """
+        return _BeforeReports(self, "writing the reports…" if writing else "")
+
+    def stop_progress(self, note: str = "") -> None:
+        if self._stop.is_set():
+            return
         self._stop.set()
         for thread in self._threads:
             thread.join(timeout=1.0)
         if self.progress is not None:
             self.progress.stop()
+        if note and not self.quiet:
+            self.err.print(f"nnvts: {self.digest.total} cases ran in {format_duration(time.monotonic() - self.started)}"
+                           f"; {note}", highlight=False, markup=False, soft_wrap=True)
+
+    def finish(self, interrupted: bool) -> None:
+        self.stop_progress()
         elapsed = time.monotonic() - self.started
         if not self.quiet:
             self._print_failures()
@@ -279,6 +295,18 @@ class TerminalReport:
         written = self.report_paths() if self.report_paths is not None else []
         for kind, path in written:
             self.console.print(f"  {kind + ':':7}{escape(os.path.abspath(path))}", highlight=False)
+
+
+class _BeforeReports:
+    def __init__(self, terminal: TerminalReport, note: str) -> None:
+        self.terminal = terminal
+        self.note = note
+
+    def add(self, result: CaseResult) -> None:
+        """The terminal sink itself counts the results."""
+
+    def finish(self, interrupted: bool) -> None:
+        self.terminal.stop_progress(self.note)
 
 
 def _console(file: IO[str], color: bool) -> Console:

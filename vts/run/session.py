@@ -104,7 +104,8 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
     terminal.count_total(lambda: iter_cases(request.selection, info, extensions.for_parsing()))
     runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
         device, options, expectations, host=host)
-    completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()), [files, terminal])
+    completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()),
+                           [terminal.before_reports(_renders(request)), files, terminal])
     if host is None:
         with contextlib.suppress(Exception):
             device.close()
@@ -118,6 +119,10 @@ def _terminal(request: RunRequest, files: FileReports) -> TerminalReport:
 
     return TerminalReport(verbose=request.verbose, quiet=request.quiet, progress_interval=request.progress_interval,
                           report_paths=lambda: files.written)
+
+
+def _renders(request: RunRequest) -> bool:
+    return bool(request.json_path or request.junit_path or request.html_path)
 
 
 def _device_type(device: Device) -> str:
@@ -168,12 +173,12 @@ def _run_parallel(request: RunRequest) -> int:
         files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
         terminal = _terminal(request, files)
         terminal.count_total(lambda: iter_cases(selection, DeviceInfo(name=str(driver["name"]))))
-        return [files, terminal]
+        return [terminal.before_reports(_renders(request)), files, terminal]
 
     completed, sinks = run_parallel(plan, make_sinks)
     if not completed:
         return 130
-    return _exit_status(sinks[0].stream.summary())
+    return _exit_status(next(s for s in sinks if isinstance(s, FileReports)).stream.summary())
 
 
 def version_of(device: Device) -> str:
