@@ -81,3 +81,25 @@ def test_unknown_verdicts_and_malformed_comparison_records_render(tmp_path):
 def test_histogram_svg_rejects_non_counts():
     assert histogram_svg({"edges": [0, 1], "counts": ["<script>"]}) == ""
     assert histogram_svg({"edges": [0, 1, 2], "counts": [3, 0]}).count("<rect") == 2
+
+
+def test_render_reports_applies_an_annotation_to_every_report(tmp_path):
+    import dataclasses
+
+    from vts.report.files import render_reports
+
+    results = [CaseResult("a.pass", "generated", Verdict.PASSED), CaseResult("b.fail", "generated", Verdict.FAILED)]
+    stream = write_reports(tmp_path, results)["jsonl"]
+
+    def against_baseline(result: CaseResult) -> CaseResult:
+        status = "new-failure" if result.verdict.is_failure else "still-passing"
+        return dataclasses.replace(result, extra={**result.extra, "baseline": status})
+
+    written = render_reports(stream, json=str(tmp_path / "a.json"), html=str(tmp_path / "a.html"),
+                             annotate=against_baseline)
+    assert [kind for kind, _ in written] == ["json", "html"]
+    cases = json.loads((tmp_path / "a.json").read_text())["cases"]
+    assert [c["extra"]["baseline"] for c in cases] == ["still-passing", "new-failure"]
+    page = (tmp_path / "a.html").read_text()
+    new = page[page.index('id="baseline-new-failure"'):]
+    assert "b.fail" in new[:new.index("</ul>")]

@@ -13,13 +13,14 @@ from collections import defaultdict
 from typing import IO, Any
 
 from vts.report.output import atomic_write
-from vts.report.stream import ResultStream, read_stream
+from vts.report.stream import Annotate, ResultStream, read_stream
 from vts.results import CaseResult, Verdict
 
 
-def write_json_report(stream_path: str, path: str, interrupted: bool | None = None) -> None:
+def write_json_report(stream_path: str, path: str, interrupted: bool | None = None,
+        annotate: Annotate | None = None) -> None:
     """``{"nnvts_results", "driver", ..., "interrupted", "cases": [...], "summary"}`` (stable keys)."""
-    header, cases, footer = read_stream(stream_path)
+    header, cases, footer = read_stream(stream_path, annotate)
     if interrupted is None:
         interrupted = bool(footer.get("interrupted")) if footer else False
 
@@ -48,27 +49,30 @@ def write_json_report(stream_path: str, path: str, interrupted: bool | None = No
 
 
 def render_reports(stream_path: str, *, json: str | None = None, junit: str | None = None,
-                   html: str | None = None, interrupted: bool | None = None) -> list[tuple[str, str]]:
+                   html: str | None = None, interrupted: bool | None = None,
+                   annotate: Annotate | None = None) -> list[tuple[str, str]]:
     """Render each requested report from a results stream; returns ``[(kind, path), ...]`` written.
 
     ``interrupted`` overrides what the stream's footer says (None: trust the
     stream; a stream without a footer is reported as incomplete).  Baseline
     and flaky information is read from each result's ``extra`` ("baseline",
     "attempts"), so a stream annotated by ``nnvts merge`` or a baseline
-    comparison renders with it.
+    comparison renders with it; ``annotate`` maps every result as it is
+    read (e.g. adds ``extra["baseline"]`` when re-rendering against a
+    baseline), consistently in every report and every pass.
     """
     from vts.report.html import write_html_report
     from vts.report.junit import write_junit_report
 
     written: list[tuple[str, str]] = []
     if json:
-        write_json_report(stream_path, json, interrupted)
+        write_json_report(stream_path, json, interrupted, annotate)
         written.append(("json", json))
     if junit:
-        write_junit_report(stream_path, junit, interrupted)
+        write_junit_report(stream_path, junit, interrupted, annotate=annotate)
         written.append(("junit", junit))
     if html:
-        write_html_report(stream_path, html, interrupted)
+        write_html_report(stream_path, html, interrupted, annotate)
         written.append(("html", html))
     return written
 

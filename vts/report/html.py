@@ -42,7 +42,7 @@ from vts.report.digest import (
 )
 from vts.report.output import atomic_write
 from vts.report.sanitize import clean
-from vts.report.stream import read_stream
+from vts.report.stream import Annotate, read_stream
 from vts.results import CaseResult
 
 #: Cases embedded in the page (non-passing ones first); the JSON report has them all.
@@ -225,8 +225,9 @@ def _json_for_script(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def write_html_report(stream_path: str, path: str, interrupted: bool | None = None) -> None:
-    header, cases, footer = read_stream(stream_path)
+def write_html_report(stream_path: str, path: str, interrupted: bool | None = None,
+        annotate: Annotate | None = None) -> None:
+    header, cases, footer = read_stream(stream_path, annotate)
     if interrupted is None:
         interrupted = bool(footer.get("interrupted")) if footer else False
     digest = Digest()
@@ -274,7 +275,7 @@ def write_html_report(stream_path: str, path: str, interrupted: bool | None = No
     def entries() -> Iterator[list[Any]]:
         budget = MAX_CASES_LISTED
         for passing in (False, True):
-            _, again, _ = read_stream(stream_path)
+            _, again, _ = read_stream(stream_path, annotate)
             for case in again:
                 if (tone(case.verdict) == "pass") != passing:
                     continue

@@ -34,7 +34,7 @@ from xml.sax.saxutils import escape, quoteattr
 from vts.report.digest import attempts_of
 from vts.report.output import atomic_write
 from vts.report.sanitize import clean
-from vts.report.stream import read_stream
+from vts.report.stream import Annotate, read_stream
 from vts.results import CaseResult, Verdict
 
 _FAILURE = {"failed", "xpass"}
@@ -125,9 +125,10 @@ def _attempt_xml(element: str, attempt: dict[str, object]) -> str:
 
 
 def write_junit_report(stream_path: str, path: str, interrupted: bool | None = None,
+        annotate: Annotate | None = None,
                        suite_name: str = "nnvts") -> None:
     """Render the JUnit file from a results stream (``interrupted`` defaults to what the stream says)."""
-    header, cases, footer = read_stream(stream_path)
+    header, cases, footer = read_stream(stream_path, annotate)
     if interrupted is None:
         interrupted = bool(footer.get("interrupted")) if footer else False
     props = properties(header, footer, interrupted)

@@ -14,7 +14,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from vts.report.sanitize import clean_result, clean_value
@@ -71,7 +71,12 @@ class ResultStream:
             os.unlink(self.path)
 
 
-def read_stream(path: str) -> tuple[dict[str, Any], Iterator[CaseResult], dict[str, Any] | None]:
+#: A function applied to every result read (e.g. to add ``extra["baseline"]`` when re-rendering).
+Annotate = Callable[[CaseResult], CaseResult]
+
+
+def read_stream(path: str, annotate: Annotate | None = None
+                ) -> tuple[dict[str, Any], Iterator[CaseResult], dict[str, Any] | None]:
     """(header, results, footer) of a stream; tolerates a torn last line and a missing footer.
 
     Results are read lazily, one line at a time: a validation sweep's stream
@@ -83,7 +88,8 @@ def read_stream(path: str) -> tuple[dict[str, Any], Iterator[CaseResult], dict[s
     if "nnvts_results" not in header:
         header = {}
     footer = _footer(path)
-    return clean_value(header), _iter_cases(path), clean_value(footer) if footer is not None else None
+    cases = _iter_cases(path) if annotate is None else (clean_result(annotate(r)) for r in _iter_cases(path))
+    return clean_value(header), cases, clean_value(footer) if footer is not None else None
 
 
 def _parse(line: str) -> dict[str, Any] | None:
