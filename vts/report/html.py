@@ -341,7 +341,11 @@ def _rate_text(rate: float | None) -> str:
 
 
 def _rate_colour(rate: float) -> str:
-    return f"hsl({round(120 * rate)},65%,{82 if rate < 1 else 86}%)"
+    """Green only when nothing failed; any failure turns a cell yellow (99 %) through orange to red (0 %).
+
+    A linear hue would paint 99.3 % and 100 % the same green, hiding the cell a vendor must look at.
+    """
+    return "hsl(120,60%,82%)" if rate >= 1 else f"hsl({round(55 * rate)},85%,75%)"
 
 
 def _grid(digest: Digest) -> tuple[dict[tuple[str, str, str], int], str, str, str]:

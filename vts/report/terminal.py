@@ -50,7 +50,7 @@ from rich.table import Table
 from rich.text import Text
 
 from vts.report.digest import Digest, grid_key, tone
-from vts.report.sanitize import clean
+from vts.report.sanitize import clean, clean_result
 from vts.results import CaseResult
 
 DEFAULT_PROGRESS_INTERVAL = 5.0
@@ -157,6 +157,7 @@ class TerminalReport:
             self.progress.update(self.task, total=total)
 
     def add(self, result: CaseResult) -> None:
+        result = clean_result(result)  # bounded before it is kept: a driver's 50 MB messages must not pile up
         with self._lock:
             self.digest.add(result)
             _, operation, types = grid_key(result)
@@ -260,7 +261,7 @@ class TerminalReport:
         failing = [v for v in verdicts if tone(v) == "fail"]
         rows = sorted(self.by_op.items(), key=lambda kv: (-sum(kv[1].get(v, 0) for v in failing), kv[0]))
         for (operation, types), counts in rows[:40]:
-            table.add_row(escape(operation), escape(types), *(str(counts.get(v, 0)) for v in verdicts))
+            table.add_row(_safe(operation), _safe(types), *(str(counts.get(v, 0)) for v in verdicts))
         if len(rows) > 40:
             table.caption = f"{len(rows) - 40} more rows in the reports"
         self.console.print(table)
