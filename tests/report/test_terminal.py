@@ -162,3 +162,13 @@ def test_progress_ends_with_a_note_while_the_reports_are_written():
     assert err.getvalue().startswith("nnvts: 3 cases ran in ") and "writing the reports" in err.getvalue()
     report.finish(False)
     assert err.getvalue().count("writing the reports") == 1
+
+
+def test_the_terminal_keeps_driver_messages_bounded():
+    from vts.results import CaseResult, Verdict
+
+    report, out, _ = _report(progress_interval=0)
+    report.add(CaseResult("huge.case", "generated", Verdict.FAILED, "y" * (10 << 20), details=("z" * (10 << 20),)))
+    assert len(report.digest.failures[0].reason) < 10_000 and len(report.digest.failures[0].details[0]) < 10_000
+    report.finish(False)
+    assert len(out.getvalue()) < 20_000
