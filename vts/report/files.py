@@ -8,44 +8,56 @@ interrupted).  ``render_reports`` is what ``nnvts run``, ``nnvts report``
 
 from __future__ import annotations
 
-import json
+import json as _json
 from collections import defaultdict
-from typing import IO, Any
+from typing import Any, Protocol
 
-from vts.report.output import atomic_write
+from vts.report.output import AtomicFile
 from vts.report.stream import Annotate, ResultStream, read_stream
 from vts.results import CaseResult, Verdict
 
 
-def write_json_report(stream_path: str, path: str, interrupted: bool | None = None,
-        annotate: Annotate | None = None) -> None:
-    """``{"nnvts_results", "driver", ..., "interrupted", "cases": [...], "summary"}`` (stable keys)."""
-    header, cases, footer = read_stream(stream_path, annotate)
-    if interrupted is None:
-        interrupted = bool(footer.get("interrupted")) if footer else False
+class JsonReport:
+    """``{"nnvts_results", "driver", ..., "interrupted", "cases": [...], "summary"}`` (stable keys), streamed."""
 
-    def render(out: IO[str]) -> None:
-        summary = footer["summary"] if footer else None
+    def __init__(self, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool) -> None:
+        self.footer = footer
+        self.counts: dict[str, int] = defaultdict(int)
+        self.target = AtomicFile(path)
+        out = self.target.file
         out.write("{\n")
         for key, value in header.items():
-            out.write(f"  {json.dumps(key)}: {json.dumps(value)},\n")
+            out.write(f"  {_json.dumps(key)}: {_json.dumps(value)},\n")
         if footer and "duration" in footer:
-            out.write(f'  "duration": {json.dumps(footer["duration"])},\n')
-        out.write(f'  "interrupted": {json.dumps(interrupted)},\n')
+            out.write(f'  "duration": {_json.dumps(footer["duration"])},\n')
+        out.write(f'  "interrupted": {_json.dumps(interrupted)},\n')
         out.write('  "cases": [')
-        counts: dict[str, int] = defaultdict(int)
-        first = True
-        for case in cases:
-            counts[case.verdict.value] += 1
-            out.write(("\n    " if first else ",\n    ") + json.dumps(case.to_json()))
-            first = False
-        out.write("\n  ],\n")
-        if summary is None:
-            summary = {v.value: counts.get(v.value, 0) for v in Verdict}
-            summary["total"] = sum(counts.values())
-        out.write(f'  "summary": {json.dumps(summary)}\n}}\n')
 
-    atomic_write(path, render)
+    def add(self, case: CaseResult) -> None:
+        first = not self.counts
+        self.counts[case.verdict.value] += 1
+        self.target.file.write(("\n    " if first else ",\n    ") + _json.dumps(case.to_json()))
+
+    def close(self) -> None:
+        summary = self.footer["summary"] if self.footer else None
+        if summary is None:
+            summary = {v.value: self.counts.get(v.value, 0) for v in Verdict}
+            summary["total"] = sum(self.counts.values())
+        self.target.file.write(f'\n  ],\n  "summary": {_json.dumps(summary)}\n}}\n')
+        self.target.commit()
+
+    def discard(self) -> None:
+        self.target.discard()
+
+
+class Renderer(Protocol):
+    """One report fed from a single pass over the stream; ``close`` writes it, ``discard`` drops it."""
+
+    def add(self, case: CaseResult) -> None: ...
+
+    def close(self) -> None: ...
+
+    def discard(self) -> None: ...
 
 
 def render_reports(stream_path: str, *, json: str | None = None, junit: str | None = None,
@@ -53,28 +65,42 @@ def render_reports(stream_path: str, *, json: str | None = None, junit: str | No
                    annotate: Annotate | None = None) -> list[tuple[str, str]]:
     """Render each requested report from a results stream; returns ``[(kind, path), ...]`` written.
 
+    All of them are fed by one pass over the stream, in bounded memory.
     ``interrupted`` overrides what the stream's footer says (None: trust the
     stream; a stream without a footer is reported as incomplete).  Baseline
     and flaky information is read from each result's ``extra`` ("baseline",
     "attempts"), so a stream annotated by ``nnvts merge`` or a baseline
     comparison renders with it; ``annotate`` maps every result as it is
     read (e.g. adds ``extra["baseline"]`` when re-rendering against a
-    baseline), consistently in every report and every pass.
+    baseline), consistently in every report.
     """
-    from vts.report.html import write_html_report
-    from vts.report.junit import write_junit_report
+    from vts.report.html import HtmlReport
+    from vts.report.junit import JunitReport
 
-    written: list[tuple[str, str]] = []
-    if json:
-        write_json_report(stream_path, json, interrupted, annotate)
-        written.append(("json", json))
-    if junit:
-        write_junit_report(stream_path, junit, interrupted, annotate=annotate)
-        written.append(("junit", junit))
-    if html:
-        write_html_report(stream_path, html, interrupted, annotate)
-        written.append(("html", html))
-    return written
+    header, cases, footer = read_stream(stream_path, annotate)
+    if interrupted is None:
+        interrupted = bool(footer.get("interrupted")) if footer else False
+    wanted = [(kind, path, cls) for kind, path, cls in (("json", json, JsonReport), ("junit", junit, JunitReport),
+                                                         ("html", html, HtmlReport)) if path]
+    renderers: list[Renderer] = []
+    try:
+        for _, path, cls in wanted:
+            renderers.append(cls(path, header, footer, interrupted))
+        for case in cases:
+            for renderer in renderers:
+                renderer.add(case)
+        for renderer in renderers:
+            renderer.close()
+    except BaseException:
+        for renderer in renderers:
+            renderer.discard()
+        raise
+    return [(kind, path) for kind, path, _ in wanted]
+
+
+def write_json_report(stream_path: str, path: str, interrupted: bool | None = None,
+                      annotate: Annotate | None = None) -> None:
+    render_reports(stream_path, json=path, interrupted=interrupted, annotate=annotate)
 
 
 class FileReports:

@@ -11,9 +11,9 @@ baseline comparison and the flaky cases.  Standard-library
 It stays usable and bounded for a million-case sweep: the case list is
 compact JSON rendered page by page in the browser (non-passing cases first,
 ``MAX_CASES_LISTED`` at most, with a note for the rest), and full detail is
-kept for the first ``MAX_FAILURES_KEPT`` failures.  The stream is read in
-three passes (digest, non-passing cases, passing cases) and written as it
-is read, so memory does not grow with the run.
+kept for the first ``MAX_FAILURES_KEPT`` failures.  It is fed in the one
+pass over the stream that renders every report: a bounded digest in
+memory, the case list in scratch files, so memory does not grow with the run.
 
 Everything from the run is untrusted: every string is cleaned
 (``vts.report.sanitize``), HTML-escaped where it is markup and JSON-escaped
@@ -26,8 +26,9 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
+import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from string import Template
 from typing import IO, Any
 
@@ -42,7 +43,7 @@ from vts.report.digest import (
 )
 from vts.report.output import atomic_write
 from vts.report.sanitize import clean
-from vts.report.stream import Annotate, read_stream
+from vts.report.stream import Annotate
 from vts.results import CaseResult
 
 #: Cases embedded in the page (non-passing ones first); the JSON report has them all.
@@ -225,80 +226,112 @@ def _json_for_script(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
-def write_html_report(stream_path: str, path: str, interrupted: bool | None = None,
-        annotate: Annotate | None = None) -> None:
-    header, cases, footer = read_stream(stream_path, annotate)
-    if interrupted is None:
-        interrupted = bool(footer.get("interrupted")) if footer else False
-    digest = Digest()
-    for case in cases:
-        digest.add(case)
-    grid_index, grid_html, grid_head, grid_note = _grid(digest)
-    detailed = _detailed_cases(digest)
-    verdicts = digest.verdicts() or ["passed"]
-    families = sorted(digest.by_family)
-    listed = min(digest.total, MAX_CASES_LISTED)
-    cases_note = f"All {digest.total} cases, non-passing first." if listed == digest.total else (
-        f"{listed} of {digest.total} cases listed (every non-passing case first, then passing ones); "
-        "the JSON report has them all.")
-    head = _HEAD.substitute(
-        title=_title(header),
-        assets=_ASSETS,
-        banners=_banners(interrupted, footer),
-        summary_head="".join(f'<th class="tone-{tone(v)}">{_e(v)}</th>' for v in verdicts),
-        summary_row="".join(f'<td class="num">{digest.counts[v]}</td>' for v in verdicts),
-        total=digest.total,
-        facts=_facts(header, footer, digest),
-        family_head="".join(f'<th class="tone-{tone(v)}">{_e(v)}</th>' for v in verdicts),
-        family_rows="".join(
-            f"<tr><td>{_e(family)}</td>" + "".join(f'<td class="num">{c[v]}</td>' for v in verdicts)
-            + f'<td class="num">{_rate_text(pass_rate(c))}</td></tr>'
-            for family, c in sorted(digest.by_family.items())),
-        baseline=_baseline(digest),
-        grid_note=grid_note,
-        grid_head=grid_head,
-        grid_rows=grid_html,
-        cases_note=_e(cases_note),
-        verdict_options="".join(f'<option value="{i}">{_e(v)}</option>' for i, v in enumerate(verdicts)),
-        family_options="".join(f'<option value="{i}">{_e(f)}</option>' for i, f in enumerate(families)),
-        flaky=_flaky(digest),
-        slowest_rows="".join(
-            f'<tr><td class="num">{d:.3f}</td><td>{_e(n)}</td><td>{_e(f)}</td><td class="tone-{tone(v)}">{_e(v)}</td>'
-            "</tr>" for d, n, f, v in digest.slowest()),
-        details="".join(f'<template id="detail-{i}">{_detail_html(result)}</template>'
-                        for i, result in enumerate(detailed.values())),
-    )
-    verdict_index = {v: i for i, v in enumerate(verdicts)}
-    family_index = {f: i for i, f in enumerate(families)}
-    detail_index = {key: i for i, key in enumerate(detailed)}
+class HtmlReport:
+    """Fed case by case: a digest in memory, the case list in two scratch files; the page is written at close.
 
-    def entries() -> Iterator[list[Any]]:
-        budget = MAX_CASES_LISTED
-        for passing in (False, True):
-            _, again, _ = read_stream(stream_path, annotate)
-            for case in again:
-                if (tone(case.verdict) == "pass") != passing:
-                    continue
-                if budget == 0:
-                    return
-                budget -= 1
-                key = grid_key(case)
-                cell = grid_index.get(key, grid_index.get((case.family, "(other)", "-"), -1))
-                yield [case.name, family_index[case.family], verdict_index[case.verdict.value],
-                       round(case.duration, 4), clean(case.reason, LIST_REASON_CHARS),
-                       detail_index.get((case.family, case.name), -1), cell]
+    The case list is kept as it comes, non-passing and passing cases apart
+    (``MAX_CASES_LISTED`` of each at most), and turned into the page's
+    compact form once the digest knows the verdicts, families and grid.
+    """
 
-    def render(out: IO[str]) -> None:
-        out.write(head)
+    def __init__(self, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool) -> None:
+        self.path = path
+        self.header = header
+        self.footer = footer
+        self.interrupted = interrupted
+        self.digest = Digest()
+        self._scratch = tempfile.TemporaryDirectory(prefix="nnvts-html-")
+        self._lists = {passing: open(  # noqa: SIM115 - closed in discard()
+            os.path.join(self._scratch.name, f"{passing}.jsonl"), "w+", encoding="utf-8") for passing in (False, True)}
+        self._listed = {False: 0, True: 0}
+
+    def add(self, case: CaseResult) -> None:
+        self.digest.add(case)
+        passing = tone(case.verdict) == "pass"
+        if self._listed[passing] < MAX_CASES_LISTED:
+            self._listed[passing] += 1
+            entry = [case.name, case.family, case.verdict.value, round(case.duration, 4),
+                     clean(case.reason, LIST_REASON_CHARS), grid_key(case)]
+            self._lists[passing].write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        try:
+            atomic_write(self.path, self._render)
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        for handle in self._lists.values():
+            handle.close()
+        self._scratch.cleanup()
+
+    def _render(self, out: IO[str]) -> None:
+        digest, header, footer = self.digest, self.header, self.footer
+        grid_index, grid_html, grid_head, grid_note = _grid(digest)
+        detailed = _detailed_cases(digest)
+        verdicts = digest.verdicts() or ["passed"]
+        families = sorted(digest.by_family)
+        listed = min(digest.total, MAX_CASES_LISTED)
+        cases_note = f"All {digest.total} cases, non-passing first." if listed == digest.total else (
+            f"{listed} of {digest.total} cases listed (every non-passing case first, then passing ones); "
+            "the JSON report has them all.")
+        out.write(_HEAD.substitute(
+            title=_title(header),
+            assets=_ASSETS,
+            banners=_banners(self.interrupted, footer),
+            summary_head="".join(f'<th class="tone-{tone(v)}">{_e(v)}</th>' for v in verdicts),
+            summary_row="".join(f'<td class="num">{digest.counts[v]}</td>' for v in verdicts),
+            total=digest.total,
+            facts=_facts(header, footer, digest),
+            family_head="".join(f'<th class="tone-{tone(v)}">{_e(v)}</th>' for v in verdicts),
+            family_rows="".join(
+                f"<tr><td>{_e(family)}</td>" + "".join(f'<td class="num">{c[v]}</td>' for v in verdicts)
+                + f'<td class="num">{_rate_text(pass_rate(c))}</td></tr>'
+                for family, c in sorted(digest.by_family.items())),
+            baseline=_baseline(digest),
+            grid_note=grid_note,
+            grid_head=grid_head,
+            grid_rows=grid_html,
+            cases_note=_e(cases_note),
+            verdict_options="".join(f'<option value="{i}">{_e(v)}</option>' for i, v in enumerate(verdicts)),
+            family_options="".join(f'<option value="{i}">{_e(f)}</option>' for i, f in enumerate(families)),
+            flaky=_flaky(digest),
+            slowest_rows="".join(
+                f'<tr><td class="num">{d:.3f}</td><td>{_e(n)}</td><td>{_e(f)}</td>'
+                f'<td class="tone-{tone(v)}">{_e(v)}</td></tr>' for d, n, f, v in digest.slowest()),
+            details="".join(f'<template id="detail-{i}">{_detail_html(result)}</template>'
+                            for i, result in enumerate(detailed.values())),
+        ))
         meta = {"families": families, "verdicts": verdicts, "tones": [tone(v) for v in verdicts],
                 "grid": [list(k) for k in grid_index], "detailsKept": MAX_FAILURES_KEPT}
         out.write(_json_for_script(meta)[:-1] + ',"cases":[')
-        for n, entry in enumerate(entries()):
-            out.write(("," if n else "") + _json_for_script(entry) + ("\n" if n % 64 == 63 else ""))
+        verdict_index = {v: i for i, v in enumerate(verdicts)}
+        family_index = {f: i for i, f in enumerate(families)}
+        detail_index = {key: i for i, key in enumerate(detailed)}
+        budget = MAX_CASES_LISTED
+        n = 0
+        for passing in (False, True):
+            handle = self._lists[passing]
+            handle.seek(0)
+            for line in handle:
+                if budget == 0:
+                    break
+                budget -= 1
+                name, family, verdict, duration, reason, key = json.loads(line)
+                cell = grid_index.get(tuple(key), grid_index.get((family, "(other)", "-"), -1))
+                entry = [name, family_index[family], verdict_index[verdict], duration, reason,
+                         detail_index.get((family, name), -1), cell]
+                out.write(("," if n else "") + _json_for_script(entry) + ("\n" if n % 64 == 63 else ""))
+                n += 1
         out.write("]}")
         out.write(_TAIL)
 
-    atomic_write(path, render)
+
+def write_html_report(stream_path: str, path: str, interrupted: bool | None = None,
+                      annotate: Annotate | None = None) -> None:
+    from vts.report.files import render_reports
+
+    render_reports(stream_path, html=path, interrupted=interrupted, annotate=annotate)
 
 
 def _title(header: dict[str, Any]) -> str:

@@ -34,7 +34,7 @@ from xml.sax.saxutils import escape, quoteattr
 from vts.report.digest import attempts_of
 from vts.report.output import atomic_write
 from vts.report.sanitize import clean
-from vts.report.stream import Annotate, read_stream
+from vts.report.stream import Annotate
 from vts.results import CaseResult, Verdict
 
 _FAILURE = {"failed", "xpass"}
@@ -124,39 +124,55 @@ def _attempt_xml(element: str, attempt: dict[str, object]) -> str:
             f"{_text(f'attempt {verdict}{seconds}')}</{element}>")
 
 
-def write_junit_report(stream_path: str, path: str, interrupted: bool | None = None,
-        annotate: Annotate | None = None,
-                       suite_name: str = "nnvts") -> None:
-    """Render the JUnit file from a results stream (``interrupted`` defaults to what the stream says)."""
-    header, cases, footer = read_stream(stream_path, annotate)
-    if interrupted is None:
-        interrupted = bool(footer.get("interrupted")) if footer else False
-    props = properties(header, footer, interrupted)
-    counts: dict[str, Counter[str]] = defaultdict(Counter)
-    with tempfile.TemporaryDirectory(prefix="nnvts-junit-") as scratch:
-        parts: dict[str, IO[str]] = {}
+class JunitReport:
+    """Fed case by case: each family's testcases go to a scratch file, assembled behind their counts at close."""
+
+    def __init__(self, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool,
+                 suite_name: str = "nnvts") -> None:
+        self.path = path
+        self.header = header
+        self.suite_name = suite_name
+        self.interrupted = interrupted
+        self.incomplete = footer is None
+        self.properties = properties(header, footer, interrupted)
+        self.counts: dict[str, Counter[str]] = defaultdict(Counter)
+        self._scratch = tempfile.TemporaryDirectory(prefix="nnvts-junit-")
+        self.parts: dict[str, IO[str]] = {}
+
+    def add(self, case: CaseResult) -> None:
+        part = self.parts.get(case.family)
+        if part is None:
+            part = self.parts[case.family] = open(  # noqa: SIM115 - closed in discard()
+                os.path.join(self._scratch.name, f"{len(self.parts)}.xml"), "w+", encoding="utf-8")
+        part.write(testcase_xml(case))
+        tally = self.counts[case.family]
+        tally["tests"] += 1
+        kind = junit_kind(case.verdict)
+        tally["failures"] += kind == "failure"
+        tally["errors"] += kind == "error"
+        tally["skipped"] += kind == "skipped"
+        tally["time_us"] += int(case.duration * 1e6)
+
+    def close(self) -> None:
         try:
-            for case in cases:
-                part = parts.get(case.family)
-                if part is None:
-                    part = parts[case.family] = open(  # noqa: SIM115 - closed in finally
-                        os.path.join(scratch, f"{len(parts)}.xml"), "w+", encoding="utf-8")
-                part.write(testcase_xml(case))
-                tally = counts[case.family]
-                tally["tests"] += 1
-                kind = junit_kind(case.verdict)
-                tally["failures"] += kind == "failure"
-                tally["errors"] += kind == "error"
-                tally["skipped"] += kind == "skipped"
-                tally["time_us"] += int(case.duration * 1e6)
-
-            def render(out: IO[str]) -> None:
-                _render(out, suite_name, header, props, counts, parts, interrupted, footer is None)
-
-            atomic_write(path, render)
+            atomic_write(self.path, lambda out: _render(out, self.suite_name, self.header, self.properties,
+                                                        self.counts, self.parts, self.interrupted, self.incomplete))
         finally:
-            for part in parts.values():
-                part.close()
+            self.discard()
+
+    def discard(self) -> None:
+        for part in self.parts.values():
+            part.close()
+        self.parts = {}
+        self._scratch.cleanup()
+
+
+def write_junit_report(stream_path: str, path: str, interrupted: bool | None = None,
+                       annotate: Annotate | None = None) -> None:
+    """Render the JUnit file from a results stream (``interrupted`` defaults to what the stream says)."""
+    from vts.report.files import render_reports
+
+    render_reports(stream_path, junit=path, interrupted=interrupted, annotate=annotate)
 
 
 def _render(out: IO[str], suite_name: str, header: dict[str, Any], props: list[tuple[str, str]],

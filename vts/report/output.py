@@ -8,20 +8,36 @@ from collections.abc import Callable
 from typing import IO
 
 
+class AtomicFile:
+    """A temporary file beside ``path``, renamed into place by ``commit`` or removed by ``discard``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        directory = os.path.dirname(os.path.abspath(path))
+        os.makedirs(directory, exist_ok=True)
+        handle, self._tmp = tempfile.mkstemp(dir=directory, prefix=".nnvts-", suffix=".tmp")
+        # "strict" encoding: every string was cleaned (vts.report.sanitize); an encoding error here is a bug to see.
+        self.file: IO[str] = os.fdopen(handle, "w", encoding="utf-8")
+
+    def commit(self) -> None:
+        self.file.close()
+        os.chmod(self._tmp, 0o666 & ~_umask())  # mkstemp makes it private; a report is as readable as any file
+        os.replace(self._tmp, self.path)
+
+    def discard(self) -> None:
+        self.file.close()
+        if os.path.exists(self._tmp):
+            os.unlink(self._tmp)
+
+
 def atomic_write(path: str, render: Callable[[IO[str]], None]) -> None:
     """Render into a temporary file beside ``path``, then rename it into place (removed on any failure)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=directory, prefix=".nnvts-", suffix=".tmp")
+    target = AtomicFile(path)
     try:
-        # "strict": every string was cleaned (vts.report.sanitize); an encoding error here is a bug to see.
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            render(out)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; a report is as readable as any file
-        os.replace(tmp, path)
+        render(target.file)
+        target.commit()
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        target.discard()
         raise
 
 
