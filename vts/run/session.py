@@ -128,7 +128,8 @@ def _renders(request: RunRequest) -> bool:
 def _device_type(device: Device) -> str:
     """The device type's name for the report header; a failing call must not fail the run."""
     try:
-        return str(getattr(device.get_type(), "name", device.get_type()))
+        device_type = device.get_type()
+        return str(getattr(device_type, "name", device_type))
     except Exception:
         return ""
 
@@ -172,7 +173,8 @@ def _run_parallel(request: RunRequest) -> int:
             header["driver"]["type"] = str(driver["type"])  # type: ignore[index]
         files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
         terminal = _terminal(request, files)
-        terminal.count_total(lambda: iter_cases(selection, DeviceInfo(name=str(driver["name"]))))
+        terminal.count_total(lambda: iter_cases(selection, DeviceInfo(name=str(driver["name"])),
+                                                default_registry(request.extension_allowlist).for_parsing()))
         return [terminal.before_reports(_renders(request)), files, terminal]
 
     completed, sinks = run_parallel(plan, make_sinks)
