@@ -106,3 +106,21 @@ def test_the_schema_rejects_what_ci_servers_would_not_read(tmp_path, schema):
     files = write_reports(tmp_path)
     text = Path(files["junit"]).read_text(encoding="utf-8").replace("<testsuite ", '<testsuite interrupted="true" ', 1)
     assert not schema.is_valid(text)
+
+
+def test_a_real_crash_gives_a_valid_report_with_the_driver_stderr(tmp_path, schema):
+    import subprocess
+    import sys
+
+    root_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    junit = tmp_path / "r.xml"
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", "run", "-q", "--driver", "tests.drivers.misbehaving:segfault_device",
+         "--family", "generated", "-k", "mul_binary.broadcast and not relaxed and not float16", "--timeout", "30",
+         "--junit", str(junit)],
+        cwd=root_dir, env=dict(os.environ, PYTHONPATH=root_dir), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1, result.stdout + result.stderr
+    schema.validate(str(junit))
+    crashed = [c for c in ET.parse(junit).getroot().iter("testcase") if c.find("error") is not None]
+    assert crashed and all(c.find("error").get("type") == "crash" for c in crashed)
+    assert "Segmentation fault" in crashed[0].find("system-out").text
