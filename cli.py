@@ -8,6 +8,7 @@ drivers) are imported inside the commands so ``nnvts --help`` stays fast.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -80,6 +81,10 @@ def selection_options(fn):
 @click.version_option(package_name="nnvts", message="nnvts %(version)s")
 def main() -> None:
     """nnvts: conformance tests for NN HAL accelerator drivers."""
+    if os.environ.get("NO_COLOR"):
+        # no-color.org asks for no colour; rich alone drops colours but keeps bold, dim and the like.
+        # On a "dumb" terminal it writes no escape sequence at all, in every command.
+        os.environ["TERM"] = "dumb"
 
 
 @main.command()

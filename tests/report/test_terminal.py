@@ -113,6 +113,39 @@ def _run_on_a_tty(tmp_path, env_extra: dict[str, str], *args: str) -> bytes:
          "--specs", specs, "--family", "generated", "--json", str(tmp_path / "r.json"), *args],
         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
     os.close(slave)
+    output = _read_all(master, process)
+    assert process.wait(timeout=60) == 1, output
+    return output
+
+
+def test_no_color_on_a_tty_writes_no_escape_at_all(tmp_path):
+    coloured = _run_on_a_tty(tmp_path, {})
+    assert b"\x1b[" in coloured  # the check below can fail: a TTY gets colour by default
+    plain = _run_on_a_tty(tmp_path, {"NO_COLOR": "1"})
+    assert b"\x1b" not in plain
+    assert b"nnvts: 2 cases in " in plain and b"1 failed" in plain
+    assert str(tmp_path / "r.json").encode() in plain
+
+
+def test_no_color_holds_for_the_other_commands_too():
+    for command in (["drivers"], ["info"]):
+        assert b"\x1b[" in _on_a_tty(command, {})
+        assert b"\x1b" not in _on_a_tty(command, {"NO_COLOR": "1"})
+
+
+def _on_a_tty(args: list[str], env_extra: dict[str, str]) -> bytes:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM", "FORCE_COLOR")}
+    env.update(PYTHONPATH=ROOT, TERM="xterm-256color", COLUMNS="120", **env_extra)
+    master, slave = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "cli", *args], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                               stdout=slave, stderr=slave)
+    os.close(slave)
+    output = _read_all(master, process)
+    assert process.wait(timeout=60) == 0, output
+    return output
+
+
+def _read_all(master: int, process: subprocess.Popen) -> bytes:
     output = b""
     while True:
         ready, _, _ = select.select([master], [], [], 120)
@@ -127,17 +160,7 @@ def _run_on_a_tty(tmp_path, env_extra: dict[str, str], *args: str) -> bytes:
             break
         output += chunk
     os.close(master)
-    assert process.wait(timeout=60) == 1, output
     return output
-
-
-def test_no_color_on_a_tty_writes_no_escape_at_all(tmp_path):
-    coloured = _run_on_a_tty(tmp_path, {})
-    assert b"\x1b[" in coloured  # the check below can fail: a TTY gets colour by default
-    plain = _run_on_a_tty(tmp_path, {"NO_COLOR": "1"})
-    assert b"\x1b" not in plain
-    assert b"nnvts: 2 cases in " in plain and b"1 failed" in plain
-    assert str(tmp_path / "r.json").encode() in plain
 
 
 def test_quiet_cli_prints_the_counts_and_the_report_paths_only(tmp_path):
