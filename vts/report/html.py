@@ -221,9 +221,12 @@ def _num(value: object) -> str:
     return f"{value:.6g}"
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _json_for_script(value: object) -> str:
     # Inside <script>, only "</script" and "<!--" end or confuse the element: no "<" at all is safe.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return _COMPACT.encode(value).replace("<", "\\u003c")
 
 
 class HtmlReport:
@@ -252,7 +255,7 @@ class HtmlReport:
             self._listed[passing] += 1
             entry = [case.name, case.family, case.verdict.value, round(case.duration, 4),
                      clean(case.reason, LIST_REASON_CHARS), grid_key(case)]
-            self._lists[passing].write(json.dumps(entry, ensure_ascii=False) + "\n")
+            self._lists[passing].write(_COMPACT.encode(entry) + "\n")
 
     def close(self) -> None:
         try:

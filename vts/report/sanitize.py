@@ -90,13 +90,22 @@ def clean_details(details: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     return lines
 
 
+def _already_clean(result: CaseResult) -> bool:
+    """True for a result with no details, no extra and short, printable labels (checked in C, at once)."""
+    if result.extra or result.details or len(result.operations) + len(result.operand_types) > MAX_EXTRA_ITEMS:
+        return False
+    if (len(result.name) > 256 or len(result.spec) > 256 or len(result.family) > 64
+            or len(result.reason) > MAX_MESSAGE_BYTES // 4):
+        return False
+    labels = (*result.operations, *result.operand_types)
+    if any(len(label) > 64 for label in labels):
+        return False
+    return "".join((result.name, result.family, result.reason, result.spec, *labels)).isprintable()
+
+
 def clean_result(result: CaseResult) -> CaseResult:
     """The same result with every string bounded and XML-safe (names included: specs are outside input too)."""
-    if (not result.extra and not result.details and len(result.operations) <= MAX_EXTRA_ITEMS
-            and len(result.operand_types) <= MAX_EXTRA_ITEMS
-            and all(clean(text, limit) is text for text, limit in (
-                (result.name, 1024), (result.family, 256), (result.reason, MAX_MESSAGE_BYTES), (result.spec, 1024),
-                *((op, 256) for op in result.operations), *((t, 256) for t in result.operand_types)))):
+    if _already_clean(result):
         return result  # nothing to change (most results of a large run): no copy
     return CaseResult(
         name=clean(result.name, 1024),
