@@ -99,9 +99,7 @@ def test_sigint_leaves_complete_reports_and_no_host(slow_run):
     completed = report["summary"]["total"]
     assert 3 <= completed < 13
     assert all(case["verdict"] == "passed" for case in report["cases"])
-    junit = ET.parse(paths["xml"]).getroot()
-    cases_in_junit = [c.get("name") for c in junit.iter("testcase")]
-    assert len(cases_in_junit) == completed + 1 and "nnvts/run-interrupted" in cases_in_junit  # + the marker
+    assert int(ET.parse(paths["xml"]).getroot().get("tests")) == completed
     _, cases, footer = read_stream(str(paths["jsonl"]))
     assert len(list(cases)) == completed and footer is not None and footer["interrupted"] is True
     assert _wait_gone(tag) == []

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from vts import __version__
 from vts.extensions import default_registry
 from vts.families.base import DeviceInfo, RunOptions
+from vts.run import signals
 from vts.run.drivers import DriverNotFound, DriverRef
 from vts.run.runner import Runner, Selection, UnknownFamily, iter_cases, select_families
 from vts.run.selection import ExpectationList
@@ -52,7 +53,8 @@ class RunRequest:
 
 
 def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
-    """Run and return the exit status: 0 all passed, 1 any failure (2 goes through ``usage_error``).
+    """Run and return the exit status: 0 all passed, 1 any failure, 5 no case selected, 128 + signal
+    when interrupted (2 goes through ``usage_error``).
 
     The driver runs in a host process of its own unless ``in_process`` is
     set: a driver that crashes, hangs or exhausts memory then costs one case
@@ -110,7 +112,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
         with contextlib.suppress(Exception):
             device.close()
     if not completed:
-        return 130
+        return signals.exit_status()
     return _exit_status(files.stream.summary())
 
 
@@ -148,7 +150,13 @@ def _header(request: RunRequest, name: str, version: str, isolation: str, device
     }
 
 
+#: Exit status of a run that selected no case (as pytest): a CI job must not pass on a typo in -k.
+EXIT_NO_TESTS = 5
+
+
 def _exit_status(summary: dict[str, int]) -> int:
+    if not summary.get("total"):
+        return EXIT_NO_TESTS
     failing = sum(summary.get(v, 0) for v in ("failed", "error", "crash", "timeout", "xpass"))
     return 1 if failing else 0
 
@@ -179,7 +187,7 @@ def _run_parallel(request: RunRequest) -> int:
 
     completed, sinks = run_parallel(plan, make_sinks)
     if not completed:
-        return 130
+        return signals.exit_status()
     return _exit_status(next(s for s in sinks if isinstance(s, FileReports)).stream.summary())
 
 
