@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.report.samples import write_reports
 from vts.report import html as html_report
-from vts.report.html import histogram_svg
+from vts.report.html_detail import histogram_svg
 from vts.results import CaseResult, Verdict
 
 
