@@ -35,7 +35,7 @@ def test_progress_line_has_total_rate_eta_and_failures():
 
 
 def test_total_is_counted_in_the_background():
-    report, _, _ = _report(progress_interval=0)
+    report, _, _ = _report(progress_interval=3600)
     assert "counting total" in report.progress_line()
     report.count_total(lambda: iter(range(1234)))
     deadline = time.monotonic() + 30
@@ -44,6 +44,14 @@ def test_total_is_counted_in_the_background():
     assert report.total == 1234
     assert "0/1234 cases" in report.progress_line()
     report.finish(False)
+
+
+def test_nothing_is_counted_when_no_progress_is_shown():
+    for quiet, interval in ((True, 5.0), (False, 0)):
+        report, _, _ = _report(quiet=quiet, progress_interval=interval)
+        report.count_total(lambda: iter(range(10)))
+        assert report._threads == []
+        report.finish(False)
 
 
 def test_plain_progress_lines_go_to_stderr_off_a_tty():

@@ -49,7 +49,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from vts.report.digest import Digest, grid_key, tone
+from vts.report.digest import MAX_GRID_CELLS, Digest, grid_key, tone
 from vts.report.sanitize import clean, clean_result
 from vts.results import CaseResult
 
@@ -135,7 +135,13 @@ class TerminalReport:
     # -- while running ------------------------------------------------------------------------------
 
     def count_total(self, cases: Callable[[], Iterable[object]]) -> None:
-        """Count ``cases()`` in a background thread and show the total once known (errors: no total)."""
+        """Count ``cases()`` in a background thread and show the total once known (errors: no total).
+
+        Nothing is counted when no progress is shown (``quiet``, or plain lines turned off): the
+        count costs CPU time the run could use.
+        """
+        if self.mode == "quiet" or (self.mode == "plain" and self.progress_interval <= 0):
+            return
 
         def count() -> None:
             n = 0
@@ -161,7 +167,10 @@ class TerminalReport:
         with self._lock:
             self.digest.add(result)
             _, operation, types = grid_key(result)
-            cell = self.by_op.setdefault((operation, types), {})
+            key = (operation, types)
+            if key not in self.by_op and len(self.by_op) >= MAX_GRID_CELLS:
+                key = ("(other)", "-")  # a sweep of generated models could have endless label combinations
+            cell = self.by_op.setdefault(key, {})
             cell[result.verdict.value] = cell.get(result.verdict.value, 0) + 1
         if self.progress is not None:
             failing = self.digest.failing
