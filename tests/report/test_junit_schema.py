@@ -83,12 +83,14 @@ def test_flaky_case_passes_with_a_flaky_failure_per_failed_attempt(tmp_path, sch
 
 def test_failing_on_every_attempt_has_rerun_failures_and_an_unknown_failing_verdict_is_an_error(tmp_path, schema):
     attempts = [{"verdict": "failed", "reason": f"attempt {i}", "duration": 0.1} for i in range(3)]
+    attempts.append({"verdict": "crash", "reason": "attempt 3", "duration": 0.1})
     results = [CaseResult("always.fails", "generated", Verdict.FAILED, "attempt 0", extra={"attempts": attempts})]
     files = write_reports(tmp_path, results)
     schema.validate(files["junit"])
     case = _cases(ET.parse(files["junit"]).getroot())["always.fails"]
     assert case.find("failure") is not None
     assert [r.get("message") for r in case.findall("rerunFailure")] == ["attempt 1", "attempt 2"]
+    assert [r.get("type") for r in case.findall("rerunError")] == ["crash"]
 
 
 def test_killed_run_stream_without_footer_renders_as_incomplete(tmp_path, schema):

@@ -101,15 +101,14 @@ def testcase_xml(result: CaseResult) -> str:
     if kind in ("failure", "error"):
         parts.append(f"<{kind} message={_attr(result.reason)} type={_attr(value)}>{body}</{kind}>")
         # The first attempt is this verdict; later ones (if the case was rerun) failed again.
-        parts += [_attempt_xml("rerunFailure" if kind == "failure" else "rerunError", attempt)
-                  for attempt in attempts_of(result)[1:MAX_ATTEMPTS_SHOWN]]
+        parts += [_attempt_xml("rerun", attempt) for attempt in attempts_of(result)[1:MAX_ATTEMPTS_SHOWN]]
         if value == "crash" and result.details:
             parts.append(f"<system-out>driver stderr (last lines):\n{body}</system-out>")
     elif kind == "skipped":
         parts.append(f"<skipped message={_attr(result.reason)} type={_attr(value)}/>")
     else:
         failed_attempts = [a for a in attempts_of(result) if str(a.get("verdict")) != "passed"]
-        parts += [_attempt_xml("flakyFailure", attempt) for attempt in failed_attempts[:MAX_ATTEMPTS_SHOWN]]
+        parts += [_attempt_xml("flaky", attempt) for attempt in failed_attempts[:MAX_ATTEMPTS_SHOWN]]
         if value != "passed":
             parts.append(f"<system-out>{_text(f'verdict {value}: {result.reason}')}\n{body}</system-out>")
     if not parts:
@@ -117,8 +116,14 @@ def testcase_xml(result: CaseResult) -> str:
     return f"{head}>\n" + "".join(f"      {part}\n" for part in parts) + "    </testcase>\n"
 
 
-def _attempt_xml(element: str, attempt: dict[str, object]) -> str:
+def _attempt_xml(prefix: str, attempt: dict[str, object]) -> str:
+    """``<{prefix}Failure>`` or ``<{prefix}Error>`` (Surefire's names) for one attempt, by its verdict."""
     verdict = attempt.get("verdict", "failed")
+    try:
+        errored = junit_kind(Verdict(str(verdict))) == "error"
+    except ValueError:
+        errored = False
+    element = f"{prefix}{'Error' if errored else 'Failure'}"
     duration = attempt.get("duration")
     seconds = f" after {duration:.3f} s" if isinstance(duration, int | float) else ""
     return (f"<{element} message={_attr(attempt.get('reason', ''))} type={_attr(verdict)}>"
