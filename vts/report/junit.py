@@ -9,9 +9,10 @@ Surefire's format; tests/data/junit-10.xsd, checked in the test suite):
   other failing verdict) ``<error type=VERDICT>``; a crashed case has the
   driver's stderr tail in ``<system-out>``; skipped and xfail ``<skipped>``;
 - a flaky case (failed, then passed on a rerun) passes with one
-  ``<flakyFailure>`` per failed attempt, and a case that failed on every
-  attempt has ``<rerunFailure>`` for the reruns: Surefire's convention,
-  which Jenkins shows as flaky;
+  ``<flakyFailure>`` (``<flakyError>`` for a crash or timeout) per failed
+  attempt, and a case that failed on every attempt has ``<rerunFailure>``
+  / ``<rerunError>`` for the reruns: Surefire's convention, which Jenkins
+  shows as flaky;
 - an interrupted run has the property ``nnvts.interrupted=true`` in every
   suite, a killed one (no footer in the stream) ``nnvts.incomplete``; the
   schema allows no attribute of our own, and the exit status (130, 143,
