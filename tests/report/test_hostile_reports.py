@@ -128,3 +128,14 @@ def test_in_process_run_survives_a_driver_message_with_a_lone_surrogate(tmp_path
     failure = root.find(".//failure")
     assert failure is not None and "lone" in failure.get("message")
     assert os.path.getsize(tmp_path / "r.xml") < 64 * 1024  # the 5 MB message was cut
+
+
+def test_non_finite_numbers_from_a_stream_stay_strict_json(tmp_path):
+    results = [CaseResult("nan.case", "generated", Verdict.FAILED, "x", duration=float("nan"),
+                          extra={"ratio": float("inf"), "nested": [float("nan")]})]
+    files = write_reports(tmp_path, results)
+    case = _strict_json(Path(files["json"]).read_text(encoding="utf-8"))["cases"][0]
+    assert case["duration"] == 0.0 and case["extra"] == {"ratio": "inf", "nested": ["nan"]}
+    collector = _Collector()
+    collector.feed(Path(files["html"]).read_text(encoding="utf-8"))
+    _strict_json(collector.scripts[0])

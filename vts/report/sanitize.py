@@ -10,6 +10,7 @@ unparseable, nor crash the harness while it writes the report.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -65,6 +66,8 @@ def clean_value(value: Any, depth: int = 0) -> Any:
     """A JSON value from ``extra`` with every string cleaned and every container bounded."""
     if isinstance(value, str):
         return clean(value, MAX_EXTRA_STRING)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # strict JSON has no NaN or Infinity (a browser's JSON.parse rejects them)
     if isinstance(value, bool | int | float) or value is None:
         return value
     if depth >= MAX_EXTRA_DEPTH:
@@ -92,6 +95,8 @@ def clean_details(details: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def _already_clean(result: CaseResult) -> bool:
     """True for a result with no details, no extra and short, printable labels (checked in C, at once)."""
+    if not 0.0 <= result.duration < math.inf:
+        return False
     if result.extra or result.details or len(result.operations) + len(result.operand_types) > MAX_EXTRA_ITEMS:
         return False
     if (len(result.name) > 256 or len(result.spec) > 256 or len(result.family) > 64
@@ -112,7 +117,7 @@ def clean_result(result: CaseResult) -> CaseResult:
         family=clean(result.family, 256),
         verdict=result.verdict,
         reason=clean(result.reason),
-        duration=result.duration,
+        duration=result.duration if 0.0 <= result.duration < math.inf else 0.0,  # NaN: not comparable
         details=clean_details(result.details),
         operations=tuple(clean(op, 256) for op in result.operations[:MAX_EXTRA_ITEMS]),
         operand_types=tuple(clean(t, 256) for t in result.operand_types[:MAX_EXTRA_ITEMS]),
