@@ -103,3 +103,12 @@ def test_render_reports_applies_an_annotation_to_every_report(tmp_path):
     page = (tmp_path / "a.html").read_text()
     new = page[page.index('id="baseline-new-failure"'):]
     assert "b.fail" in new[:new.index("</ul>")]
+
+
+def test_new_failures_are_listed_first(tmp_path):
+    results = [CaseResult("old.fail", "generated", Verdict.FAILED, "x", extra={"baseline": "still-failing"}),
+               CaseResult("ok.case", "generated", Verdict.PASSED, extra={"baseline": "still-passing"}),
+               CaseResult("new.fail", "generated", Verdict.FAILED, "y", extra={"baseline": "new-failure"})]
+    page = Path(write_reports(tmp_path, results)["html"]).read_text(encoding="utf-8")
+    assert [c[0] for c in _data(page)["cases"]] == ["new.fail", "old.fail", "ok.case"]
+    assert "new failures first" in page

@@ -61,12 +61,17 @@ def _json_for_script(value: object) -> str:
     return _COMPACT.encode(value).replace("<", "\\u003c")
 
 
-class HtmlReport:
-    """Fed case by case: a digest in memory, the case list in two scratch files; the page is written at close.
+#: The case list's groups, in the order the page lists them.
+_GROUPS = ("new-failure", "not-passing", "passing")
 
-    The case list is kept as it comes, non-passing and passing cases apart
-    (``MAX_CASES_LISTED`` of each at most), and turned into the page's
-    compact form once the digest knows the verdicts, families and grid.
+
+class HtmlReport:
+    """Fed case by case: a digest in memory, the case list in scratch files; the page is written at close.
+
+    The case list is kept as it comes in three groups, listed in this order:
+    new failures against a baseline, other cases that did not pass, passing
+    cases (``MAX_CASES_LISTED`` of each at most); it is turned into the
+    page's compact form once the digest knows the verdicts, families and grid.
     """
 
     def __init__(self, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool) -> None:
@@ -76,18 +81,19 @@ class HtmlReport:
         self.interrupted = interrupted
         self.digest = Digest()
         self._scratch = tempfile.TemporaryDirectory(prefix="nnvts-html-")
-        self._lists = {passing: open(  # noqa: SIM115 - closed in discard()
-            os.path.join(self._scratch.name, f"{passing}.jsonl"), "w+", encoding="utf-8") for passing in (False, True)}
-        self._listed = {False: 0, True: 0}
+        self._lists = {group: open(  # noqa: SIM115 - closed in discard()
+            os.path.join(self._scratch.name, f"{group}.jsonl"), "w+", encoding="utf-8") for group in _GROUPS}
+        self._listed = dict.fromkeys(_GROUPS, 0)
 
     def add(self, case: CaseResult) -> None:
         self.digest.add(case)
-        passing = tone(case.verdict) == "pass"
-        if self._listed[passing] < MAX_CASES_LISTED:
-            self._listed[passing] += 1
+        group = ("new-failure" if case.extra.get("baseline") == "new-failure" and tone(case.verdict) != "pass"
+                 else "passing" if tone(case.verdict) == "pass" else "not-passing")
+        if self._listed[group] < MAX_CASES_LISTED:
+            self._listed[group] += 1
             entry = [case.name, case.family, case.verdict.value, round(case.duration, 4),
                      clean(case.reason, LIST_REASON_CHARS), grid_key(case)]
-            self._lists[passing].write(_COMPACT.encode(entry) + "\n")
+            self._lists[group].write(_COMPACT.encode(entry) + "\n")
 
     def close(self) -> None:
         try:
@@ -107,9 +113,9 @@ class HtmlReport:
         verdicts = digest.verdicts() or ["passed"]
         families = sorted(digest.by_family)
         listed = min(digest.total, MAX_CASES_LISTED)
-        cases_note = f"All {digest.total} cases, non-passing first." if listed == digest.total else (
-            f"{listed} of {digest.total} cases listed (every non-passing case first, then passing ones); "
-            "the JSON report has them all.")
+        order = "new failures first, then other non-passing cases" if digest.baseline else "non-passing first"
+        cases_note = f"All {digest.total} cases, {order}." if listed == digest.total else (
+            f"{listed} of {digest.total} cases listed ({order}, then passing ones); the JSON report has them all.")
         out.write(HEAD.substitute(
             title=_title(header),
             assets=ASSETS,
@@ -145,8 +151,8 @@ class HtmlReport:
         detail_index = {key: i for i, key in enumerate(detailed)}
         budget = MAX_CASES_LISTED
         n = 0
-        for passing in (False, True):
-            handle = self._lists[passing]
+        for group in _GROUPS:
+            handle = self._lists[group]
             handle.seek(0)
             for line in handle:
                 if budget == 0:
