@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -203,3 +204,20 @@ def test_the_terminal_keeps_driver_messages_bounded():
     assert len(report.digest.failures[0].reason) < 10_000 and len(report.digest.failures[0].details[0]) < 10_000
     report.finish(False)
     assert len(out.getvalue()) < 20_000
+
+
+def test_a_run_off_a_tty_prints_plain_progress_lines_with_the_total(tmp_path):
+    """Every MUL execution of the slow driver takes 0.3 s, so the run outlasts the 0.05 s interval."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("NO_COLOR", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "cli", "run", "--in-process", "--driver", "tests.drivers.misbehaving:slow_device",
+         "--family", "generated", "-k", "mul_binary.broadcast and not relaxed and not float16",
+         "--progress-interval", "0.05", "--json", str(tmp_path / "r.json")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if re.match(r"nnvts: \d+(/3 cases \(\d+%\)| cases "
+                                                                      r"\(counting total\)), [\d.,]+/s, ", line)]
+    assert lines, result.stderr  # three cases of two 0.3 s executions each: several 0.05 s ticks
+    assert "\x1b" not in result.stderr + result.stdout
+    assert "nnvts: 3 cases in " in result.stdout
