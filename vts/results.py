@@ -26,6 +26,7 @@ class Verdict(enum.Enum):
     TIMEOUT = "timeout"  # the driver did not answer within the case time limit
     XFAIL = "xfail"  # failed, and listed as an expected failure
     XPASS = "xpass"  # passed, but listed as an expected failure
+    FLAKY = "flaky"  # failed, then did not fail when re-run alone (--reruns); fails only with --fail-on-flaky
 
     @property
     def is_failure(self) -> bool:

@@ -13,6 +13,7 @@ from vts import __version__
 from vts.extensions import default_registry
 from vts.families.base import DeviceInfo, RunOptions
 from vts.run import signals
+from vts.run.ci import CiInputError, CiOptions, CiRun, prepare_ci
 from vts.run.drivers import DriverNotFound, DriverRef
 from vts.run.runner import Runner, Selection, UnknownFamily, iter_cases, select_families
 from vts.run.selection import ExpectationList
@@ -50,6 +51,8 @@ class RunRequest:
     #: Terminal: only the closing summary; seconds between plain progress lines off a TTY (0: none).
     quiet: bool = False
     progress_interval: float = 5.0
+    #: Re-runs, baselines, balanced shards, last-failed, strict expectations (vts/run/ci.py).
+    ci: CiOptions = field(default_factory=CiOptions)
 
 
 def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
@@ -66,12 +69,13 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
     try:
         ref = DriverRef(request.driver)
         select_families(request.selection.families)
+        ci = prepare_ci(request.ci, request.selection, request.expected_failures, request.extension_allowlist)
         if request.jobs > 1:
             if not ref.is_exec:
                 ref.target  # noqa: B018 - an unknown driver name is a usage error before workers start
             if ref.is_exec and request.in_process:
                 raise DriverNotFound(f"{request.driver} is a program: it cannot run in process (drop --in-process)")
-            return _run_parallel(request)
+            return _run_parallel(request, ci)
         if request.in_process:
             if ref.is_exec:
                 raise DriverNotFound(f"{request.driver} is a program: it cannot run in process (drop --in-process)")
@@ -81,39 +85,40 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
                 ref.target  # noqa: B018 - an unknown driver name is a usage error before any process starts
             host = HostProcess(request.driver, memory_limit=request.memory_limit_mib << 20)
             device = host.start()
-    except (DriverNotFound, UnknownFamily, HostStartError) as error:
+    except (DriverNotFound, UnknownFamily, HostStartError, CiInputError) as error:
         usage_error(str(error))
         return 2
     try:
-        return _run(request, device, host)
+        return _run(request, device, host, ci)
     finally:
         if host is not None:
             host.stop()
 
 
-def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
+def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRun) -> int:
     from vts.report.files import FileReports
     from vts.run.isolated import IsolatedRunner
 
     info = DeviceInfo(name=getattr(device, "name", request.driver))
     header = _header(request, info.name, version_of(device),
                      "in_process" if host is None else "process", _device_type(device))
+    header.update(ci.header_fields())
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
     terminal = _terminal(request, files)
     terminal.count_total(lambda: iter_cases(request.selection, info, extensions.for_parsing()))
-    runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
-        device, options, expectations, host=host)
-    completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()),
-                           [terminal.before_reports(_renders(request)), files, terminal])
+    runner = ci.install(Runner(device, options, expectations) if host is None else IsolatedRunner(
+        device, options, expectations, host=host))
+    sinks = ci.sinks([terminal.before_reports(_renders(request)), files, terminal])
+    completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()), sinks)
     if host is None:
         with contextlib.suppress(Exception):
             device.close()
     if not completed:
         return signals.exit_status()
-    return _exit_status(files.stream.summary())
+    return ci.exit_status(_exit_status(files.stream.summary()))
 
 
 def _terminal(request: RunRequest, files: FileReports) -> TerminalReport:
@@ -161,7 +166,7 @@ def _exit_status(summary: dict[str, int]) -> int:
     return 1 if failing else 0
 
 
-def _run_parallel(request: RunRequest) -> int:
+def _run_parallel(request: RunRequest, ci: CiRun) -> int:
     from vts.report.files import FileReports
     from vts.run.parallel import WorkerPlan, run_parallel
 
@@ -169,26 +174,30 @@ def _run_parallel(request: RunRequest) -> int:
     plan = WorkerPlan(
         driver=request.driver, spec_paths=tuple(selection.spec_paths),
         families=tuple(selection.families) if selection.families else None, keyword=request.keyword_text,
-        shard=request.shard_text, jobs=request.jobs, in_process=request.in_process,
+        shard=None if ci.case_filter is not None else request.shard_text, jobs=request.jobs,
+        in_process=request.in_process,
         memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
-        expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist)
+        expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
+        extra=ci.worker_extra())
     isolation = "in_process" if request.in_process else "process"
 
     def make_sinks(driver: dict[str, object]) -> list[object]:
         header = _header(request, str(driver["name"]), str(driver["version"]), isolation)
         header["jobs"] = request.jobs
+        header.update(ci.header_fields())
         if driver.get("type"):
             header["driver"]["type"] = str(driver["type"])  # type: ignore[index]
         files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
         terminal = _terminal(request, files)
         terminal.count_total(lambda: iter_cases(selection, DeviceInfo(name=str(driver["name"])),
                                                 default_registry(request.extension_allowlist).for_parsing()))
-        return [terminal.before_reports(_renders(request)), files, terminal]
+        return ci.sinks([terminal.before_reports(_renders(request)), files, terminal])
 
     completed, sinks = run_parallel(plan, make_sinks)
     if not completed:
         return signals.exit_status()
-    return _exit_status(next(s for s in sinks if isinstance(s, FileReports)).stream.summary())
+    files = next(s for s in ci.unwrap(sinks) if isinstance(s, FileReports))
+    return ci.exit_status(_exit_status(files.stream.summary()))
 
 
 def version_of(device: Device) -> str:
