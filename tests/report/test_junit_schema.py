@@ -132,3 +132,17 @@ def test_a_real_crash_gives_a_valid_report_with_the_driver_stderr(tmp_path, sche
     crashed = [c for c in ET.parse(junit).getroot().iter("testcase") if c.find("error") is not None]
     assert crashed and all(c.find("error").get("type") == "crash" for c in crashed)
     assert "Segmentation fault" in crashed[0].find("system-out").text
+
+
+def test_the_flaky_verdict_passes_with_its_failed_attempts(tmp_path, schema):
+    attempts = [{"verdict": "failed", "reason": "off by 2", "duration": 0.1},
+                {"verdict": "passed", "reason": "", "duration": 0.1}]
+    results = [CaseResult("flaky.case", "generated", Verdict.FLAKY, "passed on attempt 2",
+                          extra={"attempts": attempts})]
+    files = write_reports(tmp_path, results)
+    schema.validate(files["junit"])
+    root = ET.parse(files["junit"]).getroot()
+    case = _cases(root)["flaky.case"]
+    assert case.find("failure") is None and case.find("error") is None
+    assert [f.get("message") for f in case.findall("flakyFailure")] == ["off by 2"]
+    assert root.get("failures") == "0" and root.get("errors") == "0"
