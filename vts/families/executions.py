@@ -14,6 +14,8 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from vts.families.base import CaseFailure, RunOptions
 from vts.hal.enums import NO_TIMING, ErrorStatus, MeasureTiming, OperationType, enum_name
 from vts.hal.errors import DriverError
@@ -60,6 +62,11 @@ def supported_operations(device: Device, model: Model) -> tuple[bool, ...]:
     except DriverError as error:
         raise CaseFailure(f"get_supported_operations returned {error.status.name} for a valid model",
                           (error.message,)) from None
+    flags = tuple(flags)
+    wrong = [f for f in flags if not isinstance(f, (bool, np.bool_))]
+    if wrong:
+        # A flag must be a bool: "yes", 1 or None is no answer to "is this operation supported?".
+        raise CaseFailure(f"get_supported_operations returned {type(wrong[0]).__name__} flags; each must be a bool")
     flags = tuple(bool(f) for f in flags)
     if len(flags) != len(model.main.operations):
         raise CaseFailure(f"get_supported_operations returned {len(flags)} flags for "

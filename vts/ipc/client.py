@@ -251,7 +251,7 @@ class Connection:
                 raise ProtocolError(f"an answer with unknown status {status}")
         except _DECODE_ERRORS as error:
             p.close_fds(message.fds)
-            raise self.violation(f"undecodable answer to {what}: {error}") from None
+            raise self.violation(f"malformed answer to {what}: {error}") from None
         finally:
             p.close_fds([fd for fd in message.fds if fd not in taken])
         raise raised

@@ -15,23 +15,34 @@ runs:
 The child runs in its own session: a Ctrl-C at the terminal reaches the
 harness only, which then ends the run cleanly and stops the host itself.
 Its stdout and stderr go to a private log whose tail is attached to crash
-reports (a Python traceback, an abort message).
+reports (a Python traceback, an abort message); the log is trimmed between
+cases so a chatty driver cannot fill the disk.
+
+The child is also made a child subreaper and tagged in its environment
+(``vts.ipc.tree``), and the harness makes itself a subreaper: whenever a
+host ends - killed after a crash or a timeout, restarted, or stopped at the
+end of the run - every process its driver started is killed too, and
+``take_leftovers`` names them for the case result.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import secrets
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
+from vts.ipc import tree
 from vts.ipc.client import ProxyDevice, connect
 from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolError
 from vts.ipc.protocol import socket_pair
@@ -43,6 +54,9 @@ SOCKET_FD_ENV = "NNVTS_SOCKET_FD"
 #: Exit status of the Python host when its driver ran out of memory (see host.py).
 EXIT_OUT_OF_MEMORY = 3
 STDERR_TAIL_LINES = 12
+#: The host's log is cut back to its last LOG_KEEP bytes once it exceeds LOG_LIMIT (checked between cases).
+LOG_LIMIT = 16 << 20
+LOG_KEEP = 64 << 10
 
 _LAUNCHER = r"""
 import os, sys
@@ -54,7 +68,9 @@ os.set_inheritable(3, True)
 os.environ["NNVTS_SOCKET_FD"] = "3"
 try:
     import ctypes
-    ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+    libc = ctypes.CDLL(None)
+    libc.prctl(1, 9)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+    libc.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: the driver's orphans stay in its tree (kept across exec)
 except Exception:
     pass
 if os.getppid() != parent:  # the harness died before the request above
@@ -72,6 +88,36 @@ except OSError as error:
 
 class HostStartError(RuntimeError):
     """The driver program did not start or did not complete the handshake."""
+
+
+#: Every host object with a process, so a tree sweep never takes another host for a leftover.
+_HOSTS: weakref.WeakValueDictionary[int, HostProcess] = weakref.WeakValueDictionary()
+#: Tags the trees of one run; ``set_run_tag`` gives -j workers their parent's.
+_run_tag = f"{os.getpid()}-{secrets.token_hex(4)}"
+_serial = iter(range(1, 1 << 62))
+
+
+def set_run_tag(tag: str) -> None:
+    global _run_tag
+    _run_tag = tag
+
+
+def run_tag() -> str:
+    return _run_tag
+
+
+def known_children() -> set[int]:
+    """This process's own children that are not leftovers: driver hosts, multiprocessing workers."""
+    pids = {host._process.pid for host in list(_HOSTS.values()) if host._process is not None}
+    mp = sys.modules.get("multiprocessing")
+    if mp is not None:
+        with contextlib.suppress(Exception):
+            pids.update(child.pid for child in mp.active_children() if child.pid)
+        tracker = sys.modules.get("multiprocessing.resource_tracker")
+        pid = getattr(getattr(tracker, "_resource_tracker", None), "_pid", None)
+        if pid:
+            pids.add(pid)
+    return pids
 
 
 def describe_exit(returncode: int, python_host: bool, memory_limit: int) -> str:
@@ -106,7 +152,12 @@ class HostProcess:
     _device: ProxyDevice | None = field(default=None, init=False, repr=False)
     _log: IO[bytes] | None = field(default=None, init=False, repr=False)
     _killed_for: DriverLost | None = field(default=None, init=False, repr=False)
+    _token: str = field(default="", init=False, repr=False)
+    _started_at: int = field(default=0, init=False, repr=False)
+    _swept: bool = field(default=True, init=False, repr=False)
     starts: int = field(default=0, init=False)
+    #: Processes of ended hosts' trees that the harness had to kill, not yet reported ("pid N (command)").
+    leftovers: list[str] = field(default_factory=list, init=False)
 
     @property
     def is_exec(self) -> bool:
@@ -144,7 +195,12 @@ class HostProcess:
         if self._log is not None:
             self._log.close()  # the previous host's log: its tail was read when it died
         self._log = tempfile.TemporaryFile(prefix="nnvts-host-", suffix=".log")  # noqa: SIM115 - closed in stop()
+        # Appending: when the harness trims the log, the driver's next line goes to its new end.
+        flags = fcntl.fcntl(self._log.fileno(), fcntl.F_GETFL)
+        fcntl.fcntl(self._log.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
         self._killed_for = None
+        tree.become_subreaper()
+        self._token = f"{_run_tag}/{os.getpid()}/{next(_serial)}"
         argv = [sys.executable, "-S", "-c", _LAUNCHER, str(child.fileno()), str(self.memory_limit),
                 str(os.getpid()), *self._command()]
         try:
@@ -156,6 +212,9 @@ class HostProcess:
             raise HostStartError(f"cannot start the driver host: {error}") from error
         finally:
             child.close()
+        _HOSTS[id(self)] = self
+        self._swept = False
+        self._started_at = tree.start_time(self._process.pid)
         self.starts += 1
         try:
             self._device = connect(parent, self._death, timeout=self.handshake_timeout)
@@ -181,14 +240,47 @@ class HostProcess:
             self._device.connection.abort(failure or DriverCrashed("the driver host was stopped by the harness"))
         process = self._process
         if process is not None and process.poll() is None:
+            # The tree first, while the host still holds it together (orphans are re-parented to it).
+            self._sweep()
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(5)
+        self._sweep(final=True)
         if self._device is not None:
             self._device.connection.close()
+
+    def _sweep(self, final: bool = False) -> None:
+        """Kill what is left of the current host's process tree and remember it as leftovers."""
+        process = self._process
+        if process is None or self._swept:
+            return
+        killed = tree.kill_tree(process.pid, self._token, self._started_at, known_children())
+        self.leftovers.extend(killed)
+        if final:
+            self._swept = True
+
+    def take_leftovers(self) -> list[str]:
+        """Processes of ended host trees killed since the last call ("pid N (command)"), then forgotten."""
+        taken, self.leftovers = self.leftovers, []
+        return taken
+
+    def trim_log(self) -> None:
+        """Keep the host's log small: past LOG_LIMIT bytes, only its last LOG_KEEP bytes stay."""
+        if self._log is None:
+            return
+        fd = self._log.fileno()
+        try:
+            size = os.fstat(fd).st_size
+            if size <= LOG_LIMIT:
+                return
+            tail = os.pread(fd, LOG_KEEP, size - LOG_KEEP)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"[nnvts: {size - len(tail)} earlier bytes of driver output dropped]\n".encode() + tail)
+        except OSError:
+            pass
 
     def stop(self, timeout: float = 5.0) -> None:
         """End the run politely: ``close()`` the device, hang up, give the host ``timeout`` s to exit."""
@@ -202,6 +294,7 @@ class HostProcess:
                 process.wait(timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
+        self._sweep(final=True)
         self._device = None
         if self._log is not None:
             self._log.close()
@@ -262,6 +355,7 @@ class HostProcess:
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ)
+        env[tree.TREE_ENV] = self._token
         if not self.is_exec:
             # The host must import whatever the harness can (the driver may be a test module).
             paths = [os.path.abspath(p or os.curdir) for p in sys.path if isinstance(p, str)]

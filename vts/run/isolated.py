@@ -12,6 +12,11 @@ something earlier (an asynchronous execution of a previous case crashing
 late), and a case must only be blamed for what it does by itself.
 Timeouts are not re-run: a second attempt would cost the full limit again
 and a driver that hangs is rarely flaky about it.
+
+Whenever a host ends, the processes its driver left behind are killed with
+it (``HostProcess.take_leftovers``) and named in the details of the case
+during which that happened; those still there when the run ends are named
+in a closing result, ``harness/driver_leftovers``.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import time
 from dataclasses import dataclass
 
 from vts.families.base import Case, Family, Outcome
-from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout
+from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolViolation
 from vts.ipc.process import HostProcess, HostStartError
 from vts.results import CaseResult, Verdict
 from vts.run import runner as base
@@ -36,8 +41,21 @@ def lost_outcome(failure: DriverLost, timeout: float) -> Outcome:
     if isinstance(failure, DriverTimeout):
         return Outcome(Verdict.TIMEOUT, f"no answer within {timeout:g} s",
                        (failure.reason, "the driver host was killed and restarted"))
+    if isinstance(failure, ProtocolViolation):
+        return Outcome(Verdict.CRASH, failure.reason,
+                       ("the connection was dropped and the driver host restarted (docs/protocol.md §8.1)",))
     tail = failure.stderr_tail if isinstance(failure, DriverCrashed) else ()
     return Outcome(Verdict.CRASH, f"driver crashed: {failure.reason}", tuple(tail))
+
+
+def with_leftovers(outcome: Outcome, leftovers: list[str]) -> Outcome:
+    """Name the processes of an ended host that had to be killed (they would have outlived it)."""
+    if not leftovers:
+        return outcome
+    note = (f"the driver host left {len(leftovers)} process(es) running, killed by the harness: "
+            + "; ".join(leftovers[:20]) + (f"; and {len(leftovers) - 20} more" if len(leftovers) > 20 else ""))
+    return Outcome(outcome.verdict, outcome.reason, (*outcome.details, note),
+                   {**outcome.extra, "leftover_processes": list(leftovers[:100])})
 
 
 @dataclass
@@ -71,7 +89,10 @@ class IsolatedRunner(base.Runner):
         try:
             device = self.host.device
         except HostStartError as error:
-            return Outcome(Verdict.ERROR, f"harness: cannot restart the driver host: {error}")
+            return with_leftovers(Outcome(Verdict.ERROR, f"harness: cannot restart the driver host: {error}"),
+                                  self.host.take_leftovers())
+        # Killed with a host that ended before this case (not this case's doing, but never silent).
+        earlier = self.host.take_leftovers()
         connection = device.connection
         connection.deadline = time.monotonic() + timeout
         try:
@@ -83,10 +104,13 @@ class IsolatedRunner(base.Runner):
             outcome = Outcome(outcome.verdict, outcome.reason,
                               (*outcome.details, f"the driver host had died after the previous case ({died}) and "
                                "was restarted for this one"), {**outcome.extra, "host_died_before_case": died})
+        if earlier:
+            outcome = with_leftovers(outcome, earlier)
+        self.host.trim_log()
         failure = connection.failure
         if failure is not None:
             self.host.kill(failure)
-            return lost_outcome(failure, timeout)
+            return with_leftovers(lost_outcome(failure, timeout), [*earlier, *self.host.take_leftovers()])
         if outcome.verdict in (Verdict.CRASH, Verdict.TIMEOUT):
             # A loss the current host did not suffer: the case used an object of an earlier host
             # (a family cached it across a restart).  That is the harness's problem, not the driver's.
@@ -118,6 +142,20 @@ class IsolatedRunner(base.Runner):
                 self._pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[union-attr]
                 self._pool = None
             return outcome
+
+    def closing_results(self) -> list[CaseResult]:
+        """Stop the host after the last case: what its driver leaves running is a closing result."""
+        if self.host is None:
+            return []
+        self.host.stop()
+        leftovers = self.host.take_leftovers()
+        if not leftovers:
+            return []
+        return [CaseResult(
+            name="harness/driver_leftovers", family="harness", verdict=Verdict.FAILED,
+            reason=f"the driver left {len(leftovers)} process(es) running after its host ended; the harness "
+                   "killed them",
+            details=tuple(leftovers[:100]), extra={"leftover_processes": list(leftovers[:100])})]
 
     def _backstop(self) -> Outcome:
         assert self.host is not None

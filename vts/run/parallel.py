@@ -2,18 +2,29 @@
 
 Each worker owns its driver (in process, or its own driver host) and runs
 the cases whose name hashes to its slot, so the split is stable and needs
-no coordination; it streams ``CaseResult`` records back over a queue and the
-parent feeds every reporter as they arrive.  Workers are started with
-``spawn``: forking a process that already runs threads (progress display,
-driver hosts) is unsafe.
+no coordination.  Workers are started with ``spawn``: forking a process that
+already runs threads (progress display, driver hosts) is unsafe.
+
+No case is ever lost, whatever happens to a worker.  A worker writes to a
+pipe of its own, synchronously (nothing sits in a feeder thread to be lost
+when it dies): ``start`` before each case, ``result`` after it.  When a
+worker dies, the case it had started gets a verdict here (``crash`` if the
+driver ran in the worker's process, else ``error``: a harness worker died)
+and a replacement worker carries on from the next case of the same slot.
+A slot whose workers keep dying without progress is given up: the parent
+lists its remaining cases and records each as ``error``.  A worker that
+cannot start its driver records each of its cases as ``error`` itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import multiprocessing
-import queue
-from collections.abc import Callable
+import multiprocessing.connection
+import secrets
+import signal
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,8 +32,13 @@ from vts.results import CaseResult, Verdict
 
 _DONE = "done"
 _HELLO = "hello"
+_START = "start"
 _RESULT = "result"
+_EXTRA = "extra"
 _FAILED = "failed"
+
+#: Replacement workers a slot may use in a row without a case finishing before it is given up.
+MAX_FRUITLESS_RESTARTS = 2
 
 
 @dataclass(frozen=True)
@@ -42,17 +58,6 @@ class WorkerPlan:
     expected_failures: str | None
     extension_allowlist: str | None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-class _QueueSink:
-    def __init__(self, channel: Any) -> None:
-        self.channel = channel
-
-    def add(self, result: CaseResult) -> None:
-        self.channel.put((_RESULT, result.to_json()))
-
-    def finish(self, interrupted: bool) -> None:
-        """The worker reports completion itself (after closing its driver)."""
 
 
 def worker_slot(name: str, jobs: int) -> int:
@@ -83,45 +88,125 @@ def _selection(plan: WorkerPlan, slot: int):
     )
 
 
-def _worker(plan: WorkerPlan, slot: int, channel: Any) -> None:
-    """One worker: its own driver, its own slice of the cases."""
+def _slot_cases(plan: WorkerPlan, slot: int, name: str) -> Iterator[tuple[Any, Any]]:
+    """The (family, case) pairs of ``slot``, in the order every worker of that slot runs them."""
     from vts.extensions import default_registry
-    from vts.families.base import DeviceInfo, RunOptions
+    from vts.families.base import DeviceInfo
+    from vts.run.runner import iter_cases
+
+    extensions = default_registry(plan.extension_allowlist)
+    return iter_cases(_selection(plan, slot), DeviceInfo(name=name), extensions.for_parsing())
+
+
+def _meta(case: Any) -> dict[str, Any]:
+    operations, operand_types = case.labels()
+    return {"name": case.name, "family": case.family, "spec": case.spec_path, "operations": list(operations),
+            "operand_types": list(operand_types)}
+
+
+def _result_for(meta: dict[str, Any], verdict: Verdict, reason: str, plan: WorkerPlan,
+                details: tuple[str, ...] = ()) -> CaseResult:
+    """A verdict given by the harness (not by running the case), with expected failures applied."""
+    if plan.expected_failures and verdict.is_failure:
+        from vts.run.selection import ExpectationList
+
+        with contextlib.suppress(Exception):
+            if ExpectationList.from_file(plan.expected_failures).expects_failure(meta["name"]):
+                verdict, reason = Verdict.XFAIL, f"expected failure: {reason}"
+    return CaseResult(name=meta["name"], family=meta["family"], verdict=verdict, reason=reason, details=details,
+                      operations=tuple(meta["operations"]), operand_types=tuple(meta["operand_types"]),
+                      spec=meta["spec"])
+
+
+class _PipeSink:
+    """Sends each result down the worker's pipe, tagged with the index of the case it ends."""
+
+    def __init__(self, channel: Any) -> None:
+        self.channel = channel
+        self.index: int | None = None
+
+    def add(self, result: CaseResult) -> None:
+        if self.index is None:
+            self.channel.send((_EXTRA, result.to_json()))
+        else:
+            self.channel.send((_RESULT, self.index, result.to_json()))
+            self.index = None
+
+    def finish(self, interrupted: bool) -> None:
+        """The worker reports completion itself (after closing its driver)."""
+
+
+def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) -> None:
+    """One worker: its own driver, its own slice of the cases, from case ``skip`` of the slot on."""
+    from vts.extensions import default_registry
+    from vts.families.base import RunOptions
+    from vts.ipc.process import HostProcess, set_run_tag
     from vts.run.drivers import DriverRef
     from vts.run.isolated import IsolatedRunner
     from vts.run.reruns import install_reruns
-    from vts.run.runner import Runner, iter_cases
+    from vts.run.runner import Runner
     from vts.run.selection import ExpectationList
     from vts.run.session import version_of
     from vts.run.signals import install
 
     install()  # the parent's terminate() (SIGTERM) then ends the run loop and this worker's driver host
+    set_run_tag(run_tag)
+    sink = _PipeSink(channel)
+
+    def numbered(cases: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
+        for index, (family, case) in enumerate(cases):
+            if index < skip:
+                continue
+            channel.send((_START, index, _meta(case)))
+            sink.index = index
+            yield family, case
+        sink.index = None
+
     host = None
     try:
-        if plan.in_process:
-            device = DriverRef(plan.driver).load()
-        else:
-            from vts.ipc.process import HostProcess
-
-            host = HostProcess(plan.driver, memory_limit=plan.memory_limit_mib << 20)
-            device = host.start()
+        try:
+            if plan.in_process:
+                device = DriverRef(plan.driver).load()
+            else:
+                host = HostProcess(plan.driver, memory_limit=plan.memory_limit_mib << 20)
+                device = host.start()
+        except Exception as error:
+            # Every case of the slot still gets its verdict.
+            reason = f"harness: worker {slot} could not start the driver: {type(error).__name__}: {error}"
+            for _family, case in numbered(_slot_cases(plan, slot, plan.driver)):
+                sink.add(_result_for(_meta(case), Verdict.ERROR, reason, plan))
+            channel.send((_DONE, slot))
+            return
         name = getattr(device, "name", plan.driver)
-        channel.put((_HELLO, {"name": name, "version": version_of(device)}))
+        channel.send((_HELLO, {"name": name, "version": version_of(device)}))
         extensions = default_registry(plan.extension_allowlist)
         options = RunOptions(pool_kind=plan.pool_kind, case_timeout=plan.case_timeout, extensions=extensions)
         expectations = ExpectationList.from_file(plan.expected_failures) if plan.expected_failures else None
         runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
             device, options, expectations, host=host)
         install_reruns(runner, int(plan.extra.get("reruns", 0)))
-        runner.run(iter_cases(_selection(plan, slot), DeviceInfo(name=name), extensions.for_parsing()),
-                   [_QueueSink(channel)])
-        channel.put((_DONE, slot))
+        runner.run(numbered(_slot_cases(plan, slot, name)), [sink])
+        channel.send((_DONE, slot))
     except BaseException as error:
-        channel.put((_FAILED, f"worker {slot}: {type(error).__name__}: {error}"))
-        channel.put((_DONE, slot))
+        with contextlib.suppress(Exception):
+            channel.send((_FAILED, f"worker {slot}: {type(error).__name__}: {error}"))
+            channel.send((_DONE, slot))
     finally:
         if host is not None:
             host.stop()
+
+
+@dataclass
+class _Slot:
+    index: int
+    process: Any = None
+    channel: Any = None
+    next_case: int = 0  # cases of the slot before this one have a verdict
+    started: dict[str, Any] | None = None  # the case the worker started and has not ended
+    started_index: int = -1
+    done: bool = False
+    fruitless: int = 0  # replacements in a row that ended no case
+    workers: int = 0
 
 
 def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[Any]]) -> tuple[bool, list[Any]]:
@@ -130,50 +215,122 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
     ``make_sinks(driver_info)`` builds the reporters once the first worker
     has said which driver it loaded (the reports' header names it).
     """
+    from vts.ipc import tree
+    from vts.ipc.process import run_tag, set_run_tag
+
+    tree.become_subreaper()  # drivers' orphans of workers that died come here, to be swept at the end
+    tag = f"{run_tag()}-j{secrets.token_hex(2)}"
+    set_run_tag(tag)
     context = multiprocessing.get_context("spawn")
-    channel = context.Queue()
-    workers = [context.Process(target=_worker, args=(plan, slot, channel), daemon=True, name=f"nnvts-worker-{slot}")
-               for slot in range(plan.jobs)]
-    for worker in workers:
-        worker.start()
+    slots = [_Slot(i) for i in range(plan.jobs)]
     sinks: list[Any] = []
     pending: list[CaseResult] = []
     problems: list[str] = []
-    done = 0
     interrupted = False
+
+    def emit(result: CaseResult) -> None:
+        if sinks:
+            for sink in sinks:
+                sink.add(result)
+        else:
+            pending.append(result)
+
+    def launch(slot: _Slot) -> None:
+        reader, writer = context.Pipe(duplex=False)
+        slot.process = context.Process(target=_worker, args=(plan, slot.index, writer, slot.next_case, tag),
+                                       daemon=True, name=f"nnvts-worker-{slot.index}")
+        slot.process.start()
+        writer.close()
+        slot.channel = reader
+        slot.started = None
+        slot.workers += 1
+
+    def worker_died(slot: _Slot) -> None:
+        process = slot.process
+        process.join(5)
+        code = process.exitcode
+        how = _describe_exit(code)
+        slot.channel.close()
+        slot.channel = None
+        if slot.done:
+            return
+        if slot.started is not None:
+            if plan.in_process:
+                verdict, reason = Verdict.CRASH, f"driver crashed: the worker running the driver in process {how}"
+            else:
+                verdict, reason = Verdict.ERROR, f"harness: worker {slot.index} {how} during this case"
+            emit(_result_for(slot.started, verdict, reason, plan,
+                             (f"a replacement worker ran the rest of worker {slot.index}'s cases",)))
+            slot.next_case = slot.started_index + 1
+            slot.fruitless = 0 if plan.in_process else slot.fruitless + 1
+        else:
+            slot.fruitless += 1
+        if slot.fruitless > MAX_FRUITLESS_RESTARTS:
+            give_up(slot, how)
+            return
+        launch(slot)
+
+    def give_up(slot: _Slot, how: str) -> None:
+        slot.done = True
+        reason = f"harness: not run: the workers of slot {slot.index} kept dying ({how})"
+        try:
+            for index, (_family, case) in enumerate(_slot_cases(plan, slot.index, plan.driver)):
+                if index >= slot.next_case:
+                    emit(_result_for(_meta(case), Verdict.ERROR, reason, plan))
+        except Exception as error:
+            problems.append(f"worker {slot.index}: cannot list its remaining cases: {error}")
+
+    for slot in slots:
+        launch(slot)
     try:
-        while done < plan.jobs:
-            try:
-                kind, payload = channel.get(timeout=1.0)
-            except queue.Empty:
-                dead = [w for w in workers if not w.is_alive() and w.exitcode not in (0, None)]
-                if dead and done + len(dead) >= plan.jobs and channel.empty():
-                    problems += [f"{w.name} died (exit status {w.exitcode})" for w in dead]
-                    break
-                continue
-            if kind == _HELLO and not sinks:
-                sinks = make_sinks(payload)
-                for result in pending:
-                    for sink in sinks:
-                        sink.add(result)
-                pending.clear()
-            elif kind == _RESULT:
-                result = CaseResult.from_json(payload)
-                if sinks:
-                    for sink in sinks:
-                        sink.add(result)
-                else:
-                    pending.append(result)
-            elif kind == _FAILED:
-                problems.append(payload)
-            elif kind == _DONE:
-                done += 1
+        while not all(slot.done for slot in slots):
+            live = {slot.channel: slot for slot in slots if slot.channel is not None}
+            if not live:
+                break
+            for channel in multiprocessing.connection.wait(list(live), timeout=1.0):
+                slot = live[channel]
+                try:
+                    message = channel.recv()
+                except (EOFError, OSError):
+                    worker_died(slot)
+                    continue
+                kind = message[0]
+                if kind == _START:
+                    slot.started_index, slot.started = message[1], message[2]
+                elif kind == _RESULT:
+                    slot.started = None
+                    slot.next_case = message[1] + 1
+                    slot.fruitless = 0
+                    emit(CaseResult.from_json(message[2]))
+                elif kind == _EXTRA:
+                    emit(CaseResult.from_json(message[1]))
+                elif kind == _HELLO and not sinks:
+                    sinks = make_sinks(message[1])
+                    for result in pending:
+                        for sink in sinks:
+                            sink.add(result)
+                    pending.clear()
+                elif kind == _FAILED:
+                    problems.append(message[1])
+                elif kind == _DONE:
+                    slot.done = True
     except KeyboardInterrupt:
         interrupted = True
-        for worker in workers:
-            worker.terminate()
+        for slot in slots:
+            if slot.process is not None and slot.process.is_alive():
+                slot.process.terminate()
     if not sinks:
         sinks = make_sinks({"name": plan.driver, "version": "<no worker started>"})
+    for result in pending:
+        for sink in sinks:
+            sink.add(result)
+    for slot in slots:
+        if slot.process is not None:
+            slot.process.join(timeout=5)
+    leftovers = _sweep(tag)
+    if leftovers:
+        problems.append("the drivers of dead workers left processes running, killed by the harness: "
+                        + "; ".join(leftovers[:20]))
     for problem in problems:
         error = CaseResult(name=f"harness/{problem.split(':')[0].replace(' ', '_')}", family="harness",
                            verdict=Verdict.ERROR, reason=problem)
@@ -181,6 +338,23 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
             sink.add(error)
     for sink in sinks:
         sink.finish(interrupted)
-    for worker in workers:
-        worker.join(timeout=5)
     return not interrupted, sinks
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "stopped answering"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def _sweep(tag: str) -> list[str]:
+    """Kill the processes of this run's driver trees still running (workers that died left them)."""
+    from vts.ipc import tree
+    from vts.ipc.process import known_children
+
+    return tree.kill_tree(0, tag + "/", 0, known_children(), prefix=True)

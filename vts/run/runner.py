@@ -4,6 +4,13 @@ Cases are generated lazily (spec file by spec file), so a sweep of hundreds
 of thousands of validation cases never sits in memory.  Each case runs under
 a time limit; a case whose driver call raises something other than
 ``DriverError`` or hangs is that case's failure, and the run goes on.
+
+In process, a driver can raise anything, ``BaseException`` included
+(``SystemExit``, ``KeyboardInterrupt``, ``GeneratorExit``, its own): each is
+a verdict for its case, never the end of the run.  Only a Ctrl-C from the
+user interrupts: ``Runner.run`` notes every SIGINT it receives, so a
+``KeyboardInterrupt`` without one is the driver's.  Every text a result
+carries is bounded (``vts.ipc.limits``), whatever a driver put in it.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -23,7 +30,16 @@ from vts.families.judge import run_recording_comparisons
 from vts.families.registry import families as registered_families
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
-from vts.ipc.errors import DriverLost, DriverTimeout
+from vts.hal.memory import PoolTruncated
+from vts.ipc import limits
+from vts.ipc.errors import (
+    DriverLost,
+    DriverMisbehaved,
+    DriverTimeout,
+    EncodingError,
+    ProtocolViolation,
+    RequestRejected,
+)
 from vts.results import CaseResult, Verdict
 from vts.run import signals
 from vts.run.selection import ExpectationList, Expression, Shard
@@ -109,33 +125,102 @@ def _can_use_alarm() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
+# -- Ctrl-C from the user, told apart from a KeyboardInterrupt a driver raises -------------------
+
+_sigint_tracking = 0  # runs tracking SIGINT now (nested runs are possible in tests)
+_sigints = 0  # SIGINTs received while tracking
+
+
+def _note_sigint(previous: object) -> Callable[[int, object], None]:
+    def handler(signum: int, frame: object) -> None:
+        global _sigints
+        _sigints += 1
+        if callable(previous):
+            previous(signum, frame)
+        elif previous == signal.SIG_IGN:
+            return
+        else:
+            raise KeyboardInterrupt
+
+    return handler
+
+
+def user_interrupted(error: BaseException) -> bool:
+    """Whether ``error`` is the user's Ctrl-C (always assumed when SIGINT is not being tracked)."""
+    if not isinstance(error, KeyboardInterrupt):
+        return False
+    return _sigint_tracking == 0 or _sigints > 0
+
+
+def _safe_text(value: object, limit: int = limits.MAX_TEXT) -> str:
+    """``str(value)`` of a driver's object (which may raise, or be huge), bounded."""
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except BaseException:
+        text = f"<unprintable {type(value).__name__}>"
+    return limits.cut_text(text, limit)
+
+
+def _type_name(error: BaseException) -> str:
+    return _safe_text(getattr(error, "remote_type", None) or type(error).__name__, limits.MAX_TYPE_NAME)
+
+
 def _crash_outcome(error: BaseException) -> Outcome:
     # An exception raised in a driver host carries the driver's own traceback.
     remote = getattr(error, "remote_traceback", "")
-    tail = remote.splitlines()[-3:] if remote else traceback.format_exception(
-        type(error), error, error.__traceback__)[-3:]
-    return Outcome(Verdict.FAILED, f"driver raised {type(error).__name__}: {error}",
-                   tuple(line.rstrip() for line in tail))
+    try:
+        tail = remote.splitlines()[-3:] if remote else traceback.format_exception(
+            type(error), error, error.__traceback__)[-3:]
+    except BaseException:
+        tail = []
+    name = _type_name(error)
+    if name == "MalformedAnswer":
+        reason = f"driver returned a malformed answer: {_safe_text(error)}"
+    else:
+        reason = f"driver raised {name}: {_safe_text(error)}"
+    return Outcome(Verdict.FAILED, reason, tuple(_safe_text(line).rstrip() for line in tail))
 
 
 def run_family_case(family: Family, case: Case, device: Device, options: RunOptions) -> Outcome:
-    """Run one case and turn every way it can end into an Outcome."""
+    """Run one case and turn every way it can end into an Outcome.
+
+    The rule of docs/protocol.md §8.1: the harness's own problems are
+    ``error``; a driver that broke the protocol or died is ``crash`` (or
+    ``timeout``); every other misbehaviour - a wrong status, a wrong answer,
+    an exception of any kind, a pool resized or written outside its outputs
+    - is ``failed``.
+    """
     try:
         return run_recording_comparisons(family.run, case, device, options)
     except CaseFailure as failure:
         return Outcome(Verdict.FAILED, failure.reason, failure.details)
     except ExtensionNotAllowed as denied:
         return Outcome(Verdict.SKIPPED, str(denied))
-    except (HarnessError, ModelFormatError) as error:
+    except (HarnessError, ModelFormatError, EncodingError) as error:
         return Outcome(Verdict.ERROR, f"harness: {error}")
     except DriverError as error:
         return Outcome(Verdict.FAILED, f"unexpected {error.status.name} from the driver",
-                       (error.message,) if error.message else ())
+                       (_safe_text(error.message),) if error.message else ())
+    except ProtocolViolation as violation:
+        return Outcome(Verdict.CRASH, violation.reason)
     except DriverLost as lost:
         # An out-of-process driver died or hung (the isolated runner refines this after the case).
         verdict = Verdict.TIMEOUT if isinstance(lost, DriverTimeout) else Verdict.CRASH
         return Outcome(verdict, f"driver lost: {lost.reason}")
+    except (PoolTruncated, DriverMisbehaved) as misbehaved:
+        return Outcome(Verdict.FAILED, misbehaved.reason)
+    except RequestRejected as rejected:
+        return Outcome(Verdict.FAILED, _safe_text(rejected))
+    except _CaseTimeout:
+        raise
     except Exception as error:
+        return _crash_outcome(error)
+    except BaseException as error:
+        # SystemExit, KeyboardInterrupt, GeneratorExit or a driver's own BaseException subclass, raised
+        # by an in-process driver: the case's verdict, not the end of the run.  Only the user's Ctrl-C
+        # goes on.
+        if user_interrupted(error):
+            raise
         return _crash_outcome(error)
 
 
@@ -187,7 +272,7 @@ class Runner:
 
     def _result(self, case: Case, outcome: Outcome, duration: float) -> CaseResult:
         verdict = outcome.verdict
-        reason = outcome.reason
+        reason = limits.cut_text(outcome.reason, limits.MAX_RESULT_TEXT)
         if self.expectations is not None and self.expectations.expects_failure(case.name):
             if verdict.is_failure:
                 verdict, reason = Verdict.XFAIL, f"expected failure: {reason}"
@@ -200,16 +285,30 @@ class Runner:
             verdict=verdict,
             reason=reason,
             duration=duration,
-            details=tuple(outcome.details),
+            details=bounded_details(outcome.details),
             operations=operations,
             operand_types=operand_types,
             spec=case.spec_path,
-            extra=dict(outcome.extra),
+            extra={key: limits.cut_text(value, limits.MAX_RESULT_TEXT) if isinstance(value, str) else value
+                   for key, value in outcome.extra.items()},
         )
+
+    def closing_results(self) -> list[CaseResult]:
+        """Results about the run rather than a case, added after the last case (see IsolatedRunner)."""
+        return []
 
     def run(self, cases: Iterable[tuple[Family, Case]], sinks: Sequence[ResultSink]) -> bool:
         """Run every case; returns False when interrupted (Ctrl-C). Sinks are always finished."""
+        global _sigint_tracking, _sigints
         interrupted = False
+        tracking = threading.current_thread() is threading.main_thread()
+        previous = None
+        if tracking:
+            previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, _note_sigint(previous))
+            if _sigint_tracking == 0:
+                _sigints = 0
+            _sigint_tracking += 1
         try:
             for family, case in cases:
                 result = self.run_case(family, case)
@@ -223,8 +322,31 @@ class Runner:
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            for sink in sinks:
-                sink.finish(interrupted)
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
+            try:
+                for result in self.closing_results():
+                    for sink in sinks:
+                        sink.add(result)
+            finally:
+                for sink in sinks:
+                    sink.finish(interrupted)
+                if self._pool is not None:
+                    self._pool.shutdown(wait=False, cancel_futures=True)
+                if tracking:
+                    _sigint_tracking -= 1
+                    signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
         return not interrupted
+
+
+def bounded_details(details: Iterable[object]) -> tuple[str, ...]:
+    """A result's details, bounded: each text, their number and their total size (cut and marked)."""
+    kept: list[str] = []
+    total = 0
+    items = list(details)
+    for index, item in enumerate(items):
+        text = _safe_text(item, limits.MAX_RESULT_TEXT)
+        if index >= limits.MAX_RESULT_DETAILS or total + len(text) > limits.MAX_RESULT_DETAILS_TEXT:
+            kept.append(f"…[cut: {len(items) - index} more detail lines]")
+            break
+        kept.append(text)
+        total += len(text)
+    return tuple(kept)
