@@ -8,6 +8,7 @@ drivers) are imported inside the commands so ``nnvts --help`` stays fast.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -115,6 +116,10 @@ def selection_options(fn):
 @click.version_option(package_name="nnvts", message="nnvts %(version)s")
 def main() -> None:
     """nnvts: conformance tests for NN HAL accelerator drivers."""
+    if os.environ.get("NO_COLOR"):
+        # no-color.org asks for no colour; rich alone drops colours but keeps bold, dim and the like.
+        # On a "dumb" terminal it writes no escape sequence at all, in every command.
+        os.environ["TERM"] = "dumb"
 
 
 @main.command(epilog=EXIT_STATUS_EPILOG)
@@ -135,6 +140,10 @@ def main() -> None:
 @click.option("--extension-allowlist", type=InputFile(),
               help="Clients allowed to use vendor extensions, one per line (docs/extensions.md).")
 @click.option("-v", "--verbose", is_flag=True, help="Print every case as it ends.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress, failure list or table: only the closing counts, duration and report paths.")
+@click.option("--progress-interval", type=FiniteFloat(0, MAX_TIMEOUT), default=5.0, show_default=True, metavar="S",
+              help="Off a TTY (or with NO_COLOR): seconds between plain progress lines on stderr (0: none).")
 @click.option("--in-process", is_flag=True,
               help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
 @click.option("-j", "--jobs", type=bounded_int(1, MAX_JOBS), default=1, show_default=True,
@@ -145,8 +154,8 @@ def main() -> None:
 def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
-        expected_failures: str | None, extension_allowlist: str | None, verbose: bool, in_process: bool,
-        jobs: int, memory_limit: int, **ci: object) -> None:
+        expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
+        progress_interval: float, in_process: bool, jobs: int, memory_limit: int, **ci: object) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from signal import strsignal as signal_name
 
@@ -167,7 +176,8 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
                 case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures,
                 verbose=verbose, extension_allowlist=extension_allowlist,
                 argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs,
-                keyword_text=keyword, shard_text=shard, ci=ci_options(ci)), usage_error=_usage_error)
+                keyword_text=keyword, shard_text=shard, quiet=quiet, progress_interval=progress_interval,
+                ci=ci_options(ci)), usage_error=_usage_error)
         except KeyboardInterrupt:  # outside the run loop (which handles its own and writes the reports)
             code = signals.exit_status()
             click.echo(f"nnvts: interrupted ({signal_name(code - 128)})", err=True)

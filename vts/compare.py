@@ -11,8 +11,10 @@ same non-finite value.  The comparison never asserts: it returns an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +66,45 @@ def criteria_for(operand_type: int, *, reduced_precision: bool = False,
     return base
 
 
+#: Elements listed in a failed comparison's record, and bins of its error histogram.
+WORST_KEPT = 10
+HISTOGRAM_BINS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ElementError:
+    """One element out of tolerance: where, what was expected, what came back, and the allowed error."""
+
+    index: tuple[int, ...]
+    expected: float
+    actual: float
+    error: float
+    tolerance: float
+
+    def record(self) -> dict[str, Any]:
+        return {"index": list(self.index), "expected": _json_number(self.expected),
+                "actual": _json_number(self.actual), "error": _json_number(self.error),
+                "tolerance": _json_number(self.tolerance)}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorHistogram:
+    """Counts of the absolute error in equal-width bins from 0 to the largest finite error."""
+
+    edges: tuple[float, ...]
+    counts: tuple[int, ...]
+    nonfinite: int = 0
+
+    def record(self) -> dict[str, Any]:
+        return {"edges": [_json_number(e) for e in self.edges], "counts": list(self.counts),
+                "nonfinite": self.nonfinite}
+
+
+def _json_number(value: float) -> float | str:
+    """A float for a JSON report: non-finite values as strings (strict JSON parsers reject NaN)."""
+    return value if math.isfinite(value) else str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class OutputComparison:
     """How one output compared with its golden."""
@@ -77,6 +118,10 @@ class OutputComparison:
     actual: float | None = None
     error: float | None = None
     note: str = ""
+    #: The worst elements, worst first (at most ``WORST_KEPT``); only filled for a failed comparison.
+    worst: tuple[ElementError, ...] = ()
+    #: Distribution of the absolute error over the elements with a finite error (failed comparisons only).
+    histogram: ErrorHistogram | None = None
 
     def describe(self) -> str:
         if self.passed:
@@ -86,6 +131,16 @@ class OutputComparison:
         return (f"{self.operand}: {self.bad_count}/{self.total} elements out of tolerance; worst at "
                 f"{list(self.worst_index)}: expected {self.expected!r}, got {self.actual!r} "
                 f"(error {self.error:.6g})")
+
+    def record(self, type_name: str = "") -> dict[str, Any]:
+        """The bounded, JSON-ready form reports use (``extra["comparison"]`` items)."""
+        data: dict[str, Any] = {"operand": self.operand, "type": type_name, "bad": self.bad_count,
+                                "total": self.total, "worst": [e.record() for e in self.worst]}
+        if self.histogram is not None:
+            data["histogram"] = self.histogram.record()
+        if self.note:
+            data["note"] = self.note
+        return data
 
 
 def compare_output(operand: str, expected: np.ndarray, actual: np.ndarray, criteria: Criteria) -> OutputComparison:
@@ -102,6 +157,7 @@ def compare_output(operand: str, expected: np.ndarray, actual: np.ndarray, crite
         act = actual.astype(bool) if expected.dtype == np.bool_ else actual.astype(np.float64)
         bad = exp != act
         error = bad.astype(np.float64)
+        limit = np.zeros(shape)
     else:
         exp = expected.astype(np.float64)
         act = actual.astype(np.float64)
@@ -116,8 +172,8 @@ def compare_output(operand: str, expected: np.ndarray, actual: np.ndarray, crite
     bad_count = int(np.count_nonzero(bad))
     if bad_count == 0:
         return OutputComparison(operand, True, total)
-    ranked = np.where(bad, error, -1.0)
-    flat_worst = int(np.argmax(ranked.reshape(-1)))
+    ranked = np.where(bad, error, -1.0).reshape(-1)
+    flat_worst = int(np.argmax(ranked))
     worst = tuple(int(i) for i in np.unravel_index(flat_worst, shape)) if shape else ()
     return OutputComparison(
         operand,
@@ -128,7 +184,36 @@ def compare_output(operand: str, expected: np.ndarray, actual: np.ndarray, crite
         expected=_scalar(expected.reshape(-1)[flat_worst]),
         actual=_scalar(actual.reshape(-1)[flat_worst]),
         error=float(error.reshape(-1)[flat_worst]),
+        worst=_worst_elements(ranked, bad_count, expected, actual, error, np.broadcast_to(limit, shape)),
+        histogram=_histogram(error.reshape(-1)),
     )
+
+
+def _worst_elements(ranked: np.ndarray, bad_count: int, expected: np.ndarray, actual: np.ndarray,
+                    error: np.ndarray, limit: np.ndarray) -> tuple[ElementError, ...]:
+    """The ``WORST_KEPT`` bad elements with the largest error, worst first (a partial sort: O(n))."""
+    keep = min(WORST_KEPT, bad_count)
+    candidates = np.argpartition(-ranked, keep - 1)[:keep] if ranked.size > keep else np.arange(ranked.size)
+    order = candidates[np.argsort(-ranked[candidates], kind="stable")][:keep]
+    shape = expected.shape
+    flat_expected, flat_actual = expected.reshape(-1), actual.reshape(-1)
+    flat_error, flat_limit = error.reshape(-1), limit.reshape(-1)
+    return tuple(
+        ElementError(
+            index=tuple(int(i) for i in np.unravel_index(int(k), shape)) if shape else (),
+            expected=_scalar(flat_expected[k]), actual=_scalar(flat_actual[k]),
+            error=float(flat_error[k]), tolerance=float(flat_limit[k]))
+        for k in order)
+
+
+def _histogram(error: np.ndarray) -> ErrorHistogram:
+    finite = error[np.isfinite(error)]
+    nonfinite = int(error.size - finite.size)
+    top = float(finite.max()) if finite.size else 0.0
+    if top <= 0.0:
+        return ErrorHistogram((0.0, 0.0), (int(finite.size),), nonfinite)
+    counts, edges = np.histogram(finite, bins=HISTOGRAM_BINS, range=(0.0, top))
+    return ErrorHistogram(tuple(float(e) for e in edges), tuple(int(c) for c in counts), nonfinite)
 
 
 def _scalar(value: np.generic) -> float:

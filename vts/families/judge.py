@@ -8,11 +8,18 @@ models are judged statistically (§9.1) instead of element by element.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
+from typing import Any
+
 import numpy as np
 
 from vts.compare import OutputComparison, compare_output, criteria_for
+from vts.families.base import Outcome
 from vts.families.executions import Answer, timing_problems
 from vts.hal.enums import MeasureTiming, OperandType, OperationType
+from vts.results import Verdict
 from vts.testmodel import BuiltRequest, TestExample, TestModel, dtype_of, element_count
 
 
@@ -38,9 +45,55 @@ def reduced_precision(model: TestModel) -> bool:
     return model.relaxed or model.has_operand_type(OperandType.TENSOR_FLOAT16)
 
 
+#: Failed output comparisons kept per case for the reports (each is bounded by ``vts.compare``).
+MAX_RECORDED_COMPARISONS = 8
+
+_recorded: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "nnvts_comparisons", default=None)
+
+
+@contextlib.contextmanager
+def recording_comparisons() -> Iterator[list[dict[str, Any]]]:
+    """Collect the records of the output comparisons that fail inside this block (this thread only).
+
+    Families report problems as text; the structured detail travels beside
+    them, so no family has to thread it through its own return values.
+    """
+    records: list[dict[str, Any]] = []
+    token = _recorded.set(records)
+    try:
+        yield records
+    finally:
+        _recorded.reset(token)
+
+
+def run_recording_comparisons(run: Callable[..., Outcome], *args: Any) -> Outcome:
+    """``run(*args)``; a FAILED outcome gains ``extra["comparison"]`` when an output comparison failed."""
+    with recording_comparisons() as records:
+        outcome = run(*args)
+    if not records or outcome.verdict is not Verdict.FAILED or "comparison" in outcome.extra:
+        return outcome
+    return Outcome(outcome.verdict, outcome.reason, outcome.details, {**outcome.extra, "comparison": records})
+
+
+def _record(comparison: OutputComparison, type_name: str) -> None:
+    records = _recorded.get()
+    if records is not None and not comparison.passed and len(records) < MAX_RECORDED_COMPARISONS:
+        records.append(comparison.record(type_name))
+
+
+def _type_name(operand_type: object) -> str:
+    try:
+        return OperandType(operand_type).name
+    except ValueError:
+        return str(operand_type)
+
+
 def compare_outputs(model: TestModel, example: TestExample, built: BuiltRequest) -> list[OutputComparison]:
     if model.multinomial_tolerance > 0:
-        return [_multinomial(model, example, built)]
+        result = _multinomial(model, example, built)
+        _record(result, "TENSOR_INT32")
+        return [result]
     comparisons = []
     reduced = reduced_precision(model)
     for position, golden in sorted(example.outputs.items()):
@@ -53,10 +106,10 @@ def compare_outputs(model: TestModel, example: TestExample, built: BuiltRequest)
         actual = built.read_output(position, dtype, count)
         criteria = criteria_for(operand.type if isinstance(operand.type, int) else -1,
                                 reduced_precision=reduced, tolerance=model.tolerance)
-        comparisons.append(
-            compare_output(operand.name, golden.value.reshape(golden.dims or ()),
-                           actual.reshape(golden.dims or ()) if actual.size == count else actual, criteria)
-        )
+        comparison = compare_output(operand.name, golden.value.reshape(golden.dims or ()),
+                                    actual.reshape(golden.dims or ()) if actual.size == count else actual, criteria)
+        _record(comparison, _type_name(operand.type))
+        comparisons.append(comparison)
     return comparisons
 
 

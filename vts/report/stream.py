@@ -9,13 +9,20 @@ JUnit reports are rendered from this stream at the end of the run.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from vts.report.sanitize import clean_result, clean_value
 from vts.results import RESULTS_SCHEMA_VERSION, CaseResult, summarize
+
+
+class StreamError(ValueError):
+    """A results stream that cannot be read (names the file and line)."""
 
 
 class ResultStream:
@@ -33,6 +40,7 @@ class ResultStream:
         self.path = path
         self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
         self.counts: dict[str, int] = {}
+        self._started = time.monotonic()
         self._write({"nnvts_results": RESULTS_SCHEMA_VERSION, **header})
 
     def _write(self, record: dict[str, Any]) -> None:
@@ -40,13 +48,16 @@ class ResultStream:
         self._file.flush()
 
     def add(self, result: CaseResult) -> None:
+        """Record one result, bounded and XML-safe (a driver's 50 MB message must not reach every report)."""
         self.counts[result.verdict.value] = self.counts.get(result.verdict.value, 0) + 1
-        self._write({"case": result.to_json()})
+        self._write({"case": clean_result(result).to_json()})
 
     def finish(self, interrupted: bool) -> None:
         if self._file.closed:
             return
-        self._write({"summary": self.summary(), "interrupted": interrupted})
+        self._write({"summary": self.summary(), "interrupted": interrupted,
+                     "duration": round(time.monotonic() - self._started, 3),
+                     "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")})
         self._file.close()
 
     def summary(self) -> dict[str, int]:
@@ -60,17 +71,25 @@ class ResultStream:
             os.unlink(self.path)
 
 
-def read_stream(path: str) -> tuple[dict[str, Any], Iterator[CaseResult], dict[str, Any] | None]:
+#: A function applied to every result read (e.g. to add ``extra["baseline"]`` when re-rendering).
+Annotate = Callable[[CaseResult], CaseResult]
+
+
+def read_stream(path: str, annotate: Annotate | None = None
+                ) -> tuple[dict[str, Any], Iterator[CaseResult], dict[str, Any] | None]:
     """(header, results, footer) of a stream; tolerates a torn last line and a missing footer.
 
     Results are read lazily, one line at a time: a validation sweep's stream
-    holds a million records and must never be loaded whole.
+    holds a million records and must never be loaded whole.  Each result is
+    bounded and XML-safe (``vts.report.sanitize``) whatever wrote the stream.
     """
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8", errors="replace") as handle:
         header = _parse(handle.readline()) or {}
     if "nnvts_results" not in header:
         header = {}
-    return header, _iter_cases(path), _footer(path)
+    footer = _footer(path)
+    cases = _iter_cases(path) if annotate is None else (clean_result(annotate(r)) for r in _iter_cases(path))
+    return clean_value(header), cases, clean_value(footer) if footer is not None else None
 
 
 def _parse(line: str) -> dict[str, Any] | None:
@@ -82,13 +101,17 @@ def _parse(line: str) -> dict[str, Any] | None:
 
 
 def _iter_cases(path: str) -> Iterator[CaseResult]:
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, 1):
             record = _parse(line)
             if record is None:
                 return  # everything before a torn line is valid; nothing after it is trusted
             if "case" in record:
-                yield CaseResult.from_json(record["case"])
+                try:
+                    result = CaseResult.from_json(record["case"])
+                except (KeyError, TypeError, ValueError) as error:
+                    raise StreamError(f"{path}:{number}: not a case record this nnvts can read ({error})") from None
+                yield clean_result(result)  # the stream may come from elsewhere (a merge, an older nnvts)
 
 
 def _footer(path: str) -> dict[str, Any] | None:

@@ -1,94 +1,325 @@
-"""Terminal reporting with rich: a progress bar while running, then the summary.
+"""The terminal: live progress while a run goes, then a closing summary a person can act on.
 
-The summary shows counts per verdict, a table by operation and operand type
-(where a vendor looks first: "all my QUANT8 CONV_2D cases fail"), and the
-first failures with their comparison detail.
+Three ways to show progress, chosen once at the start:
+
+- ``live``: a rich progress bar with the total, rate, elapsed time, ETA
+  and failures so far; on an interactive terminal with colour allowed;
+- ``plain``: one line on stderr every ``progress_interval`` seconds
+  (``nnvts: 1200/5000 cases (24%), 41.2/s, ETA 1m32s, 3 failing``); off a
+  TTY (CI logs, ``make run`` piped), with ``NO_COLOR`` set, or ``TERM=dumb``;
+- ``quiet``: nothing while running.
+
+The total is counted in a background thread (``count_total``) so the
+first case starts at once; until the count lands the progress shows the
+cases done without a total.
+
+The closing summary: the first failures with their detail and a table by
+operation and operand type (not with ``quiet``), then always the new
+failures against a baseline (when results carry ``extra["baseline"]``),
+the counts, the duration and the path of every report written.
+
+``NO_COLOR`` (any non-empty value, no-color.org) is honoured fully: no ANSI
+escape of any kind, colour or cursor movement.  Driver strings are cleaned
+of control characters and rich markup is escaped, so a driver cannot paint
+or move the cursor on the vendor's terminal either.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+import os
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import IO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
-from vts.results import CaseResult, Verdict
+from vts.report.digest import MAX_GRID_CELLS, Digest, grid_key, tone
+from vts.report.sanitize import clean, clean_result
+from vts.results import CaseResult
 
-_STYLE = {
-    Verdict.PASSED: "green",
-    Verdict.FAILED: "red",
-    Verdict.SKIPPED: "yellow",
-    Verdict.ERROR: "magenta",
-    Verdict.CRASH: "bold red",
-    Verdict.TIMEOUT: "bold red",
-    Verdict.XFAIL: "cyan",
-    Verdict.XPASS: "bold red",
-    Verdict.FLAKY: "yellow",
-}
+DEFAULT_PROGRESS_INTERVAL = 5.0
+#: Seconds of recent progress the rate (and so the ETA) is measured over: the first cases of a run
+#: (device-level families, model preparation) are much slower than the sweep that follows.
+RATE_WINDOW = 60.0
+_TONE_STYLE = {"pass": "green", "fail": "bold red", "skip": "yellow", "other": "cyan"}
+
+
+def color_disabled(environ: dict[str, str] | None = None) -> bool:
+    """NO_COLOR set to anything non-empty, or a dumb terminal."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("NO_COLOR")) or env.get("TERM") == "dumb"
+
+
+def format_duration(seconds: float) -> str:
+    """``0.4 s``, ``12.3 s``, ``4m05s``, ``2h03m``: short, and exact enough to act on."""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def _safe(text: object, limit: int = 400) -> str:
+    """A driver string fit for rich: bounded, no control characters, markup escaped."""
+    return escape(clean(text, limit))
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:,.1f}/s" if speed else "-/s")
+
+
+class _EtaColumn(TimeRemainingColumn):
+    def render(self, task: Task) -> Text:
+        if task.total is None:
+            return Text("ETA counting…")
+        return Text("ETA ") + super().render(task)
 
 
 class TerminalReport:
-    """Sink: progress while running, summary at the end."""
+    """Sink: progress while running, the closing summary at the end."""
 
-    def __init__(self, console: Console | None = None, total: int | None = None, max_failures: int = 20,
-                 verbose: bool = False) -> None:
-        self.console = console or Console(stderr=False)
+    def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None, *, total: int | None = None,
+                 verbose: bool = False, quiet: bool = False, progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
+                 max_failures: int = 20, color: bool | None = None, interactive: bool | None = None,
+                 report_paths: Callable[[], list[tuple[str, str]]] | None = None) -> None:
+        out = out if out is not None else sys.stdout
+        err = err if err is not None else sys.stderr
+        color = not color_disabled() if color is None else color
+        self.console = _console(out, color)
+        self.err = _console(err, color)
+        self.verbose = verbose and not quiet
+        self.quiet = quiet
         self.max_failures = max_failures
-        self.verbose = verbose
-        self.counts: Counter[Verdict] = Counter()
-        self.by_op: dict[tuple[str, str], Counter[Verdict]] = defaultdict(Counter)
-        self.failures: list[CaseResult] = []
-        self.progress = Progress(
-            TextColumn("[bold]nnvts"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.description}"), console=self.console, transient=True,
-            disable=not self.console.is_terminal,
-        )
-        self.task = self.progress.add_task("", total=total)
-        self.progress.start()
+        self.report_paths = report_paths
+        self.digest = Digest()
+        self.by_op: dict[tuple[str, str], dict[str, int]] = {}
+        self.total = total
+        self.started = time.monotonic()
+        self._samples: deque[tuple[float, int]] = deque([(self.started, 0)])
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        interactive = self.err.is_terminal if interactive is None else interactive
+        self.mode = "quiet" if quiet else "live" if interactive and color else "plain"
+        self.progress_interval = progress_interval
+        self.progress: Progress | None = None
+        if self.mode == "live":
+            self.progress = Progress(
+                TextColumn("[bold]nnvts"), BarColumn(), MofNCompleteColumn(), _RateColumn(), TimeElapsedColumn(),
+                _EtaColumn(), TextColumn("{task.description}"), console=self.err, transient=True)
+            self.task = self.progress.add_task("", total=total)
+            self.progress.start()
+        elif self.mode == "plain" and progress_interval > 0:
+            self._start(self._tick, "nnvts-progress")
+
+    # -- while running ------------------------------------------------------------------------------
+
+    def count_total(self, cases: Callable[[], Iterable[object]]) -> None:
+        """Count ``cases()`` in a background thread and show the total once known (errors: no total).
+
+        Nothing is counted when no progress is shown (``quiet``, or plain lines turned off): the
+        count costs CPU time the run could use.
+        """
+        if self.mode == "quiet" or (self.mode == "plain" and self.progress_interval <= 0):
+            return
+
+        def count() -> None:
+            n = 0
+            try:
+                for _ in cases():
+                    if self._stop.is_set():
+                        return
+                    n += 1
+            except Exception:
+                return  # the run itself reports a broken selection; the total just stays unknown
+            self.set_total(n)
+
+        self._start(count, "nnvts-count")
+
+    def set_total(self, total: int) -> None:
+        with self._lock:
+            self.total = total
+        if self.progress is not None:
+            self.progress.update(self.task, total=total)
 
     def add(self, result: CaseResult) -> None:
-        self.counts[result.verdict] += 1
-        ops = ",".join(result.operations) or result.family
-        types = ",".join(result.operand_types) or "-"
-        self.by_op[(ops if len(ops) < 40 else ops[:37] + "...", types)][result.verdict] += 1
-        if result.verdict.is_failure and len(self.failures) < self.max_failures:
-            self.failures.append(result)
-        failing = sum(c for v, c in self.counts.items() if v.is_failure)
-        self.progress.update(self.task, advance=1, description=f"[red]{failing} failing" if failing else "")
+        result = clean_result(result)  # bounded before it is kept: a driver's 50 MB messages must not pile up
+        with self._lock:
+            self.digest.add(result)
+            _, operation, types = grid_key(result)
+            key = (operation, types)
+            if key not in self.by_op and len(self.by_op) >= MAX_GRID_CELLS:
+                key = ("(other)", "-")  # a sweep of generated models could have endless label combinations
+            cell = self.by_op.setdefault(key, {})
+            cell[result.verdict.value] = cell.get(result.verdict.value, 0) + 1
+        if self.progress is not None:
+            failing = self.digest.failing
+            self.progress.update(self.task, advance=1, description=f"[red]{failing} failing" if failing else "")
         if self.verbose:
-            style = _STYLE[result.verdict]
-            self.progress.console.print(f"[{style}]{result.verdict.value.upper():8}[/] {result.name} {result.reason}")
+            style = _TONE_STYLE[tone(result.verdict)]
+            target = self.progress.console if self.progress is not None else self.console
+            target.print(f"[{style}]{result.verdict.value.upper():8}[/] {_safe(result.name)} {_safe(result.reason)}",
+                         highlight=False)
+
+    def progress_line(self) -> str:
+        """``nnvts: 1200/5000 cases (24%), 41.2/s, ETA 1m32s, 3 failing`` (the plain-mode line)."""
+        now = time.monotonic()
+        with self._lock:
+            done, total, failing = self.digest.total, self.total, self.digest.failing
+        elapsed = max(now - self.started, 1e-9)
+        while len(self._samples) > 1 and now - self._samples[1][0] >= RATE_WINDOW:
+            self._samples.popleft()
+        since, done_then = self._samples[0]
+        rate = (done - done_then) / max(now - since, 1e-9)
+        self._samples.append((now, done))
+        parts = [f"{done}/{total} cases ({100 * done / total:.0f}%)" if total else f"{done} cases (counting total)"]
+        parts.append(f"{rate:,.1f}/s")
+        if total and rate > 0 and done < total:
+            parts.append(f"ETA {format_duration((total - done) / rate)}")
+        parts.append(f"{format_duration(elapsed)} elapsed")
+        if failing:
+            parts.append(f"{failing} failing")
+        return "nnvts: " + ", ".join(parts)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.progress_interval):
+            self.err.print(self.progress_line(), highlight=False, markup=False, soft_wrap=True)
+
+    def _start(self, target: Callable[[], None], name: str) -> None:
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    # -- at the end ---------------------------------------------------------------------------------
+
+    def before_reports(self, writing: bool = True) -> _BeforeReports:
+        """A sink to put before the file reports: it ends the progress display when the cases end.
+
+        Rendering the reports of a large run takes minutes; the progress
+        then says so instead of standing still at 100 %.
+        """
+        return _BeforeReports(self, "writing the reports…" if writing else "")
+
+    def stop_progress(self, note: str = "") -> None:
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(timeout=1.0)
+        if self.progress is not None:
+            self.progress.stop()
+        if note and not self.quiet:
+            self.err.print(f"nnvts: {self.digest.total} cases ran in {format_duration(time.monotonic() - self.started)}"
+                           f"; {note}", highlight=False, markup=False, soft_wrap=True)
 
     def finish(self, interrupted: bool) -> None:
-        self.progress.stop()
-        console = self.console
-        if self.failures:
-            console.rule("[red]failures")
-            for result in self.failures:
-                console.print(f"[red]FAILED[/] [bold]{result.name}[/] ({result.verdict.value}): {result.reason}",
-                              highlight=False)
-                for line in result.details[:5]:
-                    console.print(f"    {line}", highlight=False)
-            shown = len(self.failures)
-            total_failing = sum(c for v, c in self.counts.items() if v.is_failure)
-            if total_failing > shown:
-                console.print(f"... and {total_failing - shown} more failing cases (see the JSON report)")
-        table = Table(title="results by operation and operand type", show_lines=False)
+        self.stop_progress()
+        elapsed = time.monotonic() - self.started
+        if not self.quiet:
+            self._print_failures()
+            self._print_table()
+        self._print_baseline()
+        self._print_counts(interrupted, elapsed)
+        self._print_reports()
+
+    def _print_failures(self) -> None:
+        digest, console = self.digest, self.console
+        shown = digest.failures[:self.max_failures]
+        if not shown:
+            return
+        console.rule("[red]failures")
+        new_first = sorted(shown, key=lambda r: r.extra.get("baseline") != "new-failure")
+        for result in new_first:
+            mark = " [bold red](new)[/]" if result.extra.get("baseline") == "new-failure" else ""
+            console.print(f"[red]{result.verdict.value.upper()}[/]{mark} [bold]{_safe(result.name)}[/]: "
+                          f"{_safe(result.reason)}", highlight=False)
+            for line in result.details[:5]:
+                console.print(f"    {_safe(line)}", highlight=False)
+        if digest.failing > len(shown):
+            console.print(f"... and {digest.failing - len(shown)} more failing cases (see the reports)")
+
+    def _print_table(self) -> None:
+        if not self.by_op:
+            return
+        verdicts = self.digest.verdicts()
+        table = Table(title="results by operation and operand type")
         table.add_column("operation")
         table.add_column("operand type")
-        present = [v for v in Verdict if self.counts[v]]
-        for verdict in present:
-            table.add_column(verdict.value, justify="right", style=_STYLE[verdict])
-        interesting = sorted(self.by_op.items(), key=lambda kv: (-sum(kv[1][v] for v in Verdict if v.is_failure),
-                                                                 kv[0]))
-        for (ops, types), counter in interesting[:40]:
-            table.add_row(ops, types, *(str(counter[v]) for v in present))
-        if len(interesting) > 40:
-            table.caption = f"{len(interesting) - 40} more rows in the JSON report"
-        if self.by_op:
-            console.print(table)
-        parts = [f"[{_STYLE[v]}]{self.counts[v]} {v.value}[/]" for v in Verdict if self.counts[v]]
-        total = sum(self.counts.values())
-        status = "[yellow]interrupted[/]: " if interrupted else ""
-        console.print(f"{status}{total} cases: " + ", ".join(parts) if parts else f"{status}no cases ran")
+        for verdict in verdicts:
+            table.add_column(verdict, justify="right", style=_TONE_STYLE[tone(verdict)])
+        failing = [v for v in verdicts if tone(v) == "fail"]
+        rows = sorted(self.by_op.items(), key=lambda kv: (-sum(kv[1].get(v, 0) for v in failing), kv[0]))
+        for (operation, types), counts in rows[:40]:
+            table.add_row(_safe(operation), _safe(types), *(str(counts.get(v, 0)) for v in verdicts))
+        if len(rows) > 40:
+            table.caption = f"{len(rows) - 40} more rows in the reports"
+        self.console.print(table)
+
+    def _print_baseline(self) -> None:
+        digest = self.digest
+        if not digest.baseline:
+            return
+        new = digest.baseline_cases.get("new-failure", [])
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(digest.baseline.items()))
+        self.console.print(f"against the baseline: {escape(summary)}", highlight=False)
+        if new:
+            self.console.print(f"[bold red]new failures ({digest.baseline['new-failure']}):[/]")
+            for result in new[:self.max_failures]:
+                self.console.print(f"  {_safe(result.name)} ({result.verdict.value}): {_safe(result.reason, 200)}",
+                                   highlight=False)
+            if digest.baseline["new-failure"] > self.max_failures:
+                self.console.print(f"  ... and {digest.baseline['new-failure'] - self.max_failures} more")
+
+    def _print_counts(self, interrupted: bool, elapsed: float) -> None:
+        digest = self.digest
+        parts = [f"[{_TONE_STYLE[tone(v)]}]{digest.counts[v]} {v}[/]" for v in digest.verdicts()]
+        status = "[yellow]interrupted[/] after " if interrupted else ""
+        if self.total is not None and interrupted:
+            status += f"{digest.total} of {self.total} "
+        else:
+            status += f"{digest.total} "
+        line = f"nnvts: {status}cases in {format_duration(elapsed)}"
+        self.console.print(line + (": " + ", ".join(parts) if parts else ": no cases ran"), highlight=False)
+
+    def _print_reports(self) -> None:
+        written = self.report_paths() if self.report_paths is not None else []
+        for kind, path in written:
+            self.console.print(f"  {kind + ':':7}{escape(os.path.abspath(path))}", highlight=False)
+
+
+class _BeforeReports:
+    def __init__(self, terminal: TerminalReport, note: str) -> None:
+        self.terminal = terminal
+        self.note = note
+
+    def add(self, result: CaseResult) -> None:
+        """The terminal sink itself counts the results."""
+
+    def finish(self, interrupted: bool) -> None:
+        self.terminal.stop_progress(self.note)
+
+
+def _console(file: IO[str], color: bool) -> Console:
+    # color_system=None: rich then writes no escape sequence at all (not even bold).
+    return Console(file=file, color_system="auto" if color else None, no_color=not color, highlight=False,
+                   emoji=False)

@@ -26,6 +26,7 @@ from typing import Protocol
 
 from vts.extensions import ExtensionNotAllowed
 from vts.families.base import Case, CaseFailure, DeviceInfo, Family, HarnessError, Outcome, RunOptions
+from vts.families.judge import run_recording_comparisons
 from vts.families.registry import families as registered_families
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
@@ -190,7 +191,7 @@ def run_family_case(family: Family, case: Case, device: Device, options: RunOpti
     - is ``failed``.
     """
     try:
-        return family.run(case, device, options)
+        return run_recording_comparisons(family.run, case, device, options)
     except CaseFailure as failure:
         return Outcome(Verdict.FAILED, failure.reason, failure.details)
     except ExtensionNotAllowed as denied:

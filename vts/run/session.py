@@ -21,6 +21,8 @@ from vts.run.selection import ExpectationList
 if TYPE_CHECKING:
     from vts.hal.interfaces import Device
     from vts.ipc.process import HostProcess
+    from vts.report.files import FileReports
+    from vts.report.terminal import TerminalReport
 
 
 @dataclass
@@ -46,6 +48,9 @@ class RunRequest:
     #: The ``-k`` expression and ``--shard`` as typed (workers parse them again).
     keyword_text: str | None = None
     shard_text: str | None = None
+    #: Terminal: only the closing summary; seconds between plain progress lines off a TTY (0: none).
+    quiet: bool = False
+    progress_interval: float = 5.0
     #: Re-runs, baselines, balanced shards, last-failed, strict expectations (vts/run/ci.py).
     ci: CiOptions = field(default_factory=CiOptions)
 
@@ -92,21 +97,21 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
 
 def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRun) -> int:
     from vts.report.files import FileReports
-    from vts.report.terminal import TerminalReport
     from vts.run.isolated import IsolatedRunner
 
     info = DeviceInfo(name=getattr(device, "name", request.driver))
     header = _header(request, info.name, version_of(device),
-                     "in_process" if host is None else "process")
+                     "in_process" if host is None else "process", _device_type(device))
     header.update(ci.header_fields())
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
-    terminal = TerminalReport(verbose=request.verbose)
+    terminal = _terminal(request, files)
+    terminal.count_total(lambda: iter_cases(request.selection, info, extensions.for_parsing()))
     runner = ci.install(Runner(device, options, expectations) if host is None else IsolatedRunner(
         device, options, expectations, host=host))
-    sinks = ci.sinks([files, terminal])
+    sinks = ci.sinks([terminal.before_reports(_renders(request)), files, terminal])
     completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()), sinks)
     if host is None:
         with contextlib.suppress(Exception):
@@ -116,9 +121,33 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
     return ci.exit_status(_exit_status(files.stream.summary()))
 
 
-def _header(request: RunRequest, name: str, version: str, isolation: str) -> dict[str, object]:
+def _terminal(request: RunRequest, files: FileReports) -> TerminalReport:
+    from vts.report.terminal import TerminalReport
+
+    return TerminalReport(verbose=request.verbose, quiet=request.quiet, progress_interval=request.progress_interval,
+                          report_paths=lambda: files.written)
+
+
+def _renders(request: RunRequest) -> bool:
+    return bool(request.json_path or request.junit_path or request.html_path)
+
+
+def _device_type(device: Device) -> str:
+    """The device type's name for the report header; a failing call must not fail the run."""
+    try:
+        device_type = device.get_type()
+        return str(getattr(device_type, "name", device_type))
+    except Exception:
+        return ""
+
+
+def _header(request: RunRequest, name: str, version: str, isolation: str, device_type: str = "") -> dict[str, object]:
+    selection = {"specs": list(request.selection.spec_paths), "families": list(request.selection.families or []),
+                 "keyword": request.keyword_text, "shard": request.shard_text}
     return {
-        "driver": {"ref": request.driver, "name": name, "version": version, "isolation": isolation},
+        "driver": {"ref": request.driver, "name": name, "version": version, "isolation": isolation,
+                   "type": device_type},
+        "selection": {k: v for k, v in selection.items() if v},
         "nnvts_version": __version__,
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
@@ -139,7 +168,6 @@ def _exit_status(summary: dict[str, int]) -> int:
 
 def _run_parallel(request: RunRequest, ci: CiRun) -> int:
     from vts.report.files import FileReports
-    from vts.report.terminal import TerminalReport
     from vts.run.parallel import WorkerPlan, run_parallel
 
     selection = request.selection
@@ -157,8 +185,13 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
         header = _header(request, str(driver["name"]), str(driver["version"]), isolation)
         header["jobs"] = request.jobs
         header.update(ci.header_fields())
-        return ci.sinks([FileReports(header, request.jsonl_path, request.json_path, request.junit_path,
-                                     request.html_path), TerminalReport(verbose=request.verbose)])
+        if driver.get("type"):
+            header["driver"]["type"] = str(driver["type"])  # type: ignore[index]
+        files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
+        terminal = _terminal(request, files)
+        terminal.count_total(lambda: iter_cases(selection, DeviceInfo(name=str(driver["name"])),
+                                                default_registry(request.extension_allowlist).for_parsing()))
+        return ci.sinks([terminal.before_reports(_renders(request)), files, terminal])
 
     completed, sinks = run_parallel(plan, make_sinks)
     if not completed:

@@ -1,0 +1,136 @@
+"""What a person reading a run wants to know, gathered in one pass over the results in bounded memory.
+
+A ``Digest`` is fed results one at a time (live by the terminal, from the
+stream by the HTML report) and keeps counts, a family × operation × operand
+type grid, the slowest cases, and the first failures, flaky cases and
+baseline changes in full.  Every list has a cap and a count of what fell
+beyond it, so a million-case sweep costs the same memory as a small run.
+
+Verdicts are handled by value, never from a closed list: a verdict added
+later (flaky, unreproduced_crash, ...) is counted and shown like any other,
+toned by ``Verdict.is_failure``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from vts.report.sanitize import clean
+from vts.results import CaseResult, Verdict
+
+#: Failures kept in full (with comparison detail); the rest are counted and listed by name only.
+MAX_FAILURES_KEPT = 500
+MAX_FLAKY_KEPT = 200
+MAX_BASELINE_KEPT = 200
+SLOWEST_KEPT = 20
+#: Distinct (family, operation, operand type) cells before further ones are pooled as "(other)".
+MAX_GRID_CELLS = 20000
+OPERATION_LABEL_LIMIT = 60
+
+#: The verdicts that mean "not run as such" (not counted in a pass rate).
+NOT_RUN = frozenset({"skipped", "xfail"})
+
+BASELINE_ORDER = ("new-failure", "still-failing", "fixed", "new", "still-passing")
+
+
+def tone(verdict: Verdict | str) -> str:
+    """A display class for a verdict: pass, fail, skip or other (flaky, anything new and not failing)."""
+    value = verdict.value if isinstance(verdict, Verdict) else verdict
+    if value == "passed":
+        return "pass"
+    if value in NOT_RUN:
+        return "skip"
+    try:
+        failing = Verdict(value).is_failure
+    except ValueError:
+        failing = False
+    return "fail" if failing else "other"
+
+
+def verdict_order(values: list[str] | set[str]) -> list[str]:
+    """Verdict values in the enum's order, unknown ones after (alphabetically)."""
+    known = [v.value for v in Verdict]
+    return [v for v in known if v in values] + sorted(set(values) - set(known))
+
+
+def is_flaky(result: CaseResult) -> bool:
+    return result.verdict.value == "flaky" or len(attempts_of(result)) > 1
+
+
+def attempts_of(result: CaseResult) -> list[dict[str, object]]:
+    attempts = result.extra.get("attempts")
+    return [a for a in attempts if isinstance(a, dict)] if isinstance(attempts, list) else []
+
+
+def grid_key(result: CaseResult) -> tuple[str, str, str]:
+    operation = ",".join(result.operations) or "-"
+    if len(operation) > OPERATION_LABEL_LIMIT:
+        operation = operation[:OPERATION_LABEL_LIMIT - 1] + "…"
+    return result.family, operation, ",".join(result.operand_types) or "-"
+
+
+@dataclass
+class Digest:
+    counts: Counter[str] = field(default_factory=Counter)
+    by_family: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    grid: dict[tuple[str, str, str], Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    failures: list[CaseResult] = field(default_factory=list)
+    failing: int = 0
+    flaky: list[CaseResult] = field(default_factory=list)
+    flaky_count: int = 0
+    baseline: Counter[str] = field(default_factory=Counter)
+    baseline_cases: dict[str, list[CaseResult]] = field(default_factory=lambda: defaultdict(list))
+    case_time: float = 0.0
+    _slowest: list[tuple[float, int, str, str, str]] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def add(self, result: CaseResult) -> None:
+        value = result.verdict.value
+        self.counts[value] += 1
+        self.by_family[result.family][value] += 1
+        key = grid_key(result)
+        if key not in self.grid and len(self.grid) >= MAX_GRID_CELLS:
+            key = (result.family, "(other)", "-")
+        self.grid[key][value] += 1
+        self.case_time += result.duration
+        entry = (result.duration, self.total, result.name, result.family, value)
+        if len(self._slowest) < SLOWEST_KEPT:
+            heapq.heappush(self._slowest, entry)
+        elif entry[0] > self._slowest[0][0]:
+            heapq.heapreplace(self._slowest, entry)
+        if result.verdict.is_failure:
+            self.failing += 1
+            if len(self.failures) < MAX_FAILURES_KEPT:
+                self.failures.append(result)
+        if is_flaky(result):
+            self.flaky_count += 1
+            if len(self.flaky) < MAX_FLAKY_KEPT:
+                self.flaky.append(result)
+        status = result.extra.get("baseline")
+        if isinstance(status, str):
+            status = clean(status, 64)
+            self.baseline[status] += 1
+            kept = self.baseline_cases[status]
+            if status in ("new-failure", "fixed") and len(kept) < MAX_BASELINE_KEPT:
+                kept.append(result)
+
+    def slowest(self) -> list[tuple[float, str, str, str]]:
+        """(duration, name, family, verdict), slowest first."""
+        return [(d, n, f, v) for d, _, n, f, v in sorted(self._slowest, reverse=True)]
+
+    def verdicts(self) -> list[str]:
+        return verdict_order(set(self.counts))
+
+
+def pass_rate(counts: Counter[str]) -> float | None:
+    """Share of the cases that ran (skips and expected failures aside) that did not fail; None if none ran."""
+    ran = sum(n for v, n in counts.items() if v not in NOT_RUN)
+    if ran == 0:
+        return None
+    failed = sum(n for v, n in counts.items() if v not in NOT_RUN and tone(v) == "fail")
+    return (ran - failed) / ran
