@@ -669,6 +669,7 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
         finally:
             sock.close()
     assert path is not None
+    from vts.ipc.sessions import serve_client  # imported before the SIGTERM handler: nothing slow after it
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -680,8 +681,6 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
     listener.bind(path)
     listener.listen(8)
     _log(f"serving {driver} on {path}")
-    from vts.ipc.sessions import serve_client
-
     try:
         while True:
             # Every connection is one more client of the same driver instance, served at once
