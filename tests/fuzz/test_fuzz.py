@@ -140,3 +140,13 @@ def test_sigterm_ends_the_run_with_143_and_its_report(tmp_path):
     data = json.loads(report.read_text())
     assert data["interrupted"] and data["failures"] == [] and data["examples"] >= 20
     assert "interrupted" in output
+
+
+def test_time_budget_ends_the_run_cleanly(tmp_path):
+    report = tmp_path / "fuzz.json"
+    code, output = fuzz("--driver", "reference", "--in-process", "--memory-limit", "0", "--examples", "1000000",
+                        "--chunk", "1000000", "--time-budget", "2s", "--save-dir", str(tmp_path), "--json", str(report))
+    assert code == 0, output
+    data = json.loads(report.read_text())
+    assert data["out_of_time"] and data["failures"] == [] and 0 < data["examples"] < 1000000
+    assert "stopped: time budget reached" in output

@@ -10,14 +10,16 @@ sync or async path.
 
 On the first finding Hypothesis shrinks the input; shrinking is capped at
 ``shrink_budget`` seconds (a hang costs the full timeout per attempt), after
-which every new candidate counts as passing and the smallest failure known
-so far is what Hypothesis reports.  The failing input is saved
+which the chunk stops and the last failing input seen -- the shrinker only
+tries candidates smaller than its best, so that is the smallest -- is the
+one reported.  The failing input is saved
 (``saved.py``) and the run stops: fix the driver, then resume.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -127,6 +129,9 @@ def run_fuzz(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig,
                 on_chunk(result)
             if result.failure is not None:
                 break
+            if deadline is not None and time.monotonic() >= deadline:
+                report.out_of_time = True
+                break
             remaining -= config.chunk
             chunk_seed += 1
     except KeyboardInterrupt:
@@ -134,12 +139,16 @@ def run_fuzz(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig,
     return report
 
 
+class _Stop(BaseException):
+    """Ends a chunk early (time budget, shrink budget); not an Exception, so Hypothesis does not shrink it."""
+
+
 @dataclass
 class _ChunkState:
     examples: int = 0
     first_failure_at: float | None = None
-    known: dict[str, Finding] = field(default_factory=dict)
     last: tuple[FuzzCase, Finding] | None = None
+    stopped: bool = False  # the time or shrink budget ended the chunk
     first: tuple[FuzzCase, Finding] | None = None
 
 
@@ -185,11 +194,14 @@ def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk
         seed = seeds[index]
         model_case = FuzzCase(seed.label, model_edits, ())
         now = time.monotonic()
+        # Both stops end Hypothesis at once (BaseExceptions it does not treat as failures): an example
+        # that drew less because time ran out would make its data generation inconsistent (Flaky).
         if state.first_failure_at is not None and now - state.first_failure_at > config.shrink_budget:
-            _replay_known(state, model_case, lambda: data.draw(request_lists(index)))
-            return
+            state.stopped = True
+            raise _Stop("shrink budget spent")
         if state.first_failure_at is None and deadline is not None and now >= deadline:
-            return  # out of time: the rest of the chunk runs empty
+            state.stopped = True
+            raise _Stop("out of time")
         model = edited_model(seed.model, model_edits)
         case = model_case
         try:
@@ -200,7 +212,6 @@ def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk
                 tally.edited_requests += sum(1 for r in case.requests if r.edits)
                 check_requests(prepared, model, requests, target.call, tally, async_timeout=target.timeout)
         except Finding as finding:
-            state.known[case.digest()] = finding
             state.last = (case, finding)
             if state.first is None:
                 state.first, state.first_failure_at = (case, finding), time.monotonic()
@@ -213,34 +224,23 @@ def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk
         fuzz_one()
     except Finding as finding:
         failure = _failure(state.last, finding, chunk_seed)
-    except Exception as error:  # Hypothesis's Flaky: the failure did not reproduce on replay
-        if state.first is None:
-            raise
-        case, finding = state.first
-        failure = FuzzFailure(finding.kind, f"{finding.message} (did not reproduce on replay: "
-                              f"{type(error).__name__})", case, chunk_seed)
+    except BaseException:
+        # A stop may surface as _Stop or, when Hypothesis notices the cut-short example, as its Flaky error.
+        if not state.stopped:
+            if isinstance(sys.exc_info()[1], Exception) and state.first is not None:
+                case, finding = state.first
+                failure = FuzzFailure(finding.kind, f"{finding.message} (did not reproduce on replay: "
+                                      f"{type(sys.exc_info()[1]).__name__})", case, chunk_seed)
+            else:
+                raise
+        elif state.last is not None:  # the smallest failing input found within the shrink budget
+            failure = _failure(state.last, state.last[1], chunk_seed)
     if failure is not None and config.save_dir:
         seed = next(s for s in seeds if s.label == failure.case.base)
         found_by = {**config.found_by, "chunk_seed": chunk_seed}
         failure.spec_path = save_failure(config.save_dir, seed, failure.case, failure.kind, failure.message,
                                          found_by)
     return ChunkResult(chunk_seed, state.examples, tally, time.monotonic() - started, failure)
-
-
-def _replay_known(state: _ChunkState, model_case: FuzzCase, draw_requests: Callable[[], Any]) -> None:
-    """Past the shrink budget: raise the finding of an input already known to fail, run nothing new.
-
-    Hypothesis ends shrinking by replaying the smallest failing input it saw; that replay lands here and
-    must fail the same way without depending on another (slow, perhaps hanging) driver call.
-    """
-    known = state.known.get(model_case.digest())
-    if known is None:
-        case = FuzzCase(model_case.base, model_case.model_edits, draw_requests())
-        known = state.known.get(case.digest())
-        model_case = case
-    if known is not None:
-        state.last = (model_case, known)
-        raise known
 
 
 def _failure(last: tuple[FuzzCase, Finding] | None, raised: Finding, chunk_seed: int) -> FuzzFailure:
