@@ -107,11 +107,15 @@ def main() -> None:
               help="Worker processes, each with its own driver (cases split by a stable hash of their names).")
 @click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=4096, show_default=True,
               metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
+@click.option("--oracle", default="reference", show_default=True, metavar="DRIVER",
+              help="Driver whose answers the differential family expects (any --driver spec).")
+@click.option("--allow-unreproduced-crashes", is_flag=True,
+              help="Report cases whose driver died once but passed when re-run alone without failing the run.")
 def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, in_process: bool,
-        jobs: int, memory_limit: int) -> None:
+        jobs: int, memory_limit: int, oracle: str, allow_unreproduced_crashes: bool) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from vts.run.session import RunRequest, run_session
 
@@ -124,7 +128,8 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
         case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures, verbose=verbose,
         extension_allowlist=extension_allowlist,
         argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs, keyword_text=keyword,
-        shard_text=shard), usage_error=_usage_error)
+        shard_text=shard, oracle=oracle, allow_unreproduced_crashes=allow_unreproduced_crashes),
+        usage_error=_usage_error)
     _warn_unmatched(selection)
     sys.exit(code)
 

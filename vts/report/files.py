@@ -62,7 +62,7 @@ def write_json_report(stream_path: str, path: str, interrupted: bool) -> None:
     _atomic_write(path, render)
 
 
-_JUNIT_FAILURE = {Verdict.FAILED, Verdict.XPASS}
+_JUNIT_FAILURE = {Verdict.FAILED, Verdict.XPASS, Verdict.UNREPRODUCED_CRASH}
 _JUNIT_ERROR = {Verdict.ERROR, Verdict.CRASH, Verdict.TIMEOUT}
 
 

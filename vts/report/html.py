@@ -28,7 +28,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse;margin:.5em 0 1.5em}
 td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
-.passed{color:#1a7f37}.failed,.crash,.timeout,.xpass,.error{color:#c62828;font-weight:600}
+.passed{color:#1a7f37}.failed,.crash,.timeout,.xpass,.error,.unreproduced_crash{color:#c62828;font-weight:600}
 .skipped{color:#9a6700}.xfail{color:#0969da}
 pre{margin:0;white-space:pre-wrap;font-size:12px}
 input{font-size:14px;padding:.2em;width:30em}

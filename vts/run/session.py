@@ -44,6 +44,10 @@ class RunRequest:
     #: The ``-k`` expression and ``--shard`` as typed (workers parse them again).
     keyword_text: str | None = None
     shard_text: str | None = None
+    #: Differential family: the driver whose answers are the expected ones (any driver spec).
+    oracle: str = "reference"
+    #: UNREPRODUCED_CRASH cases are reported but do not fail the exit status.
+    allow_unreproduced_crashes: bool = False
 
 
 def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
@@ -94,7 +98,8 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
                      "in_process" if host is None else "process")
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
-    options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions)
+    options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions,
+                         oracle=request.oracle)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
     terminal = TerminalReport(verbose=request.verbose)
     runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
@@ -105,7 +110,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
             device.close()
     if not completed:
         return 130
-    return _exit_status(files.stream.summary())
+    return _exit_status(files.stream.summary(), request.allow_unreproduced_crashes)
 
 
 def _header(request: RunRequest, name: str, version: str, isolation: str) -> dict[str, object]:
@@ -118,8 +123,11 @@ def _header(request: RunRequest, name: str, version: str, isolation: str) -> dic
     }
 
 
-def _exit_status(summary: dict[str, int]) -> int:
-    failing = sum(summary.get(v, 0) for v in ("failed", "error", "crash", "timeout", "xpass"))
+def _exit_status(summary: dict[str, int], allow_unreproduced_crashes: bool = False) -> int:
+    failing_verdicts = ["failed", "error", "crash", "timeout", "xpass"]
+    if not allow_unreproduced_crashes:
+        failing_verdicts.append("unreproduced_crash")
+    failing = sum(summary.get(v, 0) for v in failing_verdicts)
     return 1 if failing else 0
 
 
@@ -134,7 +142,8 @@ def _run_parallel(request: RunRequest) -> int:
         families=tuple(selection.families) if selection.families else None, keyword=request.keyword_text,
         shard=request.shard_text, jobs=request.jobs, in_process=request.in_process,
         memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
-        expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist)
+        expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
+        extra={"oracle": request.oracle})
     isolation = "in_process" if request.in_process else "process"
 
     def make_sinks(driver: dict[str, object]) -> list[object]:
@@ -146,7 +155,7 @@ def _run_parallel(request: RunRequest) -> int:
     completed, sinks = run_parallel(plan, make_sinks)
     if not completed:
         return 130
-    return _exit_status(sinks[0].stream.summary())
+    return _exit_status(sinks[0].stream.summary(), request.allow_unreproduced_crashes)
 
 
 def version_of(device: Device) -> str:
