@@ -27,14 +27,6 @@ from vts.hal.types import ExecutionResult, Model, Request, Timing
 # -- helpers ---------------------------------------------------------------------------
 
 
-class _DoneCallback(FencedExecutionCallback):
-    def __init__(self) -> None:
-        self._info = (ErrorStatus.NONE, Timing(), Timing())
-
-    def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
-        return self._info
-
-
 def _plain_pools(request: Request) -> bool:
     """Every pool is shared memory (no driver-allocated buffer named by token)."""
     return all(isinstance(pool, Memory) for pool in request.pools)
@@ -65,14 +57,19 @@ def _write_outputs(request: Request, values: Sequence[bytes]) -> None:
 
 
 class _ShapeCachePreparedModel(FaultyPreparedModel):
-    """Computes the first request of each input shape, then re-serves its outputs for that shape."""
+    """Computes the first request of each input shape, then re-serves its outputs for that shape.
+
+    The synchronous and asynchronous paths share the cache (``execute_async``
+    goes through ``execute``); the fenced path computes.
+    """
 
     def __init__(self, inner: PreparedModel, model: Model) -> None:
         super().__init__(inner, model, None, None)
         self._cache: dict[tuple[tuple[int, ...], ...], tuple[list[bytes], ExecutionResult]] = {}
 
     def _key(self, request: Request) -> tuple[tuple[int, ...], ...]:
-        return tuple(tuple(a.dimensions) for a in request.inputs)
+        """Input shapes (and output buffer sizes): never the input values."""
+        return (*(tuple(a.dimensions) for a in request.inputs), tuple(a.location.length for a in request.outputs))
 
     def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
                 loop_timeout: int | None = None) -> ExecutionResult:
@@ -85,17 +82,6 @@ class _ShapeCachePreparedModel(FaultyPreparedModel):
         if _plain_pools(request):
             self._cache[key] = (_output_bytes(request), result)
         return result
-
-    def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
-                       measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
-                       loop_timeout: int | None = None,
-                       timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
-        key = self._key(request)
-        if _plain_pools(request) and key in self._cache:
-            _write_outputs(request, self._cache[key][0])
-            return None, _DoneCallback()
-        return self.inner.execute_fenced(request, wait_for, measure, deadline, loop_timeout, timeout_after_fence)
-
 
 class _ShapeCacheDevice(FaultyDevice):
     def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:

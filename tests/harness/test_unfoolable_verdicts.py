@@ -61,3 +61,108 @@ def test_general_failure_without_dynamic_shape_support_is_still_a_skip():
     results = run_family("dynamic_output_shape", broken.wrong_status(), [hand_add_float()])
     (result,) = results.values()
     assert result.verdict is Verdict.SKIPPED, result.reason
+
+
+# -- differential ------------------------------------------------------------------------
+
+
+def _multi_example_add() -> dict:
+    """hand_add_float with a second example: 1 + 2 = 3, 0.5 + 0.5 = 1, -1 + -1 = -2, 8 + -4 = 4."""
+    document = hand_add_float()
+    document["name"] = "hand_add_two_examples"
+    document["models"][0]["examples"].append(
+        {"name": "second", "inputs": {"a": [1.0, 0.5, -1.0, 8.0], "b": [2.0, 0.5, -1.0, -4.0]},
+         "outputs": {"out": [3.0, 1.0, -2.0, 4.0]}})
+    return document
+
+
+def test_reference_passes_differential_against_itself():
+    results = run_family("differential", create_device(), [hand_add_float(), hand_add_quant8(), _multi_example_add()])
+    assert len(results) == 3
+    for result in results.values():
+        assert result.verdict is Verdict.PASSED, result.reason
+        assert "3 random inputs matched the oracle 'reference'" in result.reason
+    assert "2 examples forward and reverse" in results["differential/hand_add_two_examples.add"].reason
+
+
+def test_outputs_cached_by_input_shape_pass_the_golden_families_and_fail_differential():
+    device = broken_verdicts.caches_outputs_by_input_shape()
+    for family in ("generated", "fenced", "dynamic_output_shape"):
+        golden = run_family(family, device, [hand_add_float(), hand_add_quant8()])
+        assert all(r.verdict is Verdict.PASSED for r in golden.values()), (family, golden)
+    results = run_family("differential", broken_verdicts.caches_outputs_by_input_shape(),
+                         [hand_add_float(), hand_add_quant8()])
+    for result in results.values():
+        assert result.verdict is Verdict.FAILED, result.reason
+        assert "random input 1" in result.reason and "expected: the oracle's answer" in result.reason
+
+
+def test_multi_example_orders_catch_a_shape_cache_even_without_an_oracle():
+    results = run_family("differential", broken_verdicts.caches_outputs_by_input_shape(), [_multi_example_add()])
+    (result,) = results.values()
+    assert result.verdict is Verdict.FAILED
+    assert result.reason.startswith("forward order, example 1 (second)")
+
+
+def test_right_only_on_golden_inputs_passes_generated_and_fails_differential():
+    documents = [hand_add_float(), hand_add_quant8()]
+    device = broken_verdicts.GoldenLookupDevice(broken_verdicts.known_inputs_of(documents))
+    golden = run_family("generated", device, documents)
+    assert all(r.verdict is Verdict.PASSED for r in golden.values()), golden
+    results = run_family("differential", device, documents)
+    assert [r.verdict for r in results.values()] == [Verdict.FAILED, Verdict.FAILED]
+    assert all("random input 0" in r.reason for r in results.values())
+
+
+def test_random_inputs_are_reproducible_and_differ_from_the_goldens():
+    import numpy as np
+
+    from vts.families.differential_inputs import plan_inputs, random_example, seed_of
+    from vts.testmodel import parse_spec
+
+    (model,) = parse_spec(hand_add_float())
+    plan = plan_inputs(model)
+    assert set(plan.varied) == {0, 1}
+
+    def draw(name: str):
+        rng = np.random.Generator(np.random.PCG64(seed_of(name)))
+        return [random_example(model, plan, rng, str(i)).inputs[0].value for i in range(3)]
+
+    first, again, other = draw("differential/x"), draw("differential/x"), draw("differential/y")
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    assert not np.array_equal(first[0], other[0]) and not np.array_equal(first[0], first[1])
+    lo, hi = -2.0, 100.0  # the range of input a over the example
+    assert all(((v >= lo) & (v <= hi)).all() for v in first)
+
+
+def test_domains_positive_nonzero_and_indices():
+    import numpy as np
+
+    from vts.families.differential_inputs import plan_inputs, random_example
+    from vts.spec.loader import load_paths
+    from vts.testmodel import parse_spec
+
+    by_op = {}
+    for name in ("elementwise/log.yaml", "elementwise/rsqrt.yaml", "binary/div.yaml", "shape/gather.yaml",
+                 "shape/embedding_lookup.yaml", "detection/roi_align.yaml"):
+        for spec in load_paths([os.path.join(SPECS, name)]):
+            by_op[name] = parse_spec(spec.document)
+    rng = np.random.Generator(np.random.PCG64(5))
+    for model in by_op["elementwise/log.yaml"] + by_op["elementwise/rsqrt.yaml"]:
+        plan = plan_inputs(model)
+        for _ in range(5):
+            example = random_example(model, plan, rng, "r")
+            operand = model.main.operands[model.main.inputs[0]]
+            value = example.inputs[0].value.astype(np.float64)
+            real = (value - operand.zero_point) * operand.scale if operand.scale else value
+            assert (real > 0).all(), (model.name, real)
+    for model in by_op["binary/div.yaml"]:
+        plan = plan_inputs(model)
+        if 1 in plan.varied:
+            assert (random_example(model, plan, rng, "r").inputs[1].value != 0).all()
+    for model in by_op["shape/gather.yaml"] + by_op["shape/embedding_lookup.yaml"]:
+        plan = plan_inputs(model)
+        assert plan.varied, model.name
+    for model in by_op["detection/roi_align.yaml"]:
+        plan = plan_inputs(model)
+        assert 1 in plan.held and "boxes" in plan.held[1]
