@@ -132,7 +132,8 @@ def _skip_reason(model: TestModel) -> str:
     if model.expect_failure:
         return "expect_failure model: no answer to compare"
     if model.operation_types() & _NO_ANSWER:
-        return "RANDOM_MULTINOMIAL draws samples: no deterministic answer (the generated family judges it statistically)"
+        return ("RANDOM_MULTINOMIAL draws samples: no deterministic answer (the generated family judges it "
+                "statistically)")
     if model.extensions or any(o.is_extension for g in model.subgraphs() for o in g.operands):
         return "vendor extension types: the oracle cannot be assumed to know them"
     return ""

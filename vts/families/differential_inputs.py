@@ -82,7 +82,7 @@ _INT_DATA: dict[int, set[int] | None] = {
 _INT_DATA.update({int(O.ARGMAX): {0}, int(O.ARGMIN): {0}, int(O.TOPK_V2): {0}, int(O.SELECT): {1, 2},
                   int(O.HASHTABLE_LOOKUP): {2}, int(O.GATHER): {0}, int(O.EMBEDDING_LOOKUP): {1}})
 
-#: Index inputs whose bound is an axis of another input: op -> (index input, (data input, axis source)).
+#: Index inputs whose bound is an axis of another input: op -> index input.
 _INDEXES = {int(O.GATHER): 2, int(O.EMBEDDING_LOOKUP): 0}
 
 
@@ -144,6 +144,9 @@ def plan_inputs(model: TestModel) -> InputPlan:
             held[position] = "omitted in the examples"
             continue
         why = _hold_reason(model, operand, _consumers(model, index))
+        if not why and operand.type == T.TENSOR_INT32 and _index_op(model, index) is not None \
+                and not _index_bound(model, example, _index_op(model, index)):  # type: ignore[arg-type]
+            why = "an index tensor whose bound is unknown"
         if why:
             held[position] = why
         else:
@@ -221,17 +224,24 @@ def _rules(consumers: list[tuple[int, int]]) -> set[str]:
     return rules
 
 
+def _index_op(model: TestModel, operand_index: int) -> int | None:
+    """The main operation reading ``operand_index`` as its index tensor (GATHER, EMBEDDING_LOOKUP)."""
+    for op_index, op in enumerate(model.main.operations):
+        kind = int(op.type) if isinstance(op.type, int) else -1
+        if kind in _INDEXES and op.inputs[_INDEXES[kind]] == operand_index:
+            return op_index
+    return None
+
+
 def _index_bound(model: TestModel, example: TestExample, op_index: int) -> int | None:
     """The exclusive upper bound of an index input: input.dims[axis] (GATHER) or values.dims[0]."""
     op = model.main.operations[op_index]
     if op.type == O.GATHER:
-        data, axis_operand = model.main.operands[op.inputs[0]], model.main.operands[op.inputs[1]]
         dims = _dims_of(model, example, op.inputs[0])
-        axis = _scalar_value(model, example, op.inputs[1], axis_operand)
+        axis = _scalar_value(model, example, op.inputs[1], model.main.operands[op.inputs[1]])
         if dims is None or axis is None:
             return None
         axis = axis + len(dims) if axis < 0 else axis
-        del data
         return dims[axis] if 0 <= axis < len(dims) else None
     dims = _dims_of(model, example, op.inputs[1])
     return dims[0] if dims else None
@@ -285,13 +295,11 @@ def _draw(model: TestModel, base: TestExample, operand: TestOperand, position: i
         if "nonzero" in rules:
             values = np.where(values == operand.zero_point, min(operand.zero_point + 1, hi), values)
         return values.astype(dtype)
-    # TENSOR_INT32: an index tensor with a known bound, or integer data in the examples' range.
-    for op_index, op in enumerate(model.main.operations):
-        if int(op.type) in _INDEXES and op.inputs[_INDEXES[int(op.type)]] == index:  # type: ignore[arg-type]
-            bound = _index_bound(model, base, op_index)
-            if bound:
-                return rng.integers(0, bound, size=tuple(shape)).astype(dtype)
-            return base.inputs[position].value
+    # TENSOR_INT32: an index tensor (its bound known: plan_inputs), or integer data in the examples' range.
+    op_index = _index_op(model, index)
+    if op_index is not None:
+        bound = _index_bound(model, base, op_index) or 1
+        return rng.integers(0, bound, size=tuple(shape)).astype(dtype)
     lo, hi = _golden_range(model, position)
     lo, hi = (int(np.floor(lo)), int(np.ceil(hi))) if hi > lo else (int(lo) - 2, int(lo) + 2)
     values = rng.integers(lo, hi + 1, size=tuple(shape))
