@@ -262,16 +262,35 @@ def insufficient_as_general_failure() -> Device:
 # -- (7) runtime-only control-flow models refused (valid behaviour) ----------------------------
 
 
+def _unknown_size(operand: Any) -> bool:
+    return not is_scalar_type(operand.type) and (not operand.dimensions or 0 in operand.dimensions)
+
+
 def _runtime_only(model: Model) -> bool:
-    """An IF/WHILE whose operands (in the main graph or a branch/body) have unknown size."""
-    graphs = [model.main, *model.referenced]
-    if not any(op.type in (OperationType.IF, OperationType.WHILE) for g in graphs for op in g.operations):
+    """A WHILE whose outer operands or cond/body inputs and outputs have unknown size (its own check).
+
+    A malformed model (the validation family's mutations) is left to the reference's validation.
+    """
+    try:
+        return _while_with_unknown_size(model)
+    except (IndexError, AttributeError, TypeError):
         return False
+
+
+def _while_with_unknown_size(model: Model) -> bool:
+    graphs = [model.main, *model.referenced]
     for graph in graphs:
-        for operand in graph.operands:
-            if operand.lifetime == OperandLifeTime.SUBGRAPH:
+        for op in graph.operations:
+            if op.type != OperationType.WHILE or len(op.inputs) < 3:
                 continue
-            if not is_scalar_type(operand.type) and (not operand.dimensions or 0 in operand.dimensions):
+            operands = [graph.operands[i] for i in (*op.inputs[2:], *op.outputs)]
+            for reference in op.inputs[:2]:
+                location = graph.operands[reference].location
+                if graph.operands[reference].lifetime == OperandLifeTime.SUBGRAPH and \
+                        0 <= location.offset < len(model.referenced):
+                    inner = model.referenced[location.offset]
+                    operands += [inner.operands[i] for i in (*inner.input_indexes, *inner.output_indexes)]
+            if any(_unknown_size(o) for o in operands):
                 return True
     return False
 
@@ -288,6 +307,34 @@ class _StrictControlFlowDevice(FaultyDevice):
         return super().prepare_model(model, *args, **kwargs)
 
 
+class RuntimeModeReference(ReferenceDevice):
+    """The reference validating in the runtime's mode: it accepts WHILE operands of unknown size."""
+
+    name = "runtime-mode-reference"
+
+    def _validate(self, model: Model) -> None:
+        from vts.hal.validation import ValidationError, validate_model
+
+        try:
+            validate_model(model, hal_rules_only=True, allow_unknown_control_flow_sizes=True)
+        except ValidationError as error:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+
+
+def accepts_runtime_only_control_flow() -> Device:
+    """Supports the runtime-only models (right by the HAL too): ``generated`` must judge its outputs."""
+    return RuntimeModeReference()
+
+
+def accepts_runtime_only_control_flow_wrongly() -> Device:
+    """Supports the runtime-only models and gets every float output 1e-4 wrong: ``generated`` catches it."""
+    from tests.drivers.broken import _float_offset
+
+    device = FaultyDevice("runtime-mode-float1e4", fault=_float_offset(1e-4))
+    device.inner = RuntimeModeReference()
+    return device
+
+
 def refuses_runtime_only_control_flow() -> Device:
     """Refuses (INVALID_ARGUMENT) control flow with operands of unknown size, as ValidateHal's driver mode does.
 
@@ -298,6 +345,8 @@ def refuses_runtime_only_control_flow() -> Device:
 
 __all__ = [
     "GoldenLookupDevice",
+    "accepts_runtime_only_control_flow",
+    "accepts_runtime_only_control_flow_wrongly",
     "async_timing_unasked",
     "caches_outputs_by_input_shape",
     "failed_copy_from_keeps_initialised",

@@ -166,3 +166,69 @@ def test_domains_positive_nonzero_and_indices():
     for model in by_op["detection/roi_align.yaml"]:
         plan = plan_inputs(model)
         assert 1 in plan.held and "boxes" in plan.held[1]
+
+
+# -- models only the runtime accepts, and models the HAL accepts but no driver can run ------------------
+
+
+def _runtime_only_documents() -> list[dict]:
+    return _control_flow_documents("while_unknown_size.yaml")
+
+
+def test_refusing_runtime_only_control_flow_is_right():
+    for device in (create_device(), broken_verdicts.refuses_runtime_only_control_flow()):
+        for family in ("generated", "fenced", "memory_domain", "validation", "deadline", "differential"):
+            results = run_family(family, device, _runtime_only_documents())
+            assert results, family
+            bad = {n: r.reason for n, r in results.items() if r.verdict not in (Verdict.PASSED, Verdict.SKIPPED)}
+            assert not bad, (family, bad)
+        generated = run_family("generated", device, _runtime_only_documents())
+        assert all("only the NNAPI runtime accepts" in r.reason for r in generated.values()), generated
+
+
+def test_a_driver_supporting_runtime_only_models_is_judged_on_its_outputs():
+    right = run_family("generated", broken_verdicts.accepts_runtime_only_control_flow(), _runtime_only_documents())
+    assert right and all(r.verdict is Verdict.PASSED and not r.reason for r in right.values()), right
+    wrong = run_family("generated", broken_verdicts.accepts_runtime_only_control_flow_wrongly(),
+                       _runtime_only_documents())
+    assert wrong and all(r.verdict is Verdict.FAILED for r in wrong.values()), wrong
+
+
+def test_refusing_a_valid_control_flow_model_with_invalid_argument_still_fails():
+    """IF operands of unknown size are valid even in driver mode: refusing if.yaml's dynamic model is wrong."""
+    documents = _control_flow_documents("if.yaml")
+    results = run_family("generated", broken_verdicts.refuses_runtime_only_control_flow(), documents)
+    assert all(r.verdict is Verdict.PASSED for r in results.values())  # it only refuses WHILE: nothing to catch
+
+    class RefusesEveryControlFlow(broken_verdicts._StrictControlFlowDevice):
+        def get_supported_operations(self, model):
+            from vts.hal.enums import ErrorStatus, OperationType
+            from vts.hal.errors import DriverError
+
+            if any(op.type == OperationType.IF for op in model.main.operations):
+                raise DriverError(ErrorStatus.INVALID_ARGUMENT, "no IF")
+            return super().get_supported_operations(model)
+
+    refused = run_family("generated", RefusesEveryControlFlow("refuses-if"), documents)
+    assert refused and all(r.verdict is Verdict.FAILED and "for a valid model" in r.reason
+                           for r in refused.values())
+
+
+def test_conv_2d_of_rank_3_is_valid_for_the_hal_but_unsupported():
+    from vts.hal.validation import BeyondHalRule, validate_model
+    from vts.spec.loader import load_paths
+    from vts.testmodel import parse_spec, to_hal_model
+
+    (spec,) = load_paths([os.path.join(SPECS, "conv", "conv_2d_rank3.yaml")])
+    (model,) = parse_spec(spec.document)
+    hal_model = to_hal_model(model)
+    validate_model(hal_model, hal_rules_only=True)  # ValidateHal accepts it
+    import pytest
+
+    with pytest.raises(BeyondHalRule):
+        validate_model(hal_model)
+    device = create_device()
+    assert device.get_supported_operations(hal_model) == [False]  # NONE, operation unsupported
+    results = run_family("generated", device, [spec.document])
+    (result,) = results.values()
+    assert result.verdict is Verdict.PASSED and "refused as expected" in result.reason
