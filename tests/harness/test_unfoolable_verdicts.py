@@ -232,3 +232,29 @@ def test_conv_2d_of_rank_3_is_valid_for_the_hal_but_unsupported():
     results = run_family("generated", device, [spec.document])
     (result,) = results.values()
     assert result.verdict is Verdict.PASSED and "refused as expected" in result.reason
+
+
+# -- the command line: --oracle ---------------------------------------------------------------
+
+
+def test_the_oracle_is_the_driver_named_by_the_oracle_option(tmp_path):
+    """The reference judged against a wrong oracle fails: the answers really come from --oracle."""
+    import json
+
+    from tests.harness.test_cli import nnvts, write_specs
+
+    (tmp_path / "specs").mkdir()
+    specs = write_specs(tmp_path / "specs")
+    right = nnvts("run", "--driver", "reference", "--family", "differential", "--specs", specs,
+                  "--json", str(tmp_path / "right.json"))
+    assert right.returncode == 0, right.stdout + right.stderr
+    assert json.loads((tmp_path / "right.json").read_text())["summary"]["passed"] == 2
+    wrong = nnvts("run", "--driver", "reference", "--family", "differential", "--specs", specs, "-j", "2",
+                  "--oracle", "tests.drivers.broken:float_off_by_1e_4", "--json", str(tmp_path / "wrong.json"))
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    cases = {c["name"]: c for c in json.loads((tmp_path / "wrong.json").read_text())["cases"]}
+    assert cases["differential/hand_add_float.add"]["verdict"] == "failed"
+    assert cases["differential/hand_add_quant8.add"]["verdict"] == "passed"  # the fault is float-only
+    unknown = nnvts("run", "--driver", "reference", "--family", "differential", "--specs", specs,
+                    "--oracle", "no_such_driver")
+    assert unknown.returncode == 2 and "no_such_driver" in unknown.stderr

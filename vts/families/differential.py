@@ -45,6 +45,7 @@ runs when there are several examples).
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import threading
 from collections import OrderedDict
@@ -94,6 +95,7 @@ class Oracle:
 
                         self._host = HostProcess(self.spec)
                         self._device = self._host.start()
+                        atexit.register(self._host.stop)  # families have no teardown; the run's end is it
                     else:
                         self._device = ref.load()
                 except (DriverNotFound, OSError) as error:

@@ -63,6 +63,9 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
     try:
         ref = DriverRef(request.driver)
         select_families(request.selection.families)
+        oracle = DriverRef(request.oracle)
+        if not oracle.is_exec:
+            oracle.target  # noqa: B018 - an unknown --oracle is a usage error, not an error per case
         if request.jobs > 1:
             if not ref.is_exec:
                 ref.target  # noqa: B018 - an unknown driver name is a usage error before workers start
