@@ -258,3 +258,32 @@ def test_the_oracle_is_the_driver_named_by_the_oracle_option(tmp_path):
     unknown = nnvts("run", "--driver", "reference", "--family", "differential", "--specs", specs,
                     "--oracle", "no_such_driver")
     assert unknown.returncode == 2 and "no_such_driver" in unknown.stderr
+
+
+# -- host deaths hidden by re-runs ------------------------------------------------------------
+
+
+def test_a_rerun_that_passes_after_a_host_death_is_an_unreproduced_crash():
+    from vts.families.base import Outcome
+    from vts.run.isolated import unreproduced_crash_outcome
+
+    death = Outcome(Verdict.CRASH, "driver crashed: killed by SIGKILL", ("memory limit",))
+    passed_alone = unreproduced_crash_outcome(death, Outcome(Verdict.PASSED))
+    assert passed_alone.verdict is Verdict.UNREPRODUCED_CRASH and passed_alone.verdict.is_failure
+    assert "killed by SIGKILL" in passed_alone.reason and passed_alone.extra["rerun_verdict"] == "passed"
+    skipped_alone = unreproduced_crash_outcome(death, Outcome(Verdict.SKIPPED, "unsupported"))
+    assert skipped_alone.verdict is Verdict.UNREPRODUCED_CRASH
+    failed_alone = unreproduced_crash_outcome(death, Outcome(Verdict.FAILED, "out: 4/4 elements"))
+    assert failed_alone.verdict is Verdict.FAILED and failed_alone.reason == "out: 4/4 elements"
+    assert any("died during the first attempt" in d for d in failed_alone.details)
+
+
+def test_unreproduced_crashes_fail_the_exit_status_unless_allowed():
+    from vts.results import CaseResult, summarize
+    from vts.run.session import _exit_status
+
+    summary = summarize([CaseResult("a", "generated", Verdict.PASSED),
+                         CaseResult("b", "generated", Verdict.UNREPRODUCED_CRASH)])
+    assert summary["unreproduced_crash"] == 1
+    assert _exit_status(summary) == 1
+    assert _exit_status(summary, allow_unreproduced_crashes=True) == 0
