@@ -335,6 +335,25 @@ def accepts_runtime_only_control_flow_wrongly() -> Device:
     return device
 
 
+class StrictValidationReference(ReferenceDevice):
+    """Refuses with INVALID_ARGUMENT every model breaking a NeuralNetworks.h rule, ValidateHal's or not."""
+
+    name = "strict-validation-reference"
+
+    def _validate(self, model: Model) -> None:
+        from vts.hal.validation import ValidationError, validate_model
+
+        try:
+            validate_model(model)
+        except ValidationError as error:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+
+
+def refuses_hal_valid_models_as_invalid() -> Device:
+    """Answers INVALID_ARGUMENT to a CONV_2D of rank 3, which ValidateHal accepts: ``generated`` catches it."""
+    return StrictValidationReference()
+
+
 def refuses_runtime_only_control_flow() -> Device:
     """Refuses (INVALID_ARGUMENT) control flow with operands of unknown size, as ValidateHal's driver mode does.
 
@@ -353,6 +372,7 @@ __all__ = [
     "ignores_loop_timeout",
     "insufficient_as_general_failure",
     "known_inputs_of",
+    "refuses_hal_valid_models_as_invalid",
     "refuses_runtime_only_control_flow",
     "right_on_golden_inputs_only",
 ]

@@ -287,3 +287,13 @@ def test_unreproduced_crashes_fail_the_exit_status_unless_allowed():
     assert summary["unreproduced_crash"] == 1
     assert _exit_status(summary) == 1
     assert _exit_status(summary, allow_unreproduced_crashes=True) == 0
+
+
+def test_refusing_a_hal_valid_conv_2d_of_rank_3_with_invalid_argument_is_caught():
+    from vts.spec.loader import load_paths
+
+    (spec,) = load_paths([os.path.join(SPECS, "conv", "conv_2d_rank3.yaml")])
+    results = run_family("generated", broken_verdicts.refuses_hal_valid_models_as_invalid(), [spec.document])
+    (result,) = results.values()
+    assert result.verdict is Verdict.FAILED
+    assert "get_supported_operations returned INVALID_ARGUMENT for a valid model" in result.reason
