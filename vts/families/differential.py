@@ -10,7 +10,8 @@ prepared model:
 1. **Orders.** A model with several examples runs them forward, then in
    reverse, each judged against its own golden with the ``generated``
    family's criteria.
-2. **Random inputs.** ``DRAWS`` fresh input sets (``differential_inputs``:
+2. **Random inputs.** ``DRAWS`` fresh input sets, more (up to
+   ``MAX_DRAWS``) while the oracle answers them all alike (``differential_inputs``:
    reproducible from a stable hash of the case name through
    ``numpy.random.Generator``, in each type's range and the operation's
    domain; inputs that cannot be varied honestly are held) run first on the
@@ -67,6 +68,9 @@ from vts.testmodel import BuiltRequest, TensorData, TestExample, TestModel, buil
 
 #: Random input sets per model, all on one prepared model.
 DRAWS = 3
+#: More sets are drawn (up to this many) while the oracle's outputs are all the same: a re-served
+#: old output is only visible once two inputs have different answers.
+MAX_DRAWS = 8
 #: Oracle answers kept (by case name) for re-runs of the same case.
 ORACLE_CACHE_SIZE = 8
 _NO_ANSWER = {int(OperationType.RANDOM_MULTINOMIAL)}
@@ -186,6 +190,9 @@ class DifferentialFamily(Family):
                 if problems:
                     return failed(problems[0], tuple(problems), oracle=options.oracle)
                 done.append(f"{len(answers)} random inputs matched the oracle {options.oracle!r}")
+                if len(answers) > 1 and not _outputs_differ(answers):
+                    notes.append("the oracle gave every random input the same outputs (they do not depend on "
+                                 "the varied inputs)")
             else:
                 notes.append(why)
         else:
@@ -221,9 +228,11 @@ class DifferentialFamily(Family):
         if prepared is None:
             return [], f"the oracle {oracle.spec!r} does not support the model ({why})"
         rng = np.random.Generator(np.random.PCG64(seed_of(case.name)))
-        answers = []
+        answers: list[TestExample] = []
         refusals = []
-        for draw in range(DRAWS):
+        for draw in range(MAX_DRAWS):
+            if draw >= DRAWS and (not answers or _outputs_differ(answers)):
+                break
             example = random_example(model, plan, rng, f"random{draw}")
             answer, why = _oracle_run(model, example, prepared, options)
             if answer is None:
@@ -252,6 +261,17 @@ class DifferentialFamily(Family):
             return judge(model, example, built, answer, MeasureTiming.NO, where)
         finally:
             built.close()
+
+
+def _outputs_differ(answers: list[TestExample]) -> bool:
+    """Whether two of the oracle's answers differ in some output (shape or value)."""
+    first = answers[0].outputs
+    for other in answers[1:]:
+        for position, data in first.items():
+            theirs = other.outputs.get(position)
+            if theirs is None or theirs.dims != data.dims or not np.array_equal(theirs.value, data.value):
+                return True
+    return False
 
 
 def _judge_against_oracle(model: TestModel, expected: TestExample, built: BuiltRequest, answer: Answer,

@@ -13,10 +13,18 @@ operations that read it:
   an operation is undefined: LOG, RSQRT and the base of POW strictly
   positive, SQRT non-negative, DIV divisors at least a tenth of the
   range's magnitude away from zero;
-* quantized tensors are drawn over the whole range of their type (every
-  stored value is a valid real value), kept above the zero point where the
-  real value must be positive;
-* TENSOR_BOOL8 tensors are drawn from {0, 1};
+* quantized tensors are drawn, like floats, from the stored range the
+  examples span (widened by 8 steps each way, within the type's range),
+  kept above the zero point where the real value must be positive.  The
+  whole range of the type would be valid too, but it saturates most
+  fused activations and requantizations: every draw would give the same
+  output, and a driver re-serving old outputs would go unseen;
+* inputs of the comparisons (EQUAL, NOT_EQUAL, GREATER, ...) are drawn from
+  the values the examples give any input of that type, so that ties occur
+  (two independent random floats are never equal);
+* TENSOR_BOOL8 tensors are drawn with a probability of true itself drawn
+  per input set, so that ANY/ALL and LOGICAL_* see both all-false-ish and
+  all-true-ish inputs;
 * TENSOR_INT32 tensors are varied only where they are data: the inputs of
   integer arithmetic and comparisons (drawn from the examples' range, DIV
   divisors never 0), CAST, ARGMAX/ARGMIN, TOPK_V2, SELECT's operands, the
@@ -64,6 +72,9 @@ _QUANT_RANGES = {
 _POSITIVE = {(int(O.LOG), 0), (int(O.RSQRT), 0), (int(O.POW), 0)}
 _NON_NEGATIVE = {(int(O.SQRT), 0)}
 _NONZERO = {(int(O.DIV), 1)}
+
+#: Comparisons: their inputs are drawn from the examples' own values, so that ties occur.
+_COMPARISONS = {int(op) for op in (O.EQUAL, O.NOT_EQUAL, O.GREATER, O.GREATER_EQUAL, O.LESS, O.LESS_EQUAL)}
 
 #: Box-like float inputs (any random value is not a valid box): held.
 _BOXES = {
@@ -286,11 +297,20 @@ def _draw(model: TestModel, base: TestExample, operand: TestOperand, position: i
     if kind in _FLOATS:
         return _float_values(rng, *_golden_range(model, position), shape, rules).astype(dtype)
     if kind == T.TENSOR_BOOL8:
-        return rng.integers(0, 2, size=tuple(shape)).astype(dtype)
+        return (rng.random(size=tuple(shape)) < rng.random()).astype(dtype)
+    if any(op in _COMPARISONS for op, _ in consumers):
+        # Every value the examples give any input of this type: both sides of a comparison share the pool.
+        same_type = [p for p, i in enumerate(model.main.inputs) if model.main.operands[i].type == operand.type]
+        pool = np.unique(np.concatenate([np.asarray(e.inputs[p].value).reshape(-1)
+                                         for e in model.examples for p in same_type if p in e.inputs]))
+        return rng.choice(pool, size=tuple(shape)).astype(dtype)
     if kind in _QUANT_RANGES:
-        lo, hi = _QUANT_RANGES[kind]
+        type_lo, type_hi = _QUANT_RANGES[kind]
+        golden_lo, golden_hi = _golden_range(model, position)
+        lo, hi = max(type_lo, int(golden_lo) - 8), min(type_hi, int(golden_hi) + 8)
         if "positive" in rules or "non_negative" in rules:
             lo = max(lo, operand.zero_point + ("positive" in rules))
+            hi = max(hi, min(type_hi, lo + 16))
         values = rng.integers(lo, hi + 1, size=tuple(shape))
         if "nonzero" in rules:
             values = np.where(values == operand.zero_point, min(operand.zero_point + 1, hi), values)
