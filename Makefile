@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORPUS ?= ../shared/corpus
 
-.PHONY: run test lint generate check-generated corpus sample-driver bench clean
+.PHONY: run test lint generate check-generated corpus sample-driver bench engines clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]' --config-settings editable_mode=compat
 	$(BIN)/python -m bench.mobilenet
 	$(BIN)/python -m bench.ipc_overhead
+
+## engines: the LiteRT and ONNX Runtime drivers over the corpus, per family, into docs/engines.md (installs both extras)
+engines: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,litert,onnxruntime]' --config-settings editable_mode=compat
+	$(BIN)/python tools/engines_report.py
 
 clean:
 	rm -rf $(VENV) reports build *.egg-info

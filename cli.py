@@ -13,8 +13,35 @@ from collections.abc import Sequence
 
 import click
 
+from vts.cliparams import (
+    DriverParam,
+    FiniteFloat,
+    InputFile,
+    NnvtsGroup,
+    OutputDir,
+    OutputFile,
+    SocketFd,
+    bounded_int,
+)
+
 DEFAULT_SPECS = ("generated_tests",)
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 5
+
+#: Upper bounds of numeric options: a huge value is a usage error, not hours of spawning.
+MAX_TIMEOUT = 7 * 24 * 3600.0  # seconds per case
+MAX_JOBS = 256
+MAX_THREADS = 1024
+MAX_MEMORY_MIB = 1 << 30  # 1 EiB: any real limit fits; larger would overflow rlimit arithmetic
+
+#: ``nnvts run``'s exit statuses, for its --help and the README.
+EXIT_STATUS_EPILOG = """\b
+Exit status:
+  0    every selected case passed
+  1    some case failed (failed, error, crash, timeout, xpass)
+  2    usage or input error (bad option, malformed spec): nothing runs, nothing is written
+  5    no case was selected (a -k typo, an empty spec folder)
+  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM; 129 by SIGHUP (reports are still written)
+"""
 
 
 def _usage_error(message: str) -> None:
@@ -29,17 +56,22 @@ def _spec_paths(specs: Sequence[str], extra: Sequence[str]) -> list[str]:
 def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str], shard: str | None):
     from vts.run.runner import Selection
     from vts.run.selection import SelectionError, Shard, parse_expression
+    from vts.spec.errors import SpecError
+    from vts.spec.loader import iter_spec_paths
 
     try:
+        iter_spec_paths(specs)  # a missing path, a FIFO: refused before anything runs or prints
         return Selection(
             spec_paths=specs,
             families=list(families) or None,
-            keyword=parse_expression(keyword) if keyword else None,
+            keyword=parse_expression(keyword) if keyword is not None else None,
             shard=Shard.parse(shard) if shard else None,
         )
-    except SelectionError as error:
+    except (SelectionError, SpecError) as error:
         _usage_error(str(error))
-        raise AssertionError from None  # unreachable
+    except RecursionError:
+        _usage_error(f"-k {keyword[:40]!r}...: the expression is nested too deeply")
+    raise AssertionError  # unreachable: _usage_error exits
 
 
 def _check_specs(paths: Sequence[str]) -> None:
@@ -76,37 +108,36 @@ def selection_options(fn):
     return click.argument("extra_specs", nargs=-1, type=click.Path())(fn)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=NnvtsGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="nnvts", message="nnvts %(version)s")
 def main() -> None:
     """nnvts: conformance tests for NN HAL accelerator drivers."""
 
 
-@main.command()
-@click.option("--driver", default="reference", show_default=True,
+@main.command(epilog=EXIT_STATUS_EPILOG)
+@click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND.")
 @selection_options
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the JSON report here.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write a JUnit XML report here.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False),
-              help="Write a self-contained HTML report here.")
-@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False),
+@click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here.")
+@click.option("--junit", "junit_path", type=OutputFile(), help="Write a JUnit XML report here.")
+@click.option("--html", "html_path", type=OutputFile(), help="Write a self-contained HTML report here.")
+@click.option("--jsonl", "jsonl_path", type=OutputFile(),
               help="Stream one JSON line per case here (survives a killed run).")
-@click.option("--timeout", "case_timeout", type=float, default=60.0, show_default=True,
-              help="Seconds a case may take before it is recorded as a timeout.")
+@click.option("--timeout", "case_timeout", type=FiniteFloat(0, MAX_TIMEOUT, low_open=True), default=60.0,
+              show_default=True, help="Seconds a case may take before it is recorded as a timeout.")
 @click.option("--pool", "pool_kind", type=click.Choice(["ashmem", "mmap_fd", "hardware_buffer_blob"]),
               default="ashmem", show_default=True, help="Shared-memory kind for requests and constants.")
-@click.option("--expected-failures", type=click.Path(exists=True, dir_okay=False),
+@click.option("--expected-failures", type=InputFile(),
               help="File of case-name globs expected to fail (xfail / xpass).")
-@click.option("--extension-allowlist", type=click.Path(exists=True, dir_okay=False),
+@click.option("--extension-allowlist", type=InputFile(),
               help="Clients allowed to use vendor extensions, one per line (docs/extensions.md).")
 @click.option("-v", "--verbose", is_flag=True, help="Print every case as it ends.")
 @click.option("--in-process", is_flag=True,
               help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("-j", "--jobs", type=bounded_int(1, MAX_JOBS), default=1, show_default=True,
               help="Worker processes, each with its own driver (cases split by a stable hash of their names).")
-@click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=4096, show_default=True,
-              metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
+@click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=4096,
+              show_default=True, metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
 @click.option("--oracle", default="reference", show_default=True, metavar="DRIVER",
               help="Driver whose answers the differential family expects (any --driver spec).")
 @click.option("--allow-unreproduced-crashes", is_flag=True,
@@ -117,21 +148,50 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, in_process: bool,
         jobs: int, memory_limit: int, oracle: str, allow_unreproduced_crashes: bool) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
+    from vts.run import signals
     from vts.run.session import RunRequest, run_session
 
     paths = _spec_paths(specs, extra_specs)
-    selection = _selection(paths, keyword, families, shard)
-    _check_specs(paths)
-    code = run_session(RunRequest(
-        driver=driver, selection=selection, json_path=json_path, junit_path=junit_path, html_path=html_path,
-        jsonl_path=jsonl_path,
-        case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures, verbose=verbose,
-        extension_allowlist=extension_allowlist,
-        argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs, keyword_text=keyword,
-        shard_text=shard, oracle=oracle, allow_unreproduced_crashes=allow_unreproduced_crashes),
-        usage_error=_usage_error)
-    _warn_unmatched(selection)
+    selection = None
+    with signals.interrupt_on_signals():
+        try:
+            selection = _selection(paths, keyword, families, shard)
+            _check_specs(paths)
+            code = run_session(RunRequest(
+                driver=driver, selection=selection, json_path=json_path, junit_path=junit_path,
+                html_path=html_path, jsonl_path=jsonl_path,
+                case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures,
+                verbose=verbose, extension_allowlist=extension_allowlist,
+                argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs,
+                keyword_text=keyword, shard_text=shard, oracle=oracle,
+                allow_unreproduced_crashes=allow_unreproduced_crashes), usage_error=_usage_error)
+        except KeyboardInterrupt:  # before the run loop started (it handles its own): nothing to report
+            click.echo("nnvts: interrupted before any case ran", err=True)
+            code = signals.exit_status()
+    if selection is not None:
+        _warn_unmatched(selection)
+    if code == EXIT_NO_TESTS:
+        click.echo(f"nnvts: error: no case selected: {_why_nothing_selected(selection, paths)}", err=True)
     sys.exit(code)
+
+
+def _why_nothing_selected(selection, paths: Sequence[str]) -> str:
+    """The likeliest reasons a run selected no case, for the exit-5 message."""
+    from vts.spec.loader import iter_spec_paths
+
+    reasons = []
+    if selection.keyword is not None and selection.keyword.unmatched():
+        terms = ", ".join(repr(t) for t in selection.keyword.unmatched())
+        reasons.append(f"-k term(s) {terms} matched no case")
+    elif selection.keyword is not None:
+        reasons.append("the -k expression matched no case")
+    if not iter_spec_paths(paths):
+        reasons.append(f"no spec files under {', '.join(paths)}")
+    if selection.shard is not None:
+        reasons.append("--shard selected none of the matching cases")
+    if selection.families:
+        reasons.append(f"--family {', '.join(selection.families)} made no case from these specs for this driver")
+    return "; ".join(reasons) or "the specs and families given make no case for this driver"
 
 
 @main.command(name="list")
@@ -162,19 +222,22 @@ def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: st
 @main.command()
 @click.option("--specs", "specs", multiple=True, default=("specs",), show_default=True, metavar="PATH",
               help="Authoring specs to expand.")
-@click.option("--out", "out_dir", default="generated_tests", show_default=True, type=click.Path(file_okay=False))
+@click.option("--out", "out_dir", default="generated_tests", show_default=True, type=OutputDir())
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when the output is stale.")
 def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
     """Expand specs/ into concrete cases under generated_tests/."""
     from vts.spec.errors import SpecError
-    from vts.spec.loader import iter_spec_paths, load_file
+    from vts.spec.loader import load_paths
     from vts.spec.writer import write_generated
 
     try:
-        files = [load_file(p) for p in iter_spec_paths(list(specs))]
+        files = list(load_paths(list(specs)))
         result = write_generated(files, out_dir, check=check)
     except SpecError as error:
         _usage_error(str(error))
+        return
+    except OSError as error:
+        _usage_error(f"cannot write {out_dir}: {error.strerror or error} ({error.filename or out_dir})")
         return
     stale = list(getattr(result, "stale", ()) or ())
     if check:
@@ -189,12 +252,13 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
 
 
 @main.command()
-@click.option("--driver", required=True, help="Driver to serve: an installed name or module:attr.")
+@click.option("--driver", type=DriverParam(allow_exec=False), required=True,
+              help="Driver to serve: an installed name or module:attr.")
 @click.option("--socket", "socket_path", type=click.Path(dir_okay=False), help="Listen on this Unix socket path.")
-@click.option("--fd", type=int, help="Serve on this inherited, connected socket descriptor.")
-@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--fd", type=SocketFd(), help="Serve on this inherited, connected socket descriptor.")
+@click.option("--threads", type=bounded_int(1, MAX_THREADS), default=1, show_default=True,
               help="Calls served concurrently.")
-@click.option("--memory-limit", "memory_limit", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=0, show_default=True,
               metavar="MIB", help="Address-space limit in MiB (0: none).")
 def serve(driver: str, socket_path: str | None, fd: int | None, threads: int, memory_limit: int) -> None:
     """Serve a Python driver over the nnvts protocol (docs/protocol.md)."""
@@ -214,15 +278,15 @@ def drivers() -> None:
 
 
 @main.command()
-@click.option("--driver", default="reference", show_default=True,
+@click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND.")
-@click.option("--size", type=click.IntRange(min=32), default=224, show_default=True,
+@click.option("--size", type=bounded_int(32, 1024), default=224, show_default=True,
               help="MobileNet input edge (96 for a quick run).")
-@click.option("--alpha", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+@click.option("--alpha", type=FiniteFloat(0, 4, low_open=True), default=1.0, show_default=True,
               help="MobileNet width multiplier.")
-@click.option("--runs", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("--runs", type=bounded_int(1, 100_000), default=10, show_default=True,
               help="Timed execution pairs per workload (after one warm-up pair).")
-@click.option("--factor", type=click.FloatRange(min=1, min_open=True), default=5.0, show_default=True,
+@click.option("--factor", type=FiniteFloat(1, 1e6, low_open=True), default=5.0, show_default=True,
               help="Flag a declared execTime off from the measured ratio by more than this factor.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurements as JSON.")
 def bench(driver: str, size: int, alpha: float, runs: int, factor: float, as_json: bool) -> None:
@@ -251,7 +315,7 @@ def bench(driver: str, size: int, alpha: float, runs: int, factor: float, as_jso
 
 
 @main.command()
-@click.option("--driver", default="reference", show_default=True,
+@click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON.")
 @click.option("--expect-version", metavar="TEXT",

@@ -1,8 +1,8 @@
 """Reading a TestModel's operations the way the bench peers need them (geometry, activations).
 
-The ONNX exporter and the numpy baseline both walk a MobileNet-shaped
-``TestModel``; this module decodes the NNAPI argument conventions once for
-both: explicit vs implicit padding, strides, window size, depthwise
+The numpy baseline walks a MobileNet-shaped
+``TestModel``; this module decodes the NNAPI argument conventions for it:
+explicit vs implicit padding, strides, window size, depthwise
 multiplier, fused activation.  Padding follows Android's
 ``calculateExplicitPadding`` (SAME puts the odd extra row or column at the
 tail).  Layouts other than NHWC and dilation are refused, not guessed.

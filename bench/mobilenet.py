@@ -87,19 +87,18 @@ def reference(model: TestModel) -> Implementation:
 
 
 def ort_session(model: TestModel) -> Implementation:
-    from bench.onnx_export import export, nchw_input
+    from bench.onnx_export import export
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     session = ort.InferenceSession(export(model).SerializeToString(), options, providers=["CPUExecutionProvider"])
-    feed = {session.get_inputs()[0].name: nchw_input(example_input(model))}
+    feed = {session.get_inputs()[0].name: example_input(model)}  # NHWC, as NNAPI (and the exported graph) has it
     quantized = is_quantized(model)
 
     def run() -> np.ndarray:
-        out = session.run(None, feed)[0]
-        return out.transpose(0, 2, 3, 1) if out.ndim == 4 else out
+        return session.run(None, feed)[0]
 
     return Implementation("onnxruntime QLinear" if quantized else "onnxruntime", run)
 

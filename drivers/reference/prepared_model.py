@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
+from drivers.reference.burst import ReferenceBurst
 from drivers.reference.executor import CompiledModel, DeadlineClock
 from drivers.reference.memory_domain import DeviceMemory
 from drivers.reference.request_pools import RequestBinding
@@ -25,7 +26,7 @@ from vts.hal.enums import (
     Priority,
 )
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import FencedExecutionCallback, PreparedModel, SyncFence
+from vts.hal.interfaces import Burst, FencedExecutionCallback, PreparedModel, SyncFence
 from vts.hal.types import (
     NO_TIMING_INFO,
     ExecutionResult,
@@ -161,3 +162,7 @@ class ReferencePreparedModel(PreparedModel):
         else:
             timing_launched = timing_fenced = NO_TIMING_INFO
         return None, _FencedCallback(ErrorStatus.NONE, timing_launched, timing_fenced)
+
+    def configure_execution_burst(self) -> Burst:
+        """A burst that keeps each slot's pool, checked once (drivers/reference/burst.py)."""
+        return ReferenceBurst(self, self.memory)

@@ -21,7 +21,7 @@ from vts.hal.interfaces import SyncFence
 from vts.hal.types import BufferDesc, BufferRole
 from vts.ipc import protocol as p
 from vts.ipc.client import Connection, ProxyDevice, connect
-from vts.ipc.errors import DriverCrashed, DriverTimeout
+from vts.ipc.errors import DriverCrashed, DriverTimeout, RequestRejected
 from vts.ipc.host import DriverHost
 from vts.testmodel import build_request, parse_spec, to_hal_model
 
@@ -221,7 +221,7 @@ def test_a_crash_during_an_async_execution_fails_its_future(served):
 
 def test_protocol_errors_from_the_host_are_reported(served):
     device = served()
-    with pytest.raises(Exception, match="rejected the request"):
+    with pytest.raises(RequestRejected, match="could not decode the execute request"):
         device.connection.call(p.Method.EXECUTE, lambda w: w.u32(12345))
 
 

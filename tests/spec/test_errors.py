@@ -109,7 +109,7 @@ CASES = {
         20, "/models/1/name", "duplicate model name 'add'"),
     "duplicate YAML key": (
         ("hal_version: \"1.0\"\n", "hal_version: \"1.0\"\nname: u\n"),
-        4, "", "duplicate key 'name' (first at line 2)"),
+        4, "/name", "duplicate key 'name' (first at line 2)"),
     "unquoted HAL version": (
         ("hal_version: \"1.0\"\n", "hal_version: 1.0\n"), 3, "/hal_version", "a quoted NN HAL version"),
 }

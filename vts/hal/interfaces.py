@@ -18,6 +18,14 @@ suite tells them apart:
 
 Deadlines are absolute ``time.monotonic_ns()`` values (the HAL's steady
 clock); ``None`` means no deadline.  Durations are nanoseconds.
+
+Bursts (HAL 1.2 ``configureExecutionBurst``): ``PreparedModel.
+configure_execution_burst`` returns a ``Burst``, a session that keeps the
+memory pools of its requests by identifier (slot) until the client frees
+them.  The base ``Burst`` is a complete, correct implementation on top of
+``PreparedModel.execute`` (Android's runtime likewise falls back to plain
+executions when a driver has no burst of its own); a driver overrides it to
+keep its mappings across requests.
 """
 
 from __future__ import annotations
@@ -36,10 +44,15 @@ from vts.hal.types import (
     Capabilities,
     ExecutionResult,
     Extension,
+    MemoryToken,
     Model,
     Request,
+    RequestPool,
     Timing,
 )
+
+#: Burst memory identifiers are the HAL's int32 slots.
+MAX_BURST_SLOT = (1 << 31) - 1
 
 CacheFiles = Sequence[int]
 """Cache "handles": one open file descriptor per cache file."""
@@ -92,6 +105,106 @@ class Buffer(abc.ABC):
     def copy_from(self, source: Memory, dimensions: Sequence[int]) -> None: ...
 
 
+class Burst:
+    """A burst session on one prepared model (``IBurstContext`` with ``IBurstCallback``).
+
+    In the HAL a burst request names its pools only by identifier (an int32
+    slot); the first time the server sees a slot it asks the client for the
+    memory (``getMemories``) and keeps it until ``freeMemory(slot)``.  The
+    Python rendering passes that answer with the request: ``request.pools[i]``
+    is the memory of slot ``memory_ids[i]`` when the client gives it, or
+    ``None`` when the client relies on the burst holding it already.
+
+    The rules every burst enforces (INVALID_ARGUMENT, nothing executed, no
+    output written), after the catalogue's burst validation (test-catalogue
+    §4.4, §4.6) and the sample driver (hal-reference §12.4):
+
+    * one identifier per pool (``len(memory_ids) == len(request.pools)``);
+    * identifiers are int32 slots >= 0, each at most once per request;
+    * a ``None`` pool whose slot the burst does not hold (never given, or
+      freed) is unknown;
+    * a memory given for a slot the burst still holds is a conflict (the
+      server only asks for slots it does not have);
+    * burst requests are HAL 1.0 requests: no driver-buffer tokens.
+
+    ``free_memory`` of a slot the burst does not hold is harmless (the HAL's
+    ``freeMemory`` returns nothing; the suite frees unknown and already
+    freed slots and requires the service to survive).
+
+    This base class keeps the slots itself and runs each request through
+    ``PreparedModel.execute``; it is thread-safe.  Subclasses override
+    ``remember`` (to map a memory once, when it is given) or ``execute``.
+    """
+
+    def __init__(self, prepared_model: PreparedModel) -> None:
+        self.prepared_model = prepared_model
+        self._slots: dict[int, object] = {}
+        self._lock = threading.Lock()
+
+    def remember(self, slot: int, memory: Memory) -> object:
+        """What the burst keeps for a newly given memory (the memory itself by default)."""
+        return memory
+
+    def resolve(self, request: Request, memory_ids: Sequence[int]) -> list[object]:
+        """The kept object of every pool of ``request``, keeping newly given ones; INVALID_ARGUMENT per the rules."""
+        pools = list(request.pools)
+        ids = list(memory_ids)
+        if len(ids) != len(pools):
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT,
+                              f"burst: {len(ids)} memory identifiers for {len(pools)} pools")
+        seen: set[int] = set()
+        for slot in ids:
+            if not isinstance(slot, int) or isinstance(slot, bool) or not 0 <= slot <= MAX_BURST_SLOT:
+                raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"burst: memory identifier {slot!r} is not a slot")
+            if slot in seen:
+                raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"burst: memory identifier {slot} given twice")
+            seen.add(slot)
+        with self._lock:
+            new: dict[int, object] = {}
+            resolved: list[object] = []
+            for index, (slot, pool) in enumerate(zip(ids, pools, strict=True)):
+                if isinstance(pool, MemoryToken):
+                    raise DriverError(ErrorStatus.INVALID_ARGUMENT,
+                                      f"burst: pool {index} is a driver buffer token (burst requests are HAL 1.0)")
+                if pool is None:
+                    if slot not in self._slots:
+                        raise DriverError(ErrorStatus.INVALID_ARGUMENT,
+                                          f"burst: memory identifier {slot} (pool {index}) is unknown or freed")
+                    resolved.append(self._slots[slot])
+                    continue
+                if slot in self._slots:
+                    raise DriverError(ErrorStatus.INVALID_ARGUMENT,
+                                      f"burst: memory identifier {slot} (pool {index}) already holds a memory")
+                if not isinstance(pool, Memory):
+                    raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"burst: pool {index} is not a memory")
+                new[slot] = self.remember(slot, pool)
+                resolved.append(new[slot])
+            self._slots.update(new)
+        return resolved
+
+    def execute(
+        self,
+        request: Request,
+        memory_ids: Sequence[int],
+        measure: MeasureTiming = MeasureTiming.NO,
+        deadline: int | None = None,
+        loop_timeout: int | None = None,
+    ) -> ExecutionResult:
+        """One burst execution: resolve the pools by slot, then execute synchronously."""
+        pools: list[RequestPool] = self.resolve(request, memory_ids)  # type: ignore[assignment]
+        resolved = Request(request.inputs, request.outputs, pools)
+        return self.prepared_model.execute(resolved, measure, deadline, loop_timeout)
+
+    def free_memory(self, slot: int) -> None:
+        """``freeMemory``: forget the memory of ``slot`` (no effect for a slot not held)."""
+        with self._lock:
+            self._slots.pop(slot, None)
+
+    def held_slots(self) -> frozenset[int]:
+        with self._lock:
+            return frozenset(self._slots)
+
+
 class PreparedModel(abc.ABC):
     """A compiled model (``IPreparedModel`` 1.3)."""
 
@@ -139,6 +252,10 @@ class PreparedModel(abc.ABC):
     ) -> tuple[SyncFence | None, FencedExecutionCallback]:
         """``executeFenced``; drivers that support it override this."""
         raise DriverError(ErrorStatus.GENERAL_FAILURE, "fenced execution not supported")
+
+    def configure_execution_burst(self) -> Burst:
+        """``configureExecutionBurst``: a burst session on this model (the base ``Burst`` by default)."""
+        return Burst(self)
 
 
 class Device(abc.ABC):

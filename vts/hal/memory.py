@@ -12,11 +12,26 @@ refuse names it does not support, as a HAL driver must:
 
 Every pool owns a file descriptor, so the out-of-process protocol can pass
 it with SCM_RIGHTS and both sides see the same bytes.
+
+A pool is shared with a driver that is, by definition, not yet trusted.  A
+mapping of a file that another process shrinks raises SIGBUS on the next
+access, which would kill the harness; so:
+
+* memfd pools (``ashmem``, ``hardware_buffer_blob``) are created with
+  ``MFD_ALLOW_SEALING`` and sealed ``F_SEAL_SHRINK | F_SEAL_GROW |
+  F_SEAL_SEAL``: nobody can change their size (a driver's ``ftruncate``
+  fails with EPERM), so the mapping is safe to touch by construction;
+* a pool that cannot be sealed (``mmap_fd``: a regular file) is *sealed*
+  False, and ``read``, ``write`` and ``array`` never touch its mapping: they
+  use ``pread``/``pwrite`` at the offset, which return short instead of
+  faulting, and a short file raises ``PoolTruncated``.  ``buffer`` (the raw
+  mapping, for drivers) is the one accessor that is not protected.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import mmap
 import os
 import tempfile
@@ -29,37 +44,125 @@ HARDWARE_BUFFER_BLOB = "hardware_buffer_blob"
 HARDWARE_BUFFER = "hardware_buffer"
 POOL_KINDS = (ASHMEM, MMAP_FD, HARDWARE_BUFFER_BLOB)
 
+#: The seals of every memfd pool: no size change, and no further seals (a driver adding
+#: F_SEAL_WRITE or F_SEAL_FUTURE_WRITE could otherwise stop the harness writing inputs).
+POOL_SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+
+
+class PoolTruncated(Exception):
+    """A pool's file is no longer the size it was declared with: the other side resized it.
+
+    Only possible for pools that cannot be sealed (``mmap_fd``).  ``reason``
+    names the pool and both sizes; the runner reports it as the driver's
+    failure.
+    """
+
+    def __init__(self, pool: Memory, actual: int) -> None:
+        self.reason = (f"the driver resized a shared {pool.name} pool from {pool.size} to {actual} bytes "
+                       "(a pool's size is fixed by the harness)")
+        super().__init__(self.reason)
+        self.actual = actual
+
+
+def _seals_of(fd: int) -> int:
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    except OSError:
+        return 0  # not a memfd (a regular file), or sealing not allowed: no seals
+
 
 class Memory:
-    """A mapped pool of ``size`` bytes backed by file descriptor ``fd``."""
+    """A mapped pool of ``size`` bytes backed by file descriptor ``fd``.
 
-    __slots__ = ("__weakref__", "_map", "fd", "name", "size")
+    ``sealed``: the file's size cannot change (a sealed memfd), so the
+    mapping can be read and written directly; otherwise every access goes
+    through ``pread``/``pwrite`` and cannot fault.
+    """
+
+    __slots__ = ("__weakref__", "_map", "fd", "name", "sealed", "size")
 
     def __init__(self, name: str, size: int, fd: int) -> None:
         self.name = name
         self.size = size
         self.fd = fd
+        self.sealed = fd >= 0 and _seals_of(fd) & fcntl.F_SEAL_SHRINK != 0
         # mmap refuses length 0; a zero-sized pool maps nothing.
         self._map = mmap.mmap(fd, size) if size > 0 else None
 
     @property
     def buffer(self) -> memoryview:
-        """Writable view of the whole pool."""
+        """Writable view of the whole mapping (for drivers).
+
+        Harness code uses ``read``/``write``/``array``: for an unsealed pool
+        a driver may shrink the file, and touching this view then raises
+        SIGBUS.
+        """
         if self._map is None:
             return memoryview(bytearray(0))
         return memoryview(self._map)
 
+    def current_size(self) -> int:
+        """The size of the file now (``fstat``); differs from ``size`` only if someone resized it."""
+        if self.fd < 0:
+            return self.size
+        return os.fstat(self.fd).st_size
+
+    def check_size(self) -> None:
+        """Raise ``PoolTruncated`` when an unsealed pool's file no longer has its declared size."""
+        if not self.sealed and self.fd >= 0 and self._map is not None:
+            actual = self.current_size()
+            if actual != self.size:
+                raise PoolTruncated(self, actual)
+
     def read(self, offset: int, length: int) -> bytes:
-        return bytes(self.buffer[offset : offset + length])
+        if self.sealed or self._map is None:
+            return bytes(self.buffer[offset : offset + length])
+        return self._pread(offset, length)
 
     def write(self, offset: int, data: bytes | memoryview) -> None:
-        self.buffer[offset : offset + len(data)] = data
+        if self.sealed or self._map is None:
+            self.buffer[offset : offset + len(data)] = data
+            return
+        length = len(data)
+        if offset < 0 or offset + length > self.size:
+            raise ValueError(f"write of {length} bytes at {offset} outside a {self.size}-byte pool")
+        actual = self.current_size()
+        if actual < offset + length:
+            raise PoolTruncated(self, actual)  # pwrite would silently grow the file back
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < length:
+            done += os.pwrite(self.fd, view[done:], offset + done)
 
     def array(self, offset: int, dtype: np.dtype | str, count: int) -> np.ndarray:
-        """A numpy view of ``count`` elements at ``offset`` (no copy)."""
+        """``count`` elements at ``offset``: a view for a sealed pool, a copy for an unsealed one."""
         if self._map is None:
             return np.zeros(0, dtype=dtype)
-        return np.frombuffer(self._map, dtype=dtype, count=count, offset=offset)
+        if self.sealed:
+            return np.frombuffer(self._map, dtype=dtype, count=count, offset=offset)
+        itemsize = np.dtype(dtype).itemsize
+        if count < 0:
+            count = max(self.size - offset, 0) // max(itemsize, 1)
+        data = self._pread(offset, count * itemsize)
+        if len(data) < count * itemsize:
+            raise ValueError(f"{count} elements of {itemsize} bytes at {offset} run past a {self.size}-byte pool")
+        return np.frombuffer(bytearray(data), dtype=dtype, count=count)
+
+    def _pread(self, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes at ``offset``, clamped to the declared size like a slice of the mapping."""
+        start = min(max(offset, 0), self.size)
+        want = max(min(length, self.size - start), 0)
+        if want == 0:
+            return b""
+        out = bytearray(want)
+        view = memoryview(out)
+        got = 0
+        while got < want:
+            n = os.preadv(self.fd, [view[got:]], start + got)
+            if n <= 0:
+                raise PoolTruncated(self, self.current_size())
+            got += n
+        return bytes(out)
 
     def close(self) -> None:
         if self._map is not None:
@@ -77,13 +180,18 @@ class Memory:
 
 
 def _memfd(label: str, size: int) -> int:
-    fd = os.memfd_create(label, os.MFD_CLOEXEC)
-    os.ftruncate(fd, size)
+    fd = os.memfd_create(label, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, size)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, POOL_SEALS)
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
 
 
 def allocate(kind: str, size: int) -> Memory:
-    """Allocate a zero-filled pool of ``kind`` and ``size`` bytes."""
+    """Allocate a zero-filled pool of ``kind`` and ``size`` bytes (memfd kinds sealed at that size)."""
     if kind in (ASHMEM, HARDWARE_BUFFER_BLOB):
         return Memory(kind, size, _memfd(f"nnvts-{kind}", size))
     if kind == MMAP_FD:
@@ -92,6 +200,13 @@ def allocate(kind: str, size: int) -> Memory:
         os.ftruncate(handle, size)
         return Memory(kind, size, handle)
     raise ValueError(f"unknown memory pool kind {kind!r}; expected one of {POOL_KINDS}")
+
+
+def unmapped(name: str, size: int, fd: int = -1) -> Memory:
+    """A pool that has a name and a size but no bytes (closed, or one that could not be mapped)."""
+    pool = Memory.__new__(Memory)
+    pool.name, pool.size, pool.fd, pool._map, pool.sealed = name, size, fd, None, False
+    return pool
 
 
 def from_fd(name: str, size: int, fd: int) -> Memory:

@@ -15,6 +15,17 @@ asynchronous execution is outstanding does a background thread read.
 Pools are declared to the host once, on first use, with their descriptor
 (SCM_RIGHTS), and named by id afterwards; when a pool object dies its id is
 released on the next call.  Tensor data is never copied through the socket.
+
+Nothing the driver sends is trusted (docs/protocol.md §8.1): every message
+is bounded (``vts.ipc.limits``), must be the reply or completion of an
+outstanding request, must carry no descriptor it was not asked for, and
+must decode exactly; otherwise the connection fails with
+``ProtocolViolation`` (verdict ``crash``).  A request the harness itself
+cannot encode raises ``EncodingError`` (verdict ``error``).  After a
+successful execution the bytes of the output pools outside the output
+regions are compared with a snapshot taken before it (``DriverMisbehaved``),
+and pools that cannot be sealed are checked for a changed size
+(``PoolTruncated``).
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ import contextlib
 import itertools
 import select
 import socket
+import struct
 import threading
 import time
 import weakref
@@ -36,13 +48,14 @@ from vts.hal.enums import DeviceStatus, DeviceType, ErrorStatus, ExecutionPrefer
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import (
     Buffer,
+    Burst,
     CacheFiles,
     Device,
     FencedExecutionCallback,
     PreparedModel,
     SyncFence,
 )
-from vts.hal.memory import Memory
+from vts.hal.memory import Memory, PoolTruncated
 from vts.hal.types import (
     BufferDesc,
     BufferRole,
@@ -53,8 +66,18 @@ from vts.hal.types import (
     Request,
     Timing,
 )
+from vts.ipc import limits
 from vts.ipc import protocol as p
-from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolError
+from vts.ipc.errors import (
+    DriverCrashed,
+    DriverLost,
+    DriverMisbehaved,
+    DriverTimeout,
+    EncodingError,
+    ProtocolError,
+    ProtocolViolation,
+    RequestRejected,
+)
 from vts.ipc.fences import read_fence, write_fence
 from vts.ipc.protocol import Method, Reader, WireStatus, Writer
 
@@ -62,6 +85,7 @@ __all__ = [
     "Connection",
     "DriverCrashed",
     "DriverTimeout",
+    "ProtocolViolation",
     "ProxyBuffer",
     "ProxyDevice",
     "ProxyPreparedModel",
@@ -95,21 +119,34 @@ class RemoteDriverException(Exception):
 _REMOTE_TYPES: dict[str, type[RemoteDriverException]] = {}
 
 
+#: Remote exception classes kept for reuse; a driver inventing a type per call gets fresh ones, not a leak.
+_MAX_REMOTE_TYPES = 256
+
+
 def remote_exception(type_name: str, message: str, remote_traceback: str) -> RemoteDriverException:
     cls = _REMOTE_TYPES.get(type_name)
     if cls is None:
         name = type_name if type_name.isidentifier() else "RemoteDriverException"
         cls = type(name, (RemoteDriverException,), {"remote_type": type_name, "__module__": "driver"})
-        _REMOTE_TYPES[type_name] = cls
+        if len(_REMOTE_TYPES) < _MAX_REMOTE_TYPES:
+            _REMOTE_TYPES[type_name] = cls
     return cls(message, remote_traceback)
 
 
-class _Slot:
-    __slots__ = ("message", "what")
+#: What a decoder gets: the reply body, and the set it adds the descriptors it keeps to.
+Decode = Callable[[Reader, set[int]], Any]
 
-    def __init__(self, what: str) -> None:
+#: Exceptions a decoder raises on a body it cannot read (beyond ProtocolError).
+_DECODE_ERRORS = (ProtocolError, struct.error, ValueError, OverflowError, IndexError, TypeError, UnicodeError)
+
+
+class _Slot:
+    __slots__ = ("message", "method", "what")
+
+    def __init__(self, method: Method) -> None:
         self.message: p.Message | None = None
-        self.what = what
+        self.method = method
+        self.what = _CALL_NAMES[method]
 
 
 class Connection:
@@ -120,7 +157,7 @@ class Connection:
         # Non-blocking, waited on with poll(): one poll and one recvmsg per message, and every wait
         # (reading or sending) bounded by the deadline.
         sock.setblocking(False)
-        self._receiver = p.Receiver(sock)
+        self._receiver = p.Receiver(sock, limits.DRIVER_FD_SPACE, limits.MAX_DRIVER_BODY)
         self._readable = select.poll()
         self._readable.register(sock, select.POLLIN)
         self._writable = select.poll()
@@ -149,29 +186,81 @@ class Connection:
 
     # -- calls ------------------------------------------------------------------
 
-    def call(self, method: Method, write: Callable[[Writer], None] | None = None) -> Reader:
-        """Send a request and wait for its reply; returns a reader over a NONE reply's body."""
-        slot = _Slot(_CALL_NAMES[method])
+    def call(self, method: Method, write: Callable[[Writer], None] | None = None, decode: Decode | None = None,
+             fds_allowed: int = 0) -> Any:
+        """Send a request, wait for its reply and return ``decode`` of a NONE reply's body.
+
+        Any other status raises (``DriverError``, a remote exception,
+        ``RequestRejected``); a body that does not decode exactly, or that
+        carries more than ``fds_allowed`` descriptors, is a protocol violation.
+        """
+        slot = _Slot(method)
         seq = self._send(method, write, slot)
         self._wait(lambda: slot.message is not None, self._effective_deadline(), slot.what, seq)
         assert slot.message is not None
-        return _reply_reader(slot.message)
+        return self.answer(slot.message, slot.what, decode, fds_allowed)
 
-    def call_async(self, method: Method, write: Callable[[Writer], None]) -> Future[ExecutionResult]:
+    def call_async(self, method: Method, write: Callable[[Writer], None],
+                   guard: _OutputGuard | None = None) -> Future[ExecutionResult]:
         """A request answered twice: the launch status now, the completion later (NOTIFY)."""
-        future = _RemoteFuture(self, _CALL_NAMES[method])
-        slot = _Slot(_CALL_NAMES[method])
+        future = _RemoteFuture(self, _CALL_NAMES[method], guard)
+        slot = _Slot(method)
         seq = self._send(method, write, slot, future)
         self._wait(lambda: slot.message is not None, self._effective_deadline(), slot.what, seq)
         assert slot.message is not None
         try:
-            _reply_reader(slot.message).end()
+            self.answer(slot.message, slot.what)
         except BaseException:
             with self._cond:
                 self._futures.pop(seq, None)
             raise
         self._start_pump()
         return future
+
+    def answer(self, message: p.Message, what: str, decode: Decode | None = None, fds_allowed: int = 0) -> Any:
+        """Decode a reply or completion; statuses other than NONE raise what they stand for."""
+        taken: set[int] = set()
+        try:
+            reader = Reader(message.body, message.fds)
+            status = message.status
+            if status == ErrorStatus.NONE:
+                if len(message.fds) > fds_allowed:
+                    raise ProtocolError(f"{len(message.fds)} file descriptors attached to the answer to {what} "
+                                        f"(at most {fds_allowed})")
+                value = decode(reader, taken) if decode is not None else None
+                reader.end()
+                return value
+            if message.fds:
+                raise ProtocolError(f"{len(message.fds)} file descriptors attached to an error answer")
+            raised: Exception
+            if status in ErrorStatus._value2member_map_:
+                text, shapes, timing = p.read_error(reader)
+                reader.end()
+                raised = DriverError(ErrorStatus(status), text, output_shapes=shapes, timing=timing)
+            elif status == WireStatus.DRIVER_EXCEPTION:
+                type_name = reader.text(limits.MAX_TYPE_NAME)
+                text = reader.text()
+                remote_traceback = reader.text(limits.MAX_TRACEBACK, keep_tail=True)
+                reader.end()
+                raised = remote_exception(type_name, text, remote_traceback)
+            elif status == WireStatus.PROTOCOL_ERROR:
+                text = reader.text()
+                reader.end()
+                raised = RequestRejected(f"the driver could not decode the {what} request: {text}")
+            else:
+                raise ProtocolError(f"an answer with unknown status {status}")
+        except _DECODE_ERRORS as error:
+            p.close_fds(message.fds)
+            raise self.violation(f"undecodable answer to {what}: {error}") from None
+        finally:
+            p.close_fds([fd for fd in message.fds if fd not in taken])
+        raise raised
+
+    def violation(self, what: str) -> DriverLost:
+        """The driver broke the protocol: fail the connection (pending and later calls) and return why."""
+        self._fail(ProtocolViolation(f"protocol violation: {what}"))
+        assert self.failure is not None
+        return self.failure
 
     def _effective_deadline(self) -> float | None:
         if self.call_timeout is None:
@@ -188,7 +277,13 @@ class Connection:
             args.buf += p.EMPTY_PREAMBLE  # replaced below when pools are declared or released
             self._new_pools = []
             if write is not None:
-                write(args)
+                try:
+                    write(args)
+                except Exception as error:
+                    self._new_pools = []
+                    p.close_fds(args.close_after_send)
+                    raise EncodingError(f"the harness cannot encode the {slot.what} request: "
+                                        f"{type(error).__name__}: {error}") from None
             fds = args.fds
             if self._new_pools or self._released_pools or self._released_handles:
                 fds = list(args.fds)
@@ -218,7 +313,7 @@ class Connection:
                     self._replies.pop(seq, None)
                     self._futures.pop(seq, None)
                 if isinstance(error, ProtocolError):
-                    raise
+                    raise EncodingError(f"the harness cannot send the {slot.what} request: {error}") from None
                 if isinstance(error, DriverTimeout):
                     self._fail(error)
                 else:
@@ -295,22 +390,39 @@ class Connection:
         self._deliver(message)
 
     def _deliver(self, message: p.Message) -> None:
+        """Hand a message to the call or future it answers; anything else is a protocol violation."""
+        problem = None
         future = None
-        if not message.code & (p.NOTIFY | p.REPLY):
-            p.close_fds(message.fds)
-            self._fail(ProtocolErrorLost(f"the driver sent request code {message.code} to the harness"))
-            return
+        kind = message.code & (p.NOTIFY | p.REPLY)
+        method = message.code & ~(p.NOTIFY | p.REPLY)
         with self._cond:
-            if message.code & p.NOTIFY:
-                future = self._futures.pop(message.seq, None)
-            else:
-                slot = self._replies.pop(message.seq, None)
-                if slot is not None:
+            if kind == p.REPLY:
+                slot = self._replies.get(message.seq)
+                if slot is None:
+                    problem = f"a reply (code {message.code:#x}) to request {message.seq}, which is not outstanding"
+                elif method != slot.method:
+                    problem = (f"the reply to {slot.what} (request {message.seq}) carries code {message.code:#x}, "
+                               f"expected {slot.method | p.REPLY:#x}")
+                else:
+                    del self._replies[message.seq]
                     slot.message = message
                     return
-        if future is None:
-            p.close_fds(message.fds)  # an answer nobody waits for any more (after a timeout)
+            elif kind == p.NOTIFY:
+                if method != Method.EXECUTE_ASYNC:
+                    problem = f"a completion with code {message.code:#x} (only execute_async has completions)"
+                elif message.seq in self._replies:
+                    problem = f"the completion of request {message.seq} arrived before its launch reply"
+                else:
+                    future = self._futures.pop(message.seq, None)
+                    if future is None:
+                        problem = f"a completion of request {message.seq}, which has none outstanding"
+            else:
+                problem = f"a message with code {message.code:#x}, neither a reply nor a completion"
+        if problem is not None:
+            p.close_fds(message.fds)
+            self.violation(problem)
             return
+        assert future is not None
         future._complete(message)
 
     def _lose(self, error: BaseException | None = None) -> None:
@@ -319,7 +431,7 @@ class Connection:
             self._fail(self.failure)
             return
         if isinstance(error, ProtocolError):
-            self._fail(ProtocolErrorLost(f"malformed message from the driver: {error}"))
+            self.violation(f"malformed message from the driver: {error}")
             return
         with self._cond:
             calls = [slot.what for slot in self._replies.values()]
@@ -414,17 +526,77 @@ class Connection:
         p.write_request(w, request, self.memory_id)
 
 
-class ProtocolErrorLost(DriverCrashed):
-    """The driver broke the protocol; the stream cannot be trusted, so the host is treated as lost."""
+#: The name this exception had; kept for code that catches it.
+ProtocolErrorLost = ProtocolViolation
+
+#: Bytes of guarded pool content above which the output guard is skipped (a copy per execution).
+GUARD_LIMIT = 1 << 20
+
+
+class _OutputGuard:
+    """Bytes of the request's output pools outside every output region, saved before an execution.
+
+    The HAL lets a driver write its outputs' regions only; ``check`` after a
+    successful execution raises ``DriverMisbehaved`` if any other byte of
+    those pools changed, and ``PoolTruncated`` if a pool that cannot be
+    sealed was resized.
+    """
+
+    __slots__ = ("saved", "unsealed")
+
+    def __init__(self, saved: list[tuple[Memory, int, bytes]], unsealed: list[Memory]) -> None:
+        self.saved = saved
+        self.unsealed = unsealed
+
+    @classmethod
+    def of(cls, request: Request) -> _OutputGuard | None:
+        regions: dict[Memory, list[tuple[int, int]]] = {}
+        pools = request.pools
+        for argument in request.outputs:
+            if argument.has_no_value:
+                continue
+            loc = argument.location
+            if not 0 <= loc.pool_index < len(pools):
+                continue
+            pool = pools[loc.pool_index]
+            if isinstance(pool, Memory) and pool.fd >= 0 and pool.size > 0:
+                start = min(max(loc.offset, 0), pool.size)
+                regions.setdefault(pool, []).append((start, min(max(loc.offset + loc.length, start), pool.size)))
+        unsealed = [pool for pool in pools if isinstance(pool, Memory) and not pool.sealed and pool.fd >= 0]
+        saved: list[tuple[Memory, int, bytes]] = []
+        total = 0
+        for pool, spans in regions.items():
+            at = 0
+            for start, end in [*sorted(spans), (pool.size, pool.size)]:
+                if start > at:
+                    total += start - at
+                    if total > GUARD_LIMIT:
+                        return cls([], unsealed) if unsealed else None
+                    saved.append((pool, at, pool.read(at, start - at)))
+                at = max(at, end)
+        return cls(saved, unsealed) if saved or unsealed else None
+
+    def check(self) -> None:
+        for pool in self.unsealed:
+            pool.check_size()
+        for pool, at, before in self.saved:
+            after = pool.read(at, len(before))
+            if after != before:
+                changed = [i for i, (x, y) in enumerate(zip(before, after, strict=True)) if x != y]
+                raise DriverMisbehaved(
+                    f"the driver wrote outside its output regions: {len(changed)} byte(s) of the {pool.name} "
+                    f"output pool changed at offsets {at + changed[0]}..{at + changed[-1]}, which belong to no "
+                    "output (the HAL lets a driver write only its outputs' DataLocation regions)")
 
 
 class _RemoteFuture(Future[ExecutionResult]):
     """A future whose ``result()`` reads the socket itself instead of waiting for another thread."""
 
-    def __init__(self, connection: Connection, what: str) -> None:
+    def __init__(self, connection: Connection, what: str, guard: _OutputGuard | None = None) -> None:
         super().__init__()
         self._connection = connection
         self._what = what
+        self._guard = guard
 
     def _pump(self, timeout: float | None) -> None:
         if self.done():
@@ -443,28 +615,25 @@ class _RemoteFuture(Future[ExecutionResult]):
 
     def _complete(self, message: p.Message) -> None:
         try:
-            result = p.read_execution_result(_reply_reader(message))
+            result = self._connection.answer(message, self._what, _decode_result)
+            if self._guard is not None:
+                self._guard.check()
         except BaseException as error:
             self.set_exception(error)
         else:
             self.set_result(result)
 
 
-def _reply_reader(message: p.Message) -> Reader:
-    """The body of a NONE reply; any other status becomes the matching exception."""
-    reader = Reader(message.body, message.fds)
-    status = message.status
-    if status == ErrorStatus.NONE:
-        return reader
-    p.close_fds(message.fds)
-    if status in ErrorStatus._value2member_map_:
-        text, shapes, timing = p.read_error(reader)
-        raise DriverError(ErrorStatus(status), text, output_shapes=shapes, timing=timing)
-    if status == WireStatus.DRIVER_EXCEPTION:
-        raise remote_exception(reader.string(), reader.string(), reader.string())
-    if status == WireStatus.PROTOCOL_ERROR:
-        raise ProtocolError(f"the driver host rejected the request: {reader.string()}")
-    raise ProtocolError(f"reply with unknown status {status}")
+def _decode_result(r: Reader, taken: set[int]) -> ExecutionResult:
+    return p.read_execution_result(r)
+
+
+def _decode_i64(r: Reader, taken: set[int]) -> int:
+    return r.i64()
+
+
+def _decode_handle(r: Reader, taken: set[int]) -> int:
+    return r.u32()
 
 
 # ---------------------------------------------------------------------------
@@ -484,7 +653,7 @@ class ProxyBuffer(Buffer):
             w.u32(self.handle)
             p.write_pool_ref(w, destination, conn.memory_id)
 
-        conn.call(Method.BUFFER_COPY_TO, write).end()
+        conn.call(Method.BUFFER_COPY_TO, write)
 
     def copy_from(self, source: Memory, dimensions: Sequence[int]) -> None:
         conn = self._connection
@@ -494,7 +663,7 @@ class ProxyBuffer(Buffer):
             p.write_pool_ref(w, source, conn.memory_id)
             w.i64_list(list(dimensions))
 
-        conn.call(Method.BUFFER_COPY_FROM, write).end()
+        conn.call(Method.BUFFER_COPY_FROM, write)
 
 
 class ProxyFencedCallback(FencedExecutionCallback):
@@ -504,10 +673,9 @@ class ProxyFencedCallback(FencedExecutionCallback):
         weakref.finalize(self, connection.release_handle, handle)
 
     def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
-        r = self._connection.call(Method.FENCED_GET_EXECUTION_INFO, lambda w: w.u32(self.handle))
-        status = r.i64()
-        launched, fenced = p.read_timing(r), p.read_timing(r)
-        r.end()
+        status, launched, fenced = self._connection.call(
+            Method.FENCED_GET_EXECUTION_INFO, lambda w: w.u32(self.handle),
+            lambda r, taken: (r.i64(), p.read_timing(r), p.read_timing(r)))
         return ErrorStatus(status) if status in ErrorStatus._value2member_map_ else status, launched, fenced  # type: ignore[return-value]
 
 
@@ -532,15 +700,18 @@ class ProxyPreparedModel(PreparedModel):
 
     def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
                 loop_timeout: int | None = None) -> ExecutionResult:
-        r = self._connection.call(Method.EXECUTE, self._writer(request, measure, deadline, loop_timeout))
-        result = p.read_execution_result(r)
-        r.end()
+        guard = _OutputGuard.of(request)
+        result = self._connection.call(Method.EXECUTE, self._writer(request, measure, deadline, loop_timeout),
+                                       _decode_result)
+        if guard is not None:
+            guard.check()
         return result
 
     def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
                       deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
         return self._connection.call_async(Method.EXECUTE_ASYNC,
-                                           self._writer(request, measure, deadline, loop_timeout))
+                                           self._writer(request, measure, deadline, loop_timeout),
+                                           _OutputGuard.of(request))
 
     def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
                        measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
@@ -559,13 +730,16 @@ class ProxyPreparedModel(PreparedModel):
             w.optional_i64(loop_timeout)
             w.optional_i64(timeout_after_fence)
 
-        r = conn.call(Method.EXECUTE_FENCED, write)
-        taken: set[int] = set()
-        fence = read_fence(r, taken)
-        handle = r.u32()
-        r.end()
+        fence, handle = conn.call(Method.EXECUTE_FENCED, write, lambda r, taken: (read_fence(r, taken), r.u32()),
+                                  fds_allowed=limits.MAX_REPLY_FDS)
         callback = ProxyFencedCallback(conn, handle) if handle != p.NULL_HANDLE else None
         return fence, callback  # type: ignore[return-value]
+
+
+    def configure_execution_burst(self) -> Burst:
+        from vts.ipc.sessions import configure_burst
+
+        return configure_burst(self._connection, self)
 
 
 class ProxyDevice(Device):
@@ -577,54 +751,33 @@ class ProxyDevice(Device):
         for flag in p.DEVICE_FLAGS:
             setattr(self, flag, flag in connection.device_flags)
 
-    def _query(self, method: Method) -> Reader:
-        return self.connection.call(method)
-
     def get_status(self) -> DeviceStatus:
-        r = self._query(Method.GET_STATUS)
-        value = r.i64()
-        r.end()
+        value = self.connection.call(Method.GET_STATUS, None, _decode_i64)
         return DeviceStatus(value) if value in DeviceStatus._value2member_map_ else value  # type: ignore[return-value]
 
     def get_type(self) -> DeviceType:
-        r = self._query(Method.GET_TYPE)
-        value = r.i64()
-        r.end()
+        value = self.connection.call(Method.GET_TYPE, None, _decode_i64)
         return DeviceType(value) if value in DeviceType._value2member_map_ else value  # type: ignore[return-value]
 
     def get_version_string(self) -> str:
-        r = self._query(Method.GET_VERSION_STRING)
-        value = r.string()
-        r.end()
-        return value
+        return self.connection.call(Method.GET_VERSION_STRING, None, lambda r, taken: r.text())
 
     def get_capabilities(self) -> Capabilities:
-        r = self._query(Method.GET_CAPABILITIES)
-        caps = p.read_capabilities(r)
-        r.end()
-        return caps
+        return self.connection.call(Method.GET_CAPABILITIES, None, lambda r, taken: p.read_capabilities(r))
 
     def get_supported_extensions(self) -> list[Extension]:
-        r = self._query(Method.GET_SUPPORTED_EXTENSIONS)
-        exts = p.read_extensions(r)
-        r.end()
-        return exts
+        return self.connection.call(Method.GET_SUPPORTED_EXTENSIONS, None, lambda r, taken: p.read_extensions(r))
 
     def get_supported_operations(self, model: Model) -> list[bool]:
-        r = self.connection.call(Method.GET_SUPPORTED_OPERATIONS, lambda w: self.connection.write_model(w, model))
-        flags = [r.boolean() for _ in range(r.count(1))]
-        r.end()
-        return flags
+        return self.connection.call(
+            Method.GET_SUPPORTED_OPERATIONS, lambda w: self.connection.write_model(w, model),
+            lambda r, taken: [r.boolean() for _ in range(r.count(1, limits.MAX_LIST_ITEMS))])
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
-        r = self._query(Method.GET_NUMBER_OF_CACHE_FILES_NEEDED)
-        counts = (r.i64(), r.i64())
-        r.end()
-        return counts
+        return self.connection.call(Method.GET_NUMBER_OF_CACHE_FILES_NEEDED, None,
+                                    lambda r, taken: (r.i64(), r.i64()))
 
-    def _prepared(self, r: Reader) -> ProxyPreparedModel | None:
-        handle = r.u32()
-        r.end()
+    def _prepared(self, handle: int) -> ProxyPreparedModel | None:
         return ProxyPreparedModel(self.connection, handle) if handle != p.NULL_HANDLE else None
 
     def prepare_model(
@@ -646,7 +799,7 @@ class ProxyDevice(Device):
             w.fd_list(list(data_cache))
             w.raw(bytes(token))
 
-        return self._prepared(self.connection.call(Method.PREPARE_MODEL, write))  # type: ignore[return-value]
+        return self._prepared(self.connection.call(Method.PREPARE_MODEL, write, _decode_handle))  # type: ignore[return-value]
 
     def prepare_model_from_cache(self, deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
                                  token: bytes) -> PreparedModel:
@@ -656,7 +809,8 @@ class ProxyDevice(Device):
             w.fd_list(list(data_cache))
             w.raw(bytes(token))
 
-        return self._prepared(self.connection.call(Method.PREPARE_MODEL_FROM_CACHE, write))  # type: ignore[return-value]
+        return self._prepared(  # type: ignore[return-value]
+            self.connection.call(Method.PREPARE_MODEL_FROM_CACHE, write, _decode_handle))
 
     def allocate(self, desc: BufferDesc, prepared_models: Sequence[PreparedModel],
                  input_roles: Sequence[BufferRole], output_roles: Sequence[BufferRole]) -> tuple[Buffer, int]:
@@ -675,17 +829,14 @@ class ProxyDevice(Device):
             p.write_roles(w, input_roles)
             p.write_roles(w, output_roles)
 
-        r = conn.call(Method.ALLOCATE, write)
-        handle = r.u32()
-        token = r.i64()
-        r.end()
+        handle, token = conn.call(Method.ALLOCATE, write, lambda r, taken: (r.u32(), r.i64()))
         buffer = ProxyBuffer(conn, handle) if handle != p.NULL_HANDLE else None
         return buffer, token  # type: ignore[return-value]
 
     def close(self) -> None:
         if self.connection.failure is None:
-            with contextlib.suppress(DriverLost, DriverError, RemoteDriverException, ProtocolError):
-                self.connection.call(Method.CLOSE).end()
+            with contextlib.suppress(DriverLost, DriverError, RemoteDriverException, RequestRejected, EncodingError):
+                self.connection.call(Method.CLOSE)
 
 
 def connect(sock: socket.socket, describe_death: Callable[[], DriverCrashed] | None = None,
@@ -702,11 +853,8 @@ def connect(sock: socket.socket, describe_death: Callable[[], DriverCrashed] | N
         w.u32(p.PROTOCOL_VERSION)
         w.string("nnvts")
 
-    r = connection.call(Method.HELLO, hello)
-    version = r.u32()
-    connection.device_name = r.string()
-    connection.device_flags = tuple(r.string() for _ in range(r.count(4)))
-    r.end()
+    version, connection.device_name, connection.device_flags = connection.call(
+        Method.HELLO, hello, lambda r, taken: (r.u32(), r.text(), tuple(r.text() for _ in range(r.count(4, 64)))))
     connection.call_timeout = None
     if version != p.PROTOCOL_VERSION:
         raise ProtocolError(f"the driver speaks protocol version {version}, the harness {p.PROTOCOL_VERSION}")

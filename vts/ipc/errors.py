@@ -43,3 +43,35 @@ class ProtocolError(Exception):
     host it is a harness bug.  Either way the byte stream can no longer be
     trusted, so the connection is dropped.
     """
+
+
+class ProtocolViolation(DriverCrashed):
+    """The driver broke the protocol (docs/protocol.md §8.1): an undecodable or oversize message, a
+    message of the wrong kind, a field of the wrong type, descriptors nobody asked for.
+
+    The byte stream can no longer be trusted, so the connection is dropped and
+    the host restarted, as after a crash; the verdict is ``crash`` and
+    ``reason`` says what was wrong.
+    """
+
+
+class EncodingError(Exception):
+    """The harness could not encode a request (a value outside the wire's range, an object that is
+    not a pool).  A harness or spec problem, never the driver's: verdict ``error``."""
+
+
+class RequestRejected(Exception):
+    """The driver answered PROTOCOL_ERROR: it could not decode a request the harness sent.
+
+    The reply itself is well formed, so this is no protocol violation; the
+    driver failed to understand a valid request: verdict ``failed``.
+    """
+
+
+class DriverMisbehaved(Exception):
+    """A well-formed answer after which the harness found the driver broke a HAL rule on shared state
+    (it wrote outside its output regions): verdict ``failed`` with ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

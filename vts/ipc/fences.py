@@ -96,6 +96,17 @@ def read_fence(r: Reader, taken: set[int]) -> SyncFence | None:
         return SyncFence.signalled_fence(tag == FenceTag.SIGNALLED)
     if tag == FenceTag.PENDING:
         fd = r.fd()
+        kind = _descriptor_kind(fd)
+        if kind is not None and kind != "anon_inode:[eventfd]":
+            raise ProtocolError(f"a pending fence whose descriptor is not an eventfd ({kind})")
         taken.add(fd)
         return EventFdFence(fd)
     raise ProtocolError(f"unknown fence tag {tag}")
+
+
+def _descriptor_kind(fd: int) -> str | None:
+    """What ``fd`` refers to, as /proc names it ("anon_inode:[eventfd]", "pipe:[…]"); None if unknown."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None

@@ -35,11 +35,14 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+import numpy as np
+
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer, Device, FencedExecutionCallback, PreparedModel
-from vts.hal.memory import Memory, from_fd
+from vts.hal.memory import Memory, from_fd, unmapped
 from vts.hal.types import ExecutionResult
+from vts.ipc import limits
 from vts.ipc import protocol as p
 from vts.ipc.errors import ProtocolError
 from vts.ipc.fences import read_fence, write_fence
@@ -75,9 +78,7 @@ class ForeignPreparedModel(PreparedModel):
 
 def _unmapped_pool(name: str, size: int, fd: int) -> Memory:
     """A pool the host could not map: it keeps its name and size, and has no bytes."""
-    pool = Memory.__new__(Memory)
-    pool.name, pool.size, pool.fd, pool._map = name, size, fd, None
-    return pool
+    return unmapped(name, size, fd)
 
 
 class DriverHost:
@@ -118,19 +119,47 @@ class DriverHost:
             Method.BUFFER_COPY_FROM: self._copy_from,
             Method.CLOSE: self._close,
         }
+        from vts.ipc.sessions import host_handlers  # bursts, concurrency, further clients
+
+        self._handlers.update(host_handlers(self))
+        #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).
+        self._live_threads: set[int] = {0}
 
     # -- serving --------------------------------------------------------------
 
     def serve(self) -> int:
         """Serve until the connection ends; returns the exit status."""
-        for index in range(self.threads - 1):
-            threading.Thread(target=self._loop, daemon=True, name=f"nnvts-host-{index + 1}").start()
-        self._loop()
+        with self._table_lock:
+            for index in range(1, self.threads):
+                self._start_thread(index)
+        self._loop(0)
         self._stopped.wait()
         return EXIT_OK
 
-    def _loop(self) -> None:
+    def _start_thread(self, index: int) -> None:
+        """Start reader thread ``index`` (call with the table lock held)."""
+        self._live_threads.add(index)
+        threading.Thread(target=self._loop, args=(index,), daemon=True, name=f"nnvts-host-{index}").start()
+
+    def set_threads(self, threads: int) -> int:
+        """Serve up to ``threads`` calls at once from now on (SET_CONCURRENCY); returns the previous number.
+
+        Extra threads start now; surplus ones end after their next call.
+        """
+        with self._table_lock:
+            previous, self.threads = self.threads, max(1, threads)
+            for index in range(1, self.threads):
+                if index not in self._live_threads:
+                    self._start_thread(index)
+        return previous
+
+    def _loop(self, index: int = 0) -> None:
         while not self._stopped.is_set():
+            if index >= self.threads:
+                with self._table_lock:
+                    if index >= self.threads:
+                        self._live_threads.discard(index)
+                        return
             with self._read_lock:
                 if self._stopped.is_set():
                     return
@@ -191,7 +220,7 @@ class DriverHost:
         except ProtocolError as error:
             status, body, fds, writer = WireStatus.PROTOCOL_ERROR, _text(str(error)), [], None
         except DriverError as error:
-            status, body, fds, writer = error.status, _error_body(error), [], None
+            status, body, fds, writer = _driver_error_answer(error)
         except MemoryError:
             _out_of_memory()
         except BaseException as error:
@@ -247,7 +276,7 @@ class DriverHost:
             raise ProtocolError(f"protocol version {version} requested; this host speaks {p.PROTOCOL_VERSION}")
         w = Writer()
         w.u32(p.PROTOCOL_VERSION)
-        w.string(str(getattr(self.device, "name", type(self.device).__name__)))
+        w.string(_cut(str(getattr(self.device, "name", type(self.device).__name__))))
         flags = [flag for flag in p.DEVICE_FLAGS if getattr(self.device, flag, False) is True]
         w.u32(len(flags))
         for flag in flags:
@@ -257,7 +286,7 @@ class DriverHost:
     def _version_string(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         r.end()
         value = self.device.get_version_string()
-        return _encode(lambda w: w.string(_as_str(value)), "get_version_string", value), None
+        return _encode(lambda w: w.string(_cut(_as_str(value))), "get_version_string", value), None
 
     def _capabilities(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         r.end()
@@ -276,6 +305,13 @@ class DriverHost:
 
         def write(w: Writer) -> None:
             values = list(flags)
+            if len(values) > limits.MAX_LIST_ITEMS:
+                raise MalformedAnswer(f"get_supported_operations returned {len(values)} flags "
+                                      f"(the protocol carries at most {limits.MAX_LIST_ITEMS})")
+            wrong = [flag for flag in values if not isinstance(flag, (bool, np.bool_))]
+            if wrong:
+                raise MalformedAnswer(f"get_supported_operations returned {_short_repr(wrong[0])} "
+                                      f"({type(wrong[0]).__name__}) as a flag; each flag must be a bool")
             w.u32(len(values))
             for flag in values:
                 w.boolean(bool(flag))
@@ -371,7 +407,7 @@ class DriverHost:
             body = _encode_result(result, "execute_async").buf
             status: int = ErrorStatus.NONE
         except DriverError as error:
-            status, body = error.status, _error_body(error)
+            status, body, _, _ = _driver_error_answer(error)
         except MemoryError:
             _out_of_memory()
         except BaseException as error:
@@ -463,7 +499,49 @@ def _encode(write: Callable[[Writer], None], call: str, value: object, w: Writer
 def _encode_result(result: object, call: str) -> Writer:
     if not isinstance(result, ExecutionResult):
         raise MalformedAnswer(f"{call} returned {type(result).__name__}, not an ExecutionResult")
+    _check_shapes(result.output_shapes, call)
     return _encode(lambda w: p.write_execution_result(w, result), call, result)
+
+
+def _check_shapes(shapes: object, call: str) -> None:
+    """Output shapes the protocol can carry: at most MAX_OUTPUT_SHAPES, each of integer dimensions
+    (at most MAX_RANK) and a bool ``is_sufficient``; anything else is the driver's malformed answer."""
+    try:
+        items = list(shapes)  # type: ignore[call-overload]
+    except TypeError:
+        raise MalformedAnswer(f"{call} returned output shapes {_short_repr(shapes)}, not a sequence") from None
+    if len(items) > limits.MAX_OUTPUT_SHAPES:
+        raise MalformedAnswer(f"{call} returned {len(items)} output shapes (at most {limits.MAX_OUTPUT_SHAPES})")
+    for shape in items:
+        dims = getattr(shape, "dimensions", None)
+        sufficient = getattr(shape, "is_sufficient", None)
+        if dims is None or not isinstance(sufficient, (bool, np.bool_)):
+            raise MalformedAnswer(f"{call} returned the output shape {_short_repr(shape)}; expected an "
+                                  "OutputShape with a bool is_sufficient")
+        dims = list(dims)
+        if len(dims) > limits.MAX_RANK:
+            raise MalformedAnswer(f"{call} returned an output shape of {len(dims)} dimensions "
+                                  f"(at most {limits.MAX_RANK})")
+        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
+            raise MalformedAnswer(f"{call} returned output dimensions {_short_repr(dims)}; each must be an integer")
+
+
+def _short_repr(value: object) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return limits.cut_text(text, 200)
+
+
+def _cut(text: str, limit: int = limits.MAX_TEXT, keep_tail: bool = False) -> str:
+    """A text bounded for the wire (docs/protocol.md §2.2), cut and marked: the harness then reports it whole."""
+    if len(text) <= limit // 4:
+        return text
+    data = text.encode("utf-8", "surrogateescape")
+    if len(data) <= limit:
+        return text
+    return limits.cut_bytes(data, len(data), limit, keep_tail)
 
 
 def _int_reply(value: object) -> tuple[Writer, None]:
@@ -478,26 +556,49 @@ def _as_str(value: object) -> str:
 
 def _text(message: str) -> bytes:
     w = Writer()
-    w.string(message)
+    w.string(_cut(message))
     return bytes(w.buf)
 
 
 def _error_body(error: DriverError) -> bytearray:
     w = Writer()
+    message = _cut(_safe_str(error.message))
     try:
-        p.write_error(w, error.message, error.output_shapes, error.timing)
+        _check_shapes(error.output_shapes, "the error")
+        p.write_error(w, message, error.output_shapes, error.timing)
     except Exception as bad:
         # The status is what matters; malformed shapes or timing are reported as the message.
         w = Writer()
-        p.write_error(w, f"{error.message} (unencodable shapes/timing: {bad})", (), None)
+        p.write_error(w, _cut(f"{message} (unencodable shapes/timing: {_safe_str(bad)})"), (), None)
     return w.buf
+
+
+def _driver_error_answer(error: DriverError) -> tuple[int, bytearray, list[int], None]:
+    """(status, body, fds, writer) of a reply to a DriverError; NONE is no error status, so a driver
+    raising it gave a malformed answer."""
+    if error.status == ErrorStatus.NONE:
+        wrong = MalformedAnswer(f"raised DriverError with status NONE ({_safe_str(error.message)})")
+        return WireStatus.DRIVER_EXCEPTION, _exception_body(wrong), [], None
+    return error.status, _error_body(error), [], None
+
+
+def _safe_str(value: object) -> str:
+    """``str(value)`` of a driver's object, which may itself raise."""
+    try:
+        return value if isinstance(value, str) else str(value)
+    except BaseException:
+        return f"<unprintable {type(value).__name__}>"
 
 
 def _exception_body(error: BaseException) -> bytearray:
     w = Writer()
-    w.string(type(error).__name__)
-    w.string(str(error))
-    w.string("".join(traceback.format_exception(type(error), error, error.__traceback__)))
+    w.string(_cut(type(error).__name__, limits.MAX_TYPE_NAME))
+    w.string(_cut(_safe_str(error)))
+    try:
+        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    except BaseException:
+        trace = "<the traceback could not be formatted>"
+    w.string(_cut(trace, limits.MAX_TRACEBACK, keep_tail=True))
     return w.buf
 
 
@@ -532,7 +633,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--driver", required=True, help="installed driver name or module:attr")
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--fd", type=int, help="an inherited, connected Unix stream socket")
-    where.add_argument("--socket", help="listen on this Unix socket path (one connection at a time)")
+    where.add_argument("--socket", help="listen on this Unix socket path (every connection a client of one driver)")
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="concurrent calls served")
     parser.add_argument("--memory-limit", type=int, default=0, help="RLIMIT_AS in bytes (0: unlimited)")
     args = parser.parse_args(argv)
@@ -577,13 +678,16 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
     if os.path.exists(path):
         os.unlink(path)
     listener.bind(path)
-    listener.listen(1)
+    listener.listen(8)
     _log(f"serving {driver} on {path}")
+    from vts.ipc.sessions import serve_client
+
     try:
         while True:
+            # Every connection is one more client of the same driver instance, served at once
+            # with tables of its own (pool ids, handles): the driver must keep clients apart.
             conn, _ = listener.accept()
-            with conn:
-                serve_socket(device, conn, threads)
+            serve_client(device, conn, threads)
     except KeyboardInterrupt:
         return EXIT_OK
     finally:

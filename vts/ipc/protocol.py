@@ -23,6 +23,7 @@ import contextlib
 import enum
 import os
 import socket
+import stat
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ from vts.hal.types import (
     SymmPerChannelQuantParams,
     Timing,
 )
+from vts.ipc import limits
 from vts.ipc.errors import ProtocolError
 
 PROTOCOL_VERSION = 1
@@ -103,6 +105,12 @@ class Method(enum.IntEnum):
     BUFFER_COPY_TO = 16
     BUFFER_COPY_FROM = 17
     CLOSE = 18
+    # Bursts, concurrency and further clients (vts/ipc/sessions.py, docs/protocol.md §5.1).
+    BURST_CONFIGURE = 19
+    BURST_EXECUTE = 20
+    BURST_FREE_MEMORY = 21
+    SET_CONCURRENCY = 22
+    OPEN_CONNECTION = 23
 
 
 class WireStatus(enum.IntEnum):
@@ -196,7 +204,6 @@ def _write_all(fd: int, data: bytes | bytearray) -> None:
         view = view[os.write(fd, view):]
 
 
-_ANCILLARY_SPACE = socket.CMSG_SPACE(MAX_FDS * array.array("i").itemsize)
 # Plain ints: testing an IntFlag costs microseconds per message through enum.__and__.
 _MSG_CTRUNC = int(socket.MSG_CTRUNC)
 _MSG_TRUNC = int(socket.MSG_TRUNC)
@@ -207,27 +214,37 @@ _RECORD = HEADER.size + MAX_INLINE_BODY
 
 
 class Receiver:
-    """Reads messages from one socket into a reused buffer (one ``recvmsg`` per message)."""
+    """Reads messages from one socket into a reused buffer (one ``recvmsg`` per message).
 
-    __slots__ = ("buffer", "sock")
+    ``max_fds`` and ``max_body`` bound what the peer may send: the harness
+    reads a driver with the limits of ``vts.ipc.limits`` (room for a few
+    descriptors, the kernel drops any beyond; bodies up to
+    ``MAX_DRIVER_BODY``), the driver host reads the harness with the
+    protocol's own maxima.
+    """
 
-    def __init__(self, sock: socket.socket) -> None:
+    __slots__ = ("ancillary_space", "buffer", "max_body", "max_fds", "sock")
+
+    def __init__(self, sock: socket.socket, max_fds: int = MAX_FDS, max_body: int = MAX_BODY) -> None:
         self.sock = sock
         self.buffer = bytearray(_RECORD + 1)
+        self.max_fds = max_fds
+        self.max_body = max_body
+        self.ancillary_space = socket.CMSG_SPACE(max_fds * array.array("i").itemsize)
 
     def receive(self) -> Message | None:
         """The next message; None once the peer closed the connection.
 
         ``TimeoutError`` (the socket's timeout) means no message arrived.
         """
-        n, ancillary, flags, _ = self.sock.recvmsg_into([self.buffer], _ANCILLARY_SPACE)
+        n, ancillary, flags, _ = self.sock.recvmsg_into([self.buffer], self.ancillary_space)
         fds = _received_fds(ancillary)
         if n == 0:
             close_fds(fds)
             return None
         try:
             if flags & _MSG_CTRUNC:
-                raise ProtocolError(f"more than {MAX_FDS} file descriptors attached to one message")
+                raise ProtocolError(f"more than {self.max_fds} file descriptors attached to one message")
             if flags & _MSG_TRUNC or n > _RECORD:
                 raise ProtocolError(f"a record longer than {_RECORD} bytes (large bodies travel in a memfd)")
             if n < HEADER.size:
@@ -235,8 +252,8 @@ class Receiver:
             length, seq, code, status, nfds, msg_flags = HEADER.unpack_from(self.buffer)
             if nfds != len(fds):
                 raise ProtocolError(f"message {seq} declares {nfds} file descriptors but carries {len(fds)}")
-            if length > MAX_BODY:
-                raise ProtocolError(f"message {seq} declares a {length}-byte body (limit {MAX_BODY})")
+            if length > self.max_body:
+                raise ProtocolError(f"message {seq} declares a {length}-byte body (limit {self.max_body})")
             if msg_flags & BODY_IN_FD:
                 if not fds or n != HEADER.size:
                     raise ProtocolError(f"message {seq}: BODY_IN_FD without a body descriptor")
@@ -257,11 +274,28 @@ class Receiver:
 
 
 def _read_side_body(fd: int, length: int) -> bytearray:
+    """Read a BODY_IN_FD body; anything but a regular file (memfd) holding it all is refused.
+
+    A pipe, socket or device could block or never end: only a file whose
+    size already covers the body is read, with ``pread`` (never ``mmap``: a
+    file shrunk meanwhile reads short instead of faulting).
+    """
+    try:
+        info = os.fstat(fd)
+    except OSError as error:
+        raise ProtocolError(f"the body descriptor cannot be examined: {error}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ProtocolError("the body descriptor is not a memfd or regular file")
+    if info.st_size < length:
+        raise ProtocolError(f"the body descriptor holds {info.st_size} of {length} bytes")
     body = bytearray(length)
     view = memoryview(body)
     got = 0
     while got < length:
-        n = os.preadv(fd, [view[got:]], got)
+        try:
+            n = os.preadv(fd, [view[got:]], got)
+        except OSError as error:
+            raise ProtocolError(f"the body descriptor cannot be read: {error}") from None
         if n <= 0:
             raise ProtocolError(f"the body descriptor holds {got} of {length} bytes")
         got += n
@@ -444,12 +478,21 @@ class Reader:
         self.pos += 8
         return value
 
-    def count(self, item_size: int) -> int:
-        """A list length, refused when the items could not fit in what is left."""
+    def count(self, item_size: int, limit: int | None = None) -> int:
+        """A list length, refused when the items could not fit in what is left (or exceed ``limit``)."""
         n = self.u32()
         if n * max(item_size, 1) > len(self.data) - self.pos:
             raise ProtocolError(f"list of {n} items at offset {self.pos - 4} overruns the body")
+        if limit is not None and n > limit:
+            raise ProtocolError(f"list of {n} items at offset {self.pos - 4} (at most {limit} allowed)")
         return n
+
+    def text(self, limit: int = limits.MAX_TEXT, keep_tail: bool = False) -> str:
+        """A ``str`` from a driver: at most ``limit`` bytes kept (cut and marked), invalid UTF-8 replaced."""
+        n = self.count(1)
+        start = self.pos
+        self.pos += n
+        return limits.cut_bytes(memoryview(self.data)[start : start + n], n, limit, keep_tail)
 
     def raw(self) -> bytes:
         n = self.count(1)
@@ -759,7 +802,10 @@ def write_output_shapes(w: Writer, shapes: Sequence[OutputShape]) -> None:
 
 def read_output_shapes(r: Reader) -> tuple[OutputShape, ...]:
     shapes = []
-    for _ in range(r.count(5)):
+    for _ in range(r.count(5, limits.MAX_OUTPUT_SHAPES)):
+        if r.pos + 4 <= len(r.data) and _U32.unpack_from(r.data, r.pos)[0] > limits.MAX_RANK:
+            raise ProtocolError(f"an output shape of {_U32.unpack_from(r.data, r.pos)[0]} dimensions "
+                                f"(at most {limits.MAX_RANK})")
         dims = r.i64_list()
         shapes.append(OutputShape(tuple(dims), r.boolean()))
     return tuple(shapes)
@@ -787,7 +833,7 @@ def write_error(w: Writer, message: str, shapes: Sequence[OutputShape], timing: 
 
 
 def read_error(r: Reader) -> tuple[str, tuple[OutputShape, ...], Timing | None]:
-    message = r.string()
+    message = r.text()
     shapes = read_output_shapes(r)
     timing = read_timing(r) if r.boolean() else None
     return message, shapes, timing
@@ -815,7 +861,7 @@ def write_capabilities(w: Writer, caps: Capabilities) -> None:
 def read_capabilities(r: Reader) -> Capabilities:
     scalar = _read_perf(r)
     tensor = _read_perf(r)
-    table = tuple(OperandPerformance(r.i64(), _read_perf(r)) for _ in range(r.count(24)))
+    table = tuple(OperandPerformance(r.i64(), _read_perf(r)) for _ in range(r.count(24, limits.MAX_LIST_ITEMS)))
     return Capabilities(scalar, tensor, table, _read_perf(r), _read_perf(r))
 
 
@@ -832,9 +878,10 @@ def write_extensions(w: Writer, extensions: Sequence[Extension]) -> None:
 
 def read_extensions(r: Reader) -> list[Extension]:
     result = []
-    for _ in range(r.count(8)):
-        name = r.string()
-        types = tuple(OperandTypeInformation(r.i64(), r.boolean(), r.i64()) for _ in range(r.count(17)))
+    for _ in range(r.count(8, limits.MAX_LIST_ITEMS)):
+        name = r.text()
+        types = tuple(OperandTypeInformation(r.i64(), r.boolean(), r.i64())
+                      for _ in range(r.count(17, limits.MAX_LIST_ITEMS)))
         result.append(Extension(name, types))
     return result
 

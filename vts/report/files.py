@@ -73,7 +73,8 @@ def write_junit_report(stream_path: str, path: str, suite_name: str = "nnvts") -
     over the results, then the suites are assembled behind their counts, so
     a million-case sweep never sits in memory.
     """
-    _, cases, _ = read_stream(stream_path)
+    _, cases, footer = read_stream(stream_path)
+    interrupted = bool(footer and footer.get("interrupted"))  # SIGINT/SIGTERM/SIGHUP: marked in every suite
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     with tempfile.TemporaryDirectory(prefix="nnvts-junit-") as scratch:
         parts: dict[str, IO[str]] = {}
@@ -100,16 +101,25 @@ def write_junit_report(stream_path: str, path: str, suite_name: str = "nnvts") -
                     out.write(f"  <testsuite name={quoteattr(family)} tests=\"{c['tests']}\" "
                               f"failures=\"{c['failures']}\" errors=\"{c['errors']}\" skipped=\"{c['skipped']}\" "
                               f"time=\"{c['time_us'] / 1e6:.3f}\">\n")
+                    if interrupted:
+                        out.write(_INTERRUPTED_PROPERTY)
                     part = parts[family]
                     part.seek(0)
                     shutil.copyfileobj(part, out)
                     out.write("  </testsuite>\n")
+                if interrupted and not parts:  # no case ran: still say so
+                    out.write(f'  <testsuite name="nnvts" tests="0" failures="0" errors="0" skipped="0" time="0">\n'
+                              f"{_INTERRUPTED_PROPERTY}  </testsuite>\n")
                 out.write("</testsuites>\n")
 
             _atomic_write(path, render)
         finally:
             for part in parts.values():
                 part.close()
+
+
+#: Marks each suite of an interrupted run (SIGINT, SIGTERM, SIGHUP): the cases listed are not all there were.
+_INTERRUPTED_PROPERTY = '    <properties><property name="nnvts.interrupted" value="true"/></properties>\n'
 
 
 def _testcase(result: CaseResult) -> str:

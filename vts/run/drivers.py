@@ -9,6 +9,8 @@ program speaking the nnvts protocol (see docs/protocol.md).
 from __future__ import annotations
 
 import importlib
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -18,11 +20,53 @@ ENTRY_POINT_GROUP = "nnvts.drivers"
 
 #: Drivers bundled with nnvts, usable even when the package metadata is absent
 #: (running from a source tree without ``pip install``).
-BUILTIN = {"reference": "drivers.reference:create_device"}
+BUILTIN = {"reference": "drivers.reference:create_device",
+           # Over optional engines: their factories name the extra to install when the engine is missing.
+           "litert": "drivers.litert:create_device", "onnxruntime": "drivers.onnxruntime:create_device"}
 
 
 class DriverNotFound(LookupError):
     """The driver name resolves to nothing loadable (a usage error: exit status 2)."""
+
+
+class DriverUnavailable(DriverNotFound):
+    """An installed driver whose optional dependencies (a package extra) are not installed."""
+
+
+def _target(entry: metadata.EntryPoint) -> str:
+    """``module:attr`` of an entry point (its value may end in ``[extra]``)."""
+    return f"{entry.module}:{entry.attr}"
+
+
+def _missing_extra(entry: metadata.EntryPoint) -> str | None:
+    """One line saying what to install when the entry point's extras are missing, or None.
+
+    An entry point declared ``name = "module:attr [extra]"`` needs the
+    distributions its package lists under that extra; a driver over an
+    optional engine (``litert``, ``onnxruntime``) is found without them and
+    said unavailable, rather than failing with an import traceback.
+    """
+    if not entry.extras or entry.dist is None:
+        return None
+    return missing_extra_message(entry.name, entry.extras, entry.dist.name, entry.dist.requires or [])
+
+
+def missing_extra_message(driver: str, extras: Sequence[str], package: str, requires: Sequence[str]) -> str | None:
+    """What to install for driver ``driver``: the ``extras`` requirements of ``package`` not installed, or None."""
+    missing = []
+    for requirement in requires:
+        name, _, marker = requirement.partition(";")
+        if not any(re.search(rf"extra\s*==\s*[\"']{re.escape(extra)}[\"']", marker) for extra in extras):
+            continue
+        distribution = re.split(r"[\s<>=!~;\[(]", name.strip(), maxsplit=1)[0]
+        try:
+            metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            missing.append(distribution)
+    if not missing:
+        return None
+    return (f"driver {driver!r} needs {', '.join(sorted(set(missing)))}, not installed: "
+            f"pip install '{package}[{','.join(extras)}]'")
 
 
 @dataclass(frozen=True)
@@ -52,7 +96,10 @@ class DriverRef:
             return self.spec
         for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if entry.name == self.spec:
-                return entry.value
+                problem = _missing_extra(entry)
+                if problem:
+                    raise DriverUnavailable(problem)
+                return _target(entry)
         if self.spec in BUILTIN:
             return BUILTIN[self.spec]
         known = ", ".join(sorted(available_drivers())) or "none"
@@ -67,7 +114,7 @@ def load_device(target: str) -> Device:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise DriverNotFound(f"cannot import driver module {module_name!r}: {error}") from error
+        raise DriverNotFound(f"cannot import driver module {module_name!r}: {error}") from None
     obj: object = module
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -76,7 +123,10 @@ def load_device(target: str) -> Device:
     if isinstance(obj, Device):
         return obj
     if callable(obj):
-        device = obj()
+        try:
+            device = obj()
+        except ImportError as error:  # a driver over an optional engine says what to install
+            raise DriverUnavailable(f"{target}: {error}") from None
         if isinstance(device, Device):
             return device
         raise DriverNotFound(f"{target} returned {type(device).__name__}, not a nnvts Device")
@@ -87,5 +137,15 @@ def available_drivers() -> dict[str, str]:
     """Installed driver names -> ``module:attr`` (entry points, then built-ins)."""
     found = dict(BUILTIN)
     for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        found[entry.name] = entry.value
+        found[entry.name] = _target(entry)
     return dict(sorted(found.items()))
+
+
+def unavailable_drivers() -> dict[str, str]:
+    """Installed driver names whose package extra is missing -> what to install."""
+    found = {}
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        problem = _missing_extra(entry)
+        if problem:
+            found[entry.name] = problem
+    return found

@@ -92,7 +92,9 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any) -> None:
     from vts.run.runner import Runner, iter_cases
     from vts.run.selection import ExpectationList
     from vts.run.session import version_of
+    from vts.run.signals import install
 
+    install()  # the parent's terminate() (SIGTERM) then ends the run loop and this worker's driver host
     host = None
     try:
         if plan.in_process:

@@ -25,6 +25,7 @@ from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
 from vts.ipc.errors import DriverLost, DriverTimeout
 from vts.results import CaseResult, Verdict
+from vts.run import signals
 from vts.run.selection import ExpectationList, Expression, Shard
 from vts.testmodel import ModelFormatError, TestModel, parse_spec
 
@@ -215,6 +216,11 @@ class Runner:
         try:
             for family, case in cases:
                 result = self.run_case(family, case)
+                if signals.received() is not None:
+                    # The signal's exception can land inside code that records any exception of a driver
+                    # call as that call's outcome (a future's result, a family's judgement); the case it
+                    # interrupted is not a verdict, and the run ends here all the same.
+                    raise KeyboardInterrupt
                 for sink in sinks:
                     sink.add(result)
         except KeyboardInterrupt:

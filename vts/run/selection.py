@@ -114,14 +114,19 @@ class Shard:
     index: int
     count: int
 
+    #: More shards than this is a typo, not a CI matrix (and N beyond 2**32 would select nothing).
+    MAX_COUNT = 65536
+
     @classmethod
     def parse(cls, text: str) -> Shard:
-        try:
-            index, count = (int(p) for p in text.split("/"))
-        except ValueError:
-            raise SelectionError(f"--shard {text!r}: expected I/N, e.g. 1/4") from None
+        match = re.fullmatch(r"([0-9]{1,9})/([0-9]{1,9})", text.strip())
+        if match is None:
+            raise SelectionError(f"--shard {text!r}: expected I/N, e.g. 1/4")
+        index, count = int(match[1]), int(match[2])
         if not 1 <= index <= count:
             raise SelectionError(f"--shard {text!r}: I must be between 1 and N")
+        if count > cls.MAX_COUNT:
+            raise SelectionError(f"--shard {text!r}: N may be at most {cls.MAX_COUNT}")
         return cls(index, count)
 
     def __call__(self, name: str) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from vts import __version__
 from vts.extensions import default_registry
 from vts.families.base import DeviceInfo, RunOptions
+from vts.run import signals
 from vts.run.drivers import DriverNotFound, DriverRef
 from vts.run.runner import Runner, Selection, UnknownFamily, iter_cases, select_families
 from vts.run.selection import ExpectationList
@@ -51,7 +52,8 @@ class RunRequest:
 
 
 def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
-    """Run and return the exit status: 0 all passed, 1 any failure (2 goes through ``usage_error``).
+    """Run and return the exit status: 0 all passed, 1 any failure, 5 no case selected, 128 + signal
+    when interrupted (2 goes through ``usage_error``).
 
     The driver runs in a host process of its own unless ``in_process`` is
     set: a driver that crashes, hangs or exhausts memory then costs one case
@@ -112,7 +114,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
         with contextlib.suppress(Exception):
             device.close()
     if not completed:
-        return 130
+        return signals.exit_status()
     return _exit_status(files.stream.summary(), request.allow_unreproduced_crashes)
 
 
@@ -126,7 +128,13 @@ def _header(request: RunRequest, name: str, version: str, isolation: str) -> dic
     }
 
 
+#: Exit status of a run that selected no case (as pytest): a CI job must not pass on a typo in -k.
+EXIT_NO_TESTS = 5
+
+
 def _exit_status(summary: dict[str, int], allow_unreproduced_crashes: bool = False) -> int:
+    if not summary.get("total"):
+        return EXIT_NO_TESTS
     failing_verdicts = ["failed", "error", "crash", "timeout", "xpass"]
     if not allow_unreproduced_crashes:
         failing_verdicts.append("unreproduced_crash")
@@ -157,7 +165,7 @@ def _run_parallel(request: RunRequest) -> int:
 
     completed, sinks = run_parallel(plan, make_sinks)
     if not completed:
-        return 130
+        return signals.exit_status()
     return _exit_status(sinks[0].stream.summary(), request.allow_unreproduced_crashes)
 
 

@@ -14,12 +14,13 @@ than stop at the first, so an author sees several mistakes in one run.
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping
 from typing import Any
 
 from vts.hal.enums import OperationType
 from vts.spec.errors import Problem, pointer_join
-from vts.spec.values import TYPES, check_value, expected_count
+from vts.spec.values import FLOAT32_OVERFLOW, TYPES, check_value, expected_count
 
 MAX_PROBLEMS = 50
 
@@ -50,6 +51,9 @@ def document_problems(document: Mapping[str, Any]) -> list[Problem]:
                          "model names must be unique in a file")
         else:
             seen[name] = i
+        tolerance = model.get("multinomial_tolerance", 0.0)
+        if not math.isfinite(tolerance):
+            problems.add(base + "/multinomial_tolerance", f"expected a finite tolerance, got {tolerance!r}")
         check_model(model, base, problems)
         if problems.full:
             break
@@ -101,6 +105,7 @@ def _check_subgraph(subgraph: Mapping[str, Any], base: str, extensions: frozense
             names[name] = k
             if name.endswith("\n"):
                 _check_name(name, f"{base}/operands/{k}/name", problems)
+        _check_operand_numbers(operand, f"{base}/operands/{k}", problems)
         type_name = operand["type"]
         et = TYPES.get(type_name)
         if et is None:
@@ -135,6 +140,34 @@ def _check_subgraph(subgraph: Mapping[str, Any], base: str, extensions: frozense
             if not (ref < n if type(ref) is int else ref in names):
                 problems.add(f"{base}/{side}/{r}", _bad_reference(ref, n))
     return names
+
+
+#: HAL field ranges: dims are uint32, zero points int32, scales float32 (finite: a scale is a ratio).
+_UINT32_MAX = (1 << 32) - 1
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+
+
+def _finite_float32(x: float) -> bool:
+    return -FLOAT32_OVERFLOW < x < FLOAT32_OVERFLOW  # False for NaN and the infinities
+
+
+def _check_operand_numbers(operand: Mapping[str, Any], pointer: str, problems: _Problems) -> None:
+    """Dims, zero point and scales within the HAL field types (a huge literal would wrap or overflow)."""
+    for d, size in enumerate(operand.get("dims") or ()):
+        if size > _UINT32_MAX:
+            problems.add(f"{pointer}/dims/{d}", f"dimension {size} is out of range: HAL dims are uint32 "
+                         f"(0..{_UINT32_MAX})")
+    zero_point = operand.get("zero_point", 0)
+    if not _INT32[0] <= zero_point <= _INT32[1]:
+        problems.add(f"{pointer}/zero_point", f"zero point {zero_point} is out of range: HAL zero points are "
+                     f"int32 ({_INT32[0]}..{_INT32[1]})")
+    scales = [("scale", operand.get("scale", 0.0))]
+    channel_scales = operand.get("channel_quant", {}).get("scales", ())
+    scales += [(f"channel_quant/scales/{i}", x) for i, x in enumerate(channel_scales)]
+    for where, scale in scales:
+        if not _finite_float32(scale):
+            problems.add(f"{pointer}/{where}", f"scale {scale!r} is not a finite float32: HAL scales are float32 "
+                         "ratios")
 
 
 def _bad_reference(ref: int | str, n: int) -> str:

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vts.spec.errors import Problem, ProblemsFound, SpecError
-from vts.spec.source import SPEC_SUFFIXES, locate_all, parse, read_text, spec_kind
+from vts.spec.reading import check_regular
+from vts.spec.source import SPEC_SUFFIXES, locate, locate_all, parse, read_text, spec_kind
 
 _NOT_A_SPEC = f"not a spec file name: expected one of {', '.join(SPEC_SUFFIXES)}"
 
@@ -97,19 +98,22 @@ def iter_spec_paths(paths: Sequence[str]) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     for path in paths:
+        if "\0" in path:
+            raise SpecError(repr(path), None, "", "not a usable path: it contains a NUL byte")
         if os.path.isdir(path):
             found = []
             for root, dirs, files in os.walk(path):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
                 found += [os.path.join(root, f) for f in files if _is_spec_name(f)]
             files_here = sorted(found)
-        elif os.path.exists(path):
+        elif os.path.lexists(path):
             if spec_kind(path) is None:
                 raise SpecError(path, None, "", _NOT_A_SPEC)
             files_here = [path]
         else:
             raise SpecError(path, None, "", "no such file or directory")
         for file in files_here:
+            check_regular(file)  # a FIFO named x.yaml would block every later read; stat only
             key = os.path.realpath(file)
             if key not in seen:
                 seen.add(key)
@@ -118,6 +122,26 @@ def iter_spec_paths(paths: Sequence[str]) -> list[str]:
 
 
 def load_paths(paths: Sequence[str]) -> Iterator[SpecFile]:
-    """Load the spec files named by ``paths`` one at a time (see ``iter_spec_paths``)."""
+    """Load the spec files named by ``paths`` one at a time (see ``iter_spec_paths``).
+
+    Case names start with the spec name, so two files with the same spec name
+    (``a/x.yaml`` and ``b/x.yaml``, or ``x.yaml`` and ``x.json.gz``) would give
+    cases with equal names: the second is an error naming both files.
+    """
+    first_path: dict[str, str] = {}
     for path in iter_spec_paths(paths):
-        yield load_file(path)
+        spec = load_file(path)
+        other = first_path.setdefault(spec.name, path)
+        if other != path:
+            raise duplicate_name_error(spec, other)
+        yield spec
+
+
+def duplicate_name_error(spec: SpecFile, other_path: str) -> SpecError:
+    """``spec`` has the same spec name as the file at ``other_path``."""
+    try:
+        line = locate(read_text(spec.path), spec_kind(spec.path) or "json", "/name")
+    except SpecError:
+        line = None
+    return SpecError(spec.path, line, "/name", f"spec name {spec.name!r} is already the name of {other_path}: "
+                     "case names start with the spec name, so spec names must be unique across the files of a run")

@@ -13,13 +13,14 @@ author writes means the same in YAML and JSON.  Duplicate keys are errors.
 from __future__ import annotations
 
 import functools
-import gzip
 import json
 import re
-import zlib
 from typing import Any
 
+from vts.spec.aliases import AliasBudgetExceeded, check_alias_expansion
 from vts.spec.errors import SpecError, pointer_parts
+from vts.spec.literals import Findings, json_pairs_hook
+from vts.spec.reading import read_bounded
 
 YAML_SUFFIXES = (".yaml", ".yml")
 JSON_SUFFIXES = (".json",)
@@ -37,17 +38,8 @@ def spec_kind(path: str) -> str | None:
 
 
 def read_text(path: str) -> str:
-    """The text of ``path``, gunzipped when its name ends in ``.gz``."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise SpecError(path, None, "", f"cannot read the file: {e.strerror or e}") from None
-    if path.endswith(".gz"):
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise SpecError(path, None, "", f"cannot decompress: expected gzip data ({e})") from None
+    """The text of ``path``, gunzipped when its name ends in ``.gz``; bounded (``vts.spec.reading``)."""
+    data = read_bounded(path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -59,20 +51,34 @@ def parse(text: str, kind: str, path: str) -> dict[str, Any]:
     """Parse a spec document; it must be a non-empty mapping."""
     if not text.strip():
         raise SpecError(path, 1, "", "the file is empty: expected a spec mapping (nnvts: 1, name, ...)")
+    findings = Findings()
     if kind == "json":
         try:
-            document = json.loads(text)
+            document = json.loads(text, object_pairs_hook=json_pairs_hook(findings), parse_int=findings.json_integer,
+                                  parse_float=findings.real)
         except json.JSONDecodeError as e:
             raise SpecError(path, e.lineno, "", f"invalid JSON: {e.msg} (column {e.colno})") from None
         except RecursionError:
             raise SpecError(path, None, "", "invalid JSON: nested too deeply") from None
     else:
-        document = _parse_yaml(text, path)
+        document = _parse_yaml(text, path, findings)
+    if findings.items:
+        raise _findings_error(findings, document, text, kind, path)
     if document is None:
         raise SpecError(path, 1, "", "the file holds no document: expected a spec mapping (nnvts: 1, ...)")
     if not isinstance(document, dict):
         raise SpecError(path, 1, "", f"expected a mapping at the top level, got {json_kind(document)}")
     return document
+
+
+def _findings_error(findings: Findings, document: Any, text: str, kind: str, path: str) -> SpecError:
+    located = findings.problems(document)
+    unknown = [problem.pointer for problem, line in located if line is None]
+    lines = iter(locate_all(text, kind, unknown) if unknown else [])
+    errors = [SpecError(path, line if line is not None else next(lines), problem.pointer, problem.message)
+              for problem, line in located]
+    errors.sort(key=lambda e: e.line if e.line is not None else 1 << 62)
+    return SpecError(errors[0].path, errors[0].line, errors[0].pointer, errors[0].message, errors[1:])
 
 
 def json_kind(value: Any) -> str:
@@ -108,7 +114,13 @@ def _yaml_loader() -> type:
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class Loader(base):  # type: ignore[misc, valid-type]
-        pass
+        """Records refused literals and duplicate keys in ``findings``; refuses alias bombs."""
+
+        findings: Findings
+
+        def construct_document(self, node: Any) -> Any:
+            check_alias_expansion(node)
+            return super().construct_document(node)
 
     Loader.yaml_implicit_resolvers = {}
     resolvers = [
@@ -121,15 +133,14 @@ def _yaml_loader() -> type:
     for tag, regexp, first in resolvers:
         Loader.add_implicit_resolver(tag, regexp, list(first))
 
-    def construct_int(loader: Any, node: Any) -> int:
-        text = loader.construct_scalar(node)
-        if text.startswith(("0x", "0o")):
-            return int(text[2:], 16 if text[1] == "x" else 8)
-        return int(text)
+    def construct_int(loader: Any, node: Any) -> Any:
+        return loader.findings.integer(loader.construct_scalar(node), node.start_mark.line + 1)
 
-    def construct_float(loader: Any, node: Any) -> float:
+    def construct_float(loader: Any, node: Any) -> Any:
         text = loader.construct_scalar(node).lower()
-        return float(text.replace(".inf", "inf").replace(".nan", "nan"))
+        if "inf" in text or "nan" in text:  # written as such: a golden may be non-finite
+            return float(text.replace(".inf", "inf").replace(".nan", "nan"))
+        return loader.findings.real(text, node.start_mark.line + 1)
 
     def construct_mapping(loader: Any, node: Any) -> dict[str, Any]:
         # Merge keys (<<) put the merged entries first; an explicit key may override those, but
@@ -148,9 +159,7 @@ def _yaml_loader() -> type:
                     None, None, f"expected a string key, got {json_kind(key)}", key_node.start_mark
                 )
             if key in mapping and i >= n_merged and lines[key] > 0:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (first at line {lines[key]})", key_node.start_mark
-                )
+                loader.findings.duplicate(mapping, key, key_node.start_mark.line + 1, lines[key])
             lines[key] = key_node.start_mark.line + 1 if i >= n_merged else 0
             mapping[key] = loader.construct_object(value_node, deep=True)
         return mapping
@@ -171,11 +180,13 @@ def _refuse_tag(loader: Any, node: Any) -> None:
     )
 
 
-def _parse_yaml(text: str, path: str) -> Any:
+def _parse_yaml(text: str, path: str, findings: Findings) -> Any:
     import yaml
 
+    loader = _yaml_loader()(text)  # a SafeLoader subclass
+    loader.findings = findings
     try:
-        return yaml.load(text, Loader=_yaml_loader())  # a SafeLoader subclass
+        return loader.get_single_data()
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -184,6 +195,12 @@ def _parse_yaml(text: str, path: str) -> Any:
         raise SpecError(path, line, "", f"invalid YAML: {what}{column}") from None
     except yaml.YAMLError as e:
         raise SpecError(path, None, "", f"invalid YAML: {e}") from None
+    except AliasBudgetExceeded as e:
+        raise SpecError(path, e.line, e.pointer, e.message) from None
+    except RecursionError:
+        raise SpecError(path, None, "", "invalid YAML: nested too deeply") from None
+    finally:
+        loader.dispose()
 
 
 # --- locating a pointer -----------------------------------------------------------------------

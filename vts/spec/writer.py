@@ -21,6 +21,7 @@ from typing import Any
 
 from vts.spec.errors import SpecError
 from vts.spec.loader import SpecFile
+from vts.spec.strict import strict_document
 
 GENERATED_SUFFIX = ".json"
 
@@ -68,7 +69,8 @@ def _ordered(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    # allow_nan=False: strict JSON only; strict_document has moved non-finite values to {b64}.
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
 
 
 def _operand(operand: Mapping[str, Any]) -> dict[str, Any]:
@@ -154,7 +156,8 @@ def _join(groups: list[list[str]]) -> list[str]:
 
 
 def render(document: Mapping[str, Any]) -> str:
-    """The canonical text of a concrete-layer document (valid JSON, ending in a newline)."""
+    """The canonical text of a concrete-layer document (strict JSON, ending in a newline)."""
+    document = strict_document(document)
     lines = []
     for key, value in _ordered(document, "document").items():
         if key == "models":
@@ -202,7 +205,10 @@ def write_generated(spec_files: Iterable[SpecFile], out_dir: str, *, check: bool
                             f"{owners[spec.name]}: spec names must be unique, they name the generated files")
         owners[spec.name] = spec.path
         path = os.path.join(out_dir, spec.name + GENERATED_SUFFIX)
-        text = render(spec.document)
+        try:
+            text = render(spec.document)
+        except ValueError as error:  # a non-finite number where no {b64} form exists
+            raise SpecError(spec.path, None, "", f"cannot be written as strict JSON: {error}") from None
         if _read(path) == text:
             unchanged.append(path)
         else:

@@ -1,0 +1,323 @@
+"""The HAL side of an engine-backed driver: validation, support, preparation, pools, execution paths.
+
+A subclass names its engine (``translator``) and its identity; everything
+the HAL asks of a driver around the engine is here, once:
+
+- **Validation** reuses the harness's HAL rules (``vts.hal.validation``), as
+  docs/driver-guide.md allows: a malformed model or request is
+  INVALID_ARGUMENT before the engine sees anything.
+- **Support** is what the translator can express *and the engine accepts*:
+  ``Translator.unsupported_reason`` translates the operation on its own and
+  loads it into the engine, so an operation the engine would refuse at
+  preparation is answered unsupported instead of claimed and then refused.
+- **Requests** are served from the shared pools: inputs are read from the
+  byte ranges the request names, outputs written back into them (every
+  output or none: OUTPUT_INSUFFICIENT_SIZE with one shape per output when a
+  range is too small).  Driver-allocated buffers (memory domains) are not
+  offered: ``allocate`` answers GENERAL_FAILURE, and a request naming a
+  token is INVALID_ARGUMENT (no such buffer exists).
+- **Deadlines**: a deadline already passed is MISSED_DEADLINE_PERSISTENT;
+  an engine cannot be interrupted mid-run, so a run that ends after its
+  deadline is reported MISSED_DEADLINE_TRANSIENT and its outputs dropped,
+  rather than a late success.
+- **Priorities** are validated (LOW/MEDIUM/HIGH) but not scheduled: the
+  engines run one request at a time per prepared model, in arrival order.
+"""
+
+from __future__ import annotations
+
+import abc
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import ClassVar
+
+import numpy as np
+
+from drivers.engine.nnapi import ModelView
+from vts.hal.enums import (
+    NUMPY_DTYPE,
+    DeviceType,
+    ErrorStatus,
+    ExecutionPreference,
+    MeasureTiming,
+    OperandType,
+    Priority,
+)
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import CacheFiles, Device, FencedExecutionCallback, PreparedModel, SyncFence
+from vts.hal.memory import POOL_KINDS, Memory
+from vts.hal.types import (
+    NO_TIMING_INFO,
+    Capabilities,
+    ExecutionResult,
+    MemoryToken,
+    Model,
+    OperandPerformance,
+    OutputShape,
+    PerformanceInfo,
+    Request,
+    Timing,
+)
+from vts.hal.validation import ValidationError, validate_model, validate_request
+
+
+class EngineFailure(Exception):
+    """The engine refused or failed a model or a run (reported as GENERAL_FAILURE)."""
+
+
+class Program(abc.ABC):
+    """A model compiled by an engine: NNAPI-ordered input arrays in, NNAPI-ordered output arrays out."""
+
+    @abc.abstractmethod
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Outputs in model order, with the shapes the engine computed; raise ``EngineFailure``."""
+
+
+class Translator(abc.ABC):
+    """NNAPI model -> engine program."""
+
+    @abc.abstractmethod
+    def unsupported_reason(self, view: ModelView, op_index: int) -> str | None:
+        """Why operation ``op_index`` of the main subgraph cannot run on this engine, or None if it can."""
+
+    @abc.abstractmethod
+    def compile(self, view: ModelView) -> Program:
+        """The whole model for the engine; raise ``EngineFailure`` if the engine refuses it."""
+
+
+def capabilities_table(figures: dict[OperandType, PerformanceInfo], default: PerformanceInfo) -> Capabilities:
+    """A HAL capabilities table: every operand type listed (sorted, no SUBGRAPH), ``default`` where unmeasured.
+
+    Relaxed float32 models run exactly as float32 ones (the engines compute
+    them in float32), so the relaxed figures are the float32 figure.
+    """
+    table = tuple(
+        OperandPerformance(int(t), figures.get(t, default))
+        for t in sorted(OperandType)
+        if t not in (OperandType.SUBGRAPH, OperandType.OEM, OperandType.TENSOR_OEM_BYTE)
+    )
+    relaxed = figures.get(OperandType.TENSOR_FLOAT32, default)
+    return Capabilities(relaxed, relaxed, table, default, default)
+
+
+def require_engine(module: str, extra: str) -> None:
+    """Raise ImportError naming the extra to install when the engine package ``module`` is missing.
+
+    Engines are imported lazily (``nnvts`` runs without them), so without
+    this check a missing engine would surface at the first model, as a
+    GENERAL_FAILURE on every case; here it surfaces once, when the driver loads.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise ImportError(f"the {module} package is not installed: pip install 'nnvts[{extra}]'")
+
+
+def _validated(model: Model) -> None:
+    try:
+        validate_model(model)
+    except ValidationError as error:
+        raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+
+
+def _check_pools(pools: Sequence[object], where: str) -> None:
+    """Shared memory of any kind nnvts defines is a mapped file descriptor: every kind maps."""
+    for index, pool in enumerate(pools):
+        if isinstance(pool, Memory) and pool.name not in POOL_KINDS:
+            raise DriverError(ErrorStatus.GENERAL_FAILURE, f"{where} pool {index}: cannot map {pool.name!r} memory")
+
+
+class EngineDevice(Device):
+    """A CPU device whose operations run on an inference engine; subclasses supply the translator."""
+
+    translator: Translator
+    #: Declared speed relative to the CPU, per operand type (measured: see the subclass).
+    performance: ClassVar[dict[OperandType, PerformanceInfo]] = {}
+    #: The figure for operand types the engine was not measured on.
+    default_performance = PerformanceInfo(1.0, 1.0)
+
+    def __init__(self) -> None:
+        self._support_lock = threading.Lock()
+
+    def get_type(self) -> DeviceType:
+        return DeviceType.CPU
+
+    def get_capabilities(self) -> Capabilities:
+        return capabilities_table(self.performance, self.default_performance)
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        _validated(model)
+        return [reason is None for reason in self.unsupported_reasons(model)]
+
+    def unsupported_reasons(self, model: Model) -> list[str | None]:
+        """One entry per main-subgraph operation: None when supported, else why not."""
+        view = ModelView(model)
+        with self._support_lock:  # translators cache probes; the host may call from several threads
+            return [self.translator.unsupported_reason(view, i) for i in range(len(model.main.operations))]
+
+    def prepare_model(
+        self,
+        model: Model,
+        preference: ExecutionPreference | int = ExecutionPreference.FAST_SINGLE_ANSWER,
+        priority: Priority | int = Priority.MEDIUM,
+        deadline: int | None = None,
+        model_cache: CacheFiles = (),
+        data_cache: CacheFiles = (),
+        token: bytes = bytes(32),
+    ) -> PreparedModel:
+        _validated(model)
+        if int(preference) not in ExecutionPreference._value2member_map_:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid execution preference {int(preference)}")
+        if int(priority) not in Priority._value2member_map_:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid priority {int(priority)}")
+        reasons = [r for r in self.unsupported_reasons(model) if r is not None]
+        if reasons:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"model has unsupported operations: {reasons[0]}")
+        if deadline is not None and time.monotonic_ns() >= deadline:
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation")
+        _check_pools(model.pools, "model")
+        try:
+            program = self.translator.compile(ModelView(model))
+        except EngineFailure as error:
+            raise DriverError(ErrorStatus.GENERAL_FAILURE, f"engine refused the model: {error}") from None
+        return EnginePreparedModel(model.copy(), program)
+
+
+def _deadline_passed(deadline: int | None) -> bool:
+    return deadline is not None and time.monotonic_ns() >= deadline
+
+
+class _FencedCallback(FencedExecutionCallback):
+    def __init__(self, launched: Timing, fenced: Timing) -> None:
+        self._info = (ErrorStatus.NONE, launched, fenced)
+
+    def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
+        return self._info
+
+
+class EnginePreparedModel(PreparedModel):
+    """One compiled program; executions are serialised (an engine session is not re-entrant)."""
+
+    def __init__(self, model: Model, program: Program) -> None:
+        self.model = model
+        self.program = program
+        self._lock = threading.Lock()
+
+    def _validate(self, request: Request, allow_unspecified_output: bool = True) -> None:
+        try:
+            validate_request(request, self.model, allow_unspecified_output=allow_unspecified_output)
+        except ValidationError as error:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+        for index, pool in enumerate(request.pools):
+            if isinstance(pool, MemoryToken):
+                raise DriverError(ErrorStatus.INVALID_ARGUMENT,
+                                  f"request pool {index}: unknown token {pool.token} (this device allocates none)")
+        _check_pools(request.pools, "request")
+
+    def _read_inputs(self, request: Request) -> list[np.ndarray]:
+        graph = self.model.main
+        inputs = []
+        for position, argument in enumerate(request.inputs):
+            operand = graph.operands[graph.input_indexes[position]]
+            if argument.has_no_value:
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, f"input {position}: omitted inputs are not supported")
+            dims = list(argument.dimensions) or list(operand.dimensions)
+            dtype = np.dtype(NUMPY_DTYPE[OperandType(operand.type)])
+            count = int(np.prod(dims)) if dims else 1
+            if argument.location.length < count * dtype.itemsize:
+                raise DriverError(ErrorStatus.INVALID_ARGUMENT,
+                                  f"input {position}: {argument.location.length} bytes given for dims {dims}")
+            pool = request.pools[argument.location.pool_index]
+            assert isinstance(pool, Memory)
+            inputs.append(pool.array(argument.location.offset, dtype, count).copy().reshape(dims))
+        return inputs
+
+    def _write_outputs(self, request: Request, results: Sequence[np.ndarray]) -> tuple[OutputShape, ...]:
+        """Every output or none: too small a range anywhere is OUTPUT_INSUFFICIENT_SIZE with all shapes."""
+        graph = self.model.main
+        data = []
+        for position, value in enumerate(results):
+            operand = graph.operands[graph.output_indexes[position]]
+            data.append(np.ascontiguousarray(value, dtype=np.dtype(NUMPY_DTYPE[OperandType(operand.type)])))
+        shapes = tuple(OutputShape(tuple(int(d) for d in array.shape), array.nbytes <= argument.location.length)
+                       for array, argument in zip(data, request.outputs, strict=True))
+        if not all(shape.is_sufficient for shape in shapes):
+            raise DriverError(ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, "an output buffer is too small",
+                              output_shapes=shapes)
+        for array, argument in zip(data, request.outputs, strict=True):
+            pool = request.pools[argument.location.pool_index]
+            assert isinstance(pool, Memory)
+            pool.write(argument.location.offset, array.tobytes())
+        return shapes
+
+    def _run(self, request: Request, measure: MeasureTiming, deadline: int | None) -> ExecutionResult:
+        start = time.perf_counter_ns()
+        inputs = self._read_inputs(request)
+        with self._lock:
+            device_start = time.perf_counter_ns()
+            try:
+                results = self.program.run(inputs)
+            except EngineFailure as error:
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, f"engine failed the execution: {error}") from None
+            device_end = time.perf_counter_ns()
+        if _deadline_passed(deadline):
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "the engine finished after the deadline")
+        shapes = self._write_outputs(request, results)
+        if measure != MeasureTiming.YES:
+            return ExecutionResult(shapes, NO_TIMING_INFO)
+        end = time.perf_counter_ns()
+        return ExecutionResult(shapes, Timing((device_end - device_start) // 1000, (end - start) // 1000))
+
+    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                deadline: int | None = None, loop_timeout: int | None = None) -> ExecutionResult:
+        self._validate(request)
+        if _deadline_passed(deadline):
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
+        return self._run(request, measure, deadline)
+
+    def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                      deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
+        """Validate now (INVALID_ARGUMENT is the launch status); everything else arrives through the future."""
+        self._validate(request)
+        future: Future[ExecutionResult] = Future()
+
+        def work() -> None:
+            try:
+                if _deadline_passed(deadline):
+                    raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
+                future.set_result(self._run(request, measure, deadline))
+            except DriverError as error:
+                future.set_exception(error)
+            except Exception as error:  # an engine surprise is this execution's failure, not the harness's
+                future.set_exception(DriverError(ErrorStatus.GENERAL_FAILURE, f"internal error: {error!r}"))
+
+        threading.Thread(target=work, daemon=True, name="engine-execute-async").start()
+        return future
+
+    def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
+                       measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                       loop_timeout: int | None = None,
+                       timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        """Synchronous under the hood: wait for the fences, run, return no fence (already done)."""
+        launched = time.perf_counter_ns()
+        self._validate(request, allow_unspecified_output=False)
+        if _deadline_passed(deadline):
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
+        if any(fence is None for fence in wait_for):
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+        for fence in wait_for:
+            assert fence is not None
+            if not fence.wait():
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, "a wait fence signalled an error")
+        fenced = time.perf_counter_ns()
+        if timeout_after_fence is not None:
+            limit = time.monotonic_ns() + timeout_after_fence
+            deadline = limit if deadline is None else min(deadline, limit)
+        self._run(request, MeasureTiming.NO, deadline)
+        if measure != MeasureTiming.YES:
+            return None, _FencedCallback(NO_TIMING_INFO, NO_TIMING_INFO)
+        end = time.perf_counter_ns()
+        return None, _FencedCallback(Timing((end - fenced) // 1000, (end - launched) // 1000),
+                                     Timing((end - fenced) // 1000, (end - fenced) // 1000))

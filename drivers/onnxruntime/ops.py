@@ -1,0 +1,466 @@
+"""NNAPI operation -> ONNX nodes: the ONNX Runtime driver's translation table.
+
+What differs between the two worlds, and how each handler bridges it:
+
+- **Layout**: NNAPI is NHWC unless an operation's layout flag says NCHW;
+  ONNX convolutions and pools are NCHW.  NHWC data is transposed in and the
+  result transposed back; NCHW operations need nothing.  Filters are
+  constants reordered at translation: [out, h, w, in] -> [out, in, h, w];
+  depthwise [1, h, w, channels] -> [channels, 1, h, w] with group = input
+  channels.
+- **Padding** is always explicit in ONNX ([top, left, bottom, right]), so
+  every NNAPI window maps exactly; averages exclude the padding
+  (``count_include_pad=0``), as NNAPI's do.
+- **Fused activations** become a node after the operation: Relu or Clip on
+  floats; on quantized outputs, a Clip in the quantized domain to NNAPI's
+  activation range (zero point + round(limit / scale), within the type's
+  range), skipped when it would not clip anything.
+- **Quantized operations** use ONNX Runtime's integer kernels where one
+  exists (QLinearConv, com.microsoft QLinearAdd / QLinearMul /
+  QLinearAveragePool / QLinearGlobalAveragePool / QGemm / QLinearSigmoid;
+  MaxPool, Reshape, Transpose, Concat of equal parameters on the integers
+  themselves); otherwise DequantizeLinear, the float operation,
+  QuantizeLinear.  ONNX Runtime requantizes with a float multiplier and
+  QuantizeLinear rounds half to even, where NNAPI uses a fixed-point
+  multiplier and rounds half away from zero: results may differ by a step.
+
+Parameters must be constants (``ModelView.scalar``), and so must filters.
+A handler raises ``Unsupported`` for anything it cannot express exactly;
+whether ONNX Runtime has kernels for the operand types is decided by the
+engine itself (``translator``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from drivers.engine.nnapi import TO_NCHW, TO_NHWC, ModelView, Unsupported, Window, conv_window, pool_window
+from vts.hal.enums import OperandType as T
+from vts.hal.enums import OperationType as Op
+from vts.hal.types import Operation
+
+MS_DOMAIN = "com.microsoft"
+OPSET = 17
+
+_FLOAT_RANGES = {0: None, 1: (0.0, None), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
+_QUANT_DTYPES = {T.TENSOR_QUANT8_ASYMM: np.uint8, T.TENSOR_QUANT8_ASYMM_SIGNED: np.int8}
+
+
+def onnx_type(operand_type: T) -> int:
+    from onnx import TensorProto
+
+    table = {T.TENSOR_FLOAT32: TensorProto.FLOAT, T.TENSOR_FLOAT16: TensorProto.FLOAT16,
+             T.TENSOR_INT32: TensorProto.INT32, T.TENSOR_QUANT8_ASYMM: TensorProto.UINT8,
+             T.TENSOR_QUANT8_ASYMM_SIGNED: TensorProto.INT8, T.TENSOR_QUANT8_SYMM: TensorProto.INT8,
+             T.TENSOR_BOOL8: TensorProto.BOOL, T.TENSOR_QUANT16_SYMM: TensorProto.INT16,
+             T.TENSOR_QUANT16_ASYMM: TensorProto.UINT16}
+    if operand_type not in table:
+        raise Unsupported(f"operand type {operand_type.name} has no ONNX element type")
+    return table[operand_type]
+
+
+class Graph:
+    """One ONNX graph being built from (part of) an NNAPI model."""
+
+    def __init__(self, view: ModelView) -> None:
+        self.view = view
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+        self.constants: set[int] = set()
+        self.uses_ms_domain = False
+        self._counter = 0
+
+    def name(self, index: int) -> str:
+        """The value name of NNAPI operand ``index``; a constant becomes an initializer on first use."""
+        if self.view.is_constant(index) and index not in self.constants:
+            from onnx import numpy_helper
+
+            onnx_type(self.view.type_of(index))  # refuse types ONNX cannot hold
+            self.constants.add(index)
+            value = self.view.constant(index)
+            if value.dtype == np.float16:  # float16 computes in float32 (translator.build)
+                value = value.astype(np.float32)
+            self.initializers.append(numpy_helper.from_array(value, f"operand{index}"))
+        return f"operand{index}"
+
+    def fresh(self, stem: str) -> str:
+        self._counter += 1
+        return f"{stem}_{self._counter}"
+
+    def const(self, value: np.ndarray, stem: str = "c") -> str:
+        from onnx import numpy_helper
+
+        name = self.fresh(stem)
+        self.initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str], domain: str = "",
+             **attrs: object) -> None:
+        from onnx import helper
+
+        if domain == MS_DOMAIN:
+            self.uses_ms_domain = True
+        self.nodes.append(helper.make_node(op_type, list(inputs), list(outputs), name=self.fresh(op_type),
+                                           domain=domain, **attrs))
+
+    # -- quantization -----------------------------------------------------------
+
+    def quantized(self, index: int) -> bool:
+        return self.view.type_of(index) in _QUANT_DTYPES
+
+    def quant_params(self, index: int) -> tuple[str, str]:
+        """(scale, zero point) initializers of a per-tensor quantized operand."""
+        operand = self.view.operand(index)
+        dtype = _QUANT_DTYPES.get(T(operand.type))
+        if dtype is None:
+            raise Unsupported(f"{T(operand.type).name} is not a per-tensor quantized type")
+        return (self.const(np.array(operand.scale, np.float32), "scale"),
+                self.const(np.array(operand.zero_point, dtype), "zero_point"))
+
+    def filter_params(self, index: int) -> tuple[str, str]:
+        """(scale, zero point) of a filter: per tensor, or per output channel (1-D, as QLinearConv takes)."""
+        channel = self.view.channel_quant(index)
+        if channel is None:
+            return self.quant_params(index)
+        count = len(channel.scales)
+        return (self.const(np.array(channel.scales, np.float32), "w_scale"),
+                self.const(np.zeros(count, np.int8), "w_zero_point"))
+
+    def dequantized(self, index: int) -> str:
+        """A float view of operand ``index`` (itself when it is not quantized)."""
+        if not self.quantized(index):
+            return self.name(index)
+        out = self.fresh("real")
+        self.node("DequantizeLinear", [self.name(index), *self.quant_params(index)], [out])
+        return out
+
+    def requantize_into(self, value: str, index: int) -> None:
+        """Write float ``value`` into operand ``index`` (QuantizeLinear when it is quantized)."""
+        if self.quantized(index):
+            self.node("QuantizeLinear", [value, *self.quant_params(index)], [self.name(index)])
+        else:
+            self.node("Identity", [value], [self.name(index)])
+
+    # -- layouts --------------------------------------------------------------
+
+    def nchw_input(self, index: int, nchw: bool) -> str:
+        if nchw:
+            return self.name(index)
+        out = self.fresh("nchw")
+        self.node("Transpose", [self.name(index)], [out], perm=list(TO_NCHW))
+        return out
+
+    def nchw_output_into(self, value: str, index: int, nchw: bool) -> None:
+        if nchw:
+            self.node("Identity", [value], [self.name(index)])
+        else:
+            self.node("Transpose", [value], [self.name(index)], perm=list(TO_NHWC))
+
+    # -- activations ------------------------------------------------------------
+
+    def activation(self, value: str, activation: int, index: int) -> str:
+        """``value`` (in operand ``index``'s type and quantization) after NNAPI fused activation ``activation``."""
+        if activation not in _FLOAT_RANGES:
+            raise Unsupported(f"fused activation {activation}")
+        limits = _FLOAT_RANGES[activation]
+        if limits is None:
+            return value
+        out = self.fresh("act")
+        if not self.quantized(index):
+            if activation == 1:
+                self.node("Relu", [value], [out])
+                return out
+            dtype = np.int32 if self.view.type_of(index) == T.TENSOR_INT32 else np.float32
+            self.node("Clip", [value, self.const(np.array(limits[0], dtype)), self.const(np.array(limits[1], dtype))],
+                      [out])
+            return out
+        operand = self.view.operand(index)
+        dtype = _QUANT_DTYPES[T(operand.type)]
+        info = np.iinfo(dtype)
+        low = max(info.min, operand.zero_point + round_half_away(limits[0] / operand.scale))
+        high = info.max if limits[1] is None else min(info.max, operand.zero_point +
+                                                      round_half_away(limits[1] / operand.scale))
+        if low <= info.min and high >= info.max:
+            return value
+        self.node("Clip", [value, self.const(np.array(low, dtype)), self.const(np.array(high, dtype))], [out])
+        return out
+
+
+def round_half_away(x: float) -> int:
+    return int(np.sign(x) * np.floor(abs(x) + 0.5))
+
+
+Handler = Callable[[Graph, Operation], None]
+
+
+def _int(g: Graph, index: int) -> int:
+    return int(g.view.scalar(index))
+
+
+def _finish(g: Graph, value: str, index: int) -> None:
+    g.node("Identity", [value], [g.name(index)])
+
+
+# ---------------------------------------------------------------------------- elementwise
+
+
+def _binary(float_op: str, qlinear: str | None) -> Handler:
+    def handler(g: Graph, op: Operation) -> None:
+        a, b, act = op.inputs[:3]
+        out = op.outputs[0]
+        activation = _int(g, act)
+        if g.quantized(out):
+            if qlinear is not None:
+                value = g.fresh(qlinear)
+                g.node(qlinear, [g.name(a), *g.quant_params(a), g.name(b), *g.quant_params(b), *g.quant_params(out)],
+                       [value], domain=MS_DOMAIN)
+            else:
+                real = g.fresh(float_op)
+                g.node(float_op, [g.dequantized(a), g.dequantized(b)], [real])
+                value = g.fresh("q")
+                g.node("QuantizeLinear", [real, *g.quant_params(out)], [value])
+        else:
+            value = g.fresh(float_op)
+            g.node(float_op, [g.name(a), g.name(b)], [value])
+        _finish(g, g.activation(value, activation, out), out)
+    return handler
+
+
+def _unary(onnx_op: str, **attrs: object) -> Handler:
+    """Elementwise operations: on the integers when not quantized, through floats when quantized."""
+    def handler(g: Graph, op: Operation) -> None:
+        x, out = op.inputs[0], op.outputs[0]
+        if g.quantized(x) or g.quantized(out):
+            real = g.fresh(onnx_op)
+            g.node(onnx_op, [g.dequantized(x)], [real], **attrs)
+            g.requantize_into(real, out)
+        else:
+            g.node(onnx_op, [g.name(x)], [g.name(out)], **attrs)
+    return handler
+
+
+def _relu(activation: int) -> Handler:
+    """RELU / RELU1 / RELU6: the fused-activation clamp on its own; quantized only with equal parameters."""
+    def handler(g: Graph, op: Operation) -> None:
+        x, out = op.inputs[0], op.outputs[0]
+        a, b = g.view.operand(x), g.view.operand(out)
+        if g.quantized(x) and (a.scale, a.zero_point) != (b.scale, b.zero_point):
+            raise Unsupported("quantized activation with different input and output parameters")
+        _finish(g, g.activation(g.name(x), activation, out), out)
+    return handler
+
+
+# ---------------------------------------------------------------------------- convolutions and pooling
+
+
+def _onnx_window_attrs(window: Window) -> dict[str, object]:
+    top, bottom, left, right = window.pads
+    return {"strides": list(window.strides), "pads": [top, left, bottom, right]}
+
+
+def _filter(g: Graph, index: int, depthwise: bool) -> str:
+    """The filter in ONNX order; NNAPI's per-channel dimension (0, or 3 for depthwise) becomes ONNX axis 0.
+
+    A constant filter is reordered here, once; one fed at execution time by a Transpose node.
+    """
+    if not g.view.is_constant(index):
+        reordered = g.fresh("filter")
+        g.node("Transpose", [g.name(index)], [reordered], perm=[3, 0, 1, 2] if depthwise else [0, 3, 1, 2])
+        return reordered
+    value = g.view.constant(index)
+    weights = value[0].transpose(2, 0, 1)[:, None] if depthwise else value.transpose(0, 3, 1, 2)
+    return g.const(np.ascontiguousarray(weights), "filter")
+
+
+def _conv_node(g: Graph, op: Operation, window: Window, group: int, depthwise: bool) -> None:
+    x, w, b = op.inputs[:3]
+    out = op.outputs[0]
+    attrs = {**_onnx_window_attrs(window), "dilations": list(window.dilations), "group": group}
+    source = g.nchw_input(x, window.nchw)
+    weights = _filter(g, w, depthwise)
+    value = g.fresh("conv")
+    if g.quantized(x):
+        g.node("QLinearConv", [source, *g.quant_params(x), weights, *g.filter_params(w), *g.quant_params(out),
+                               g.name(b)], [value], **attrs)
+    else:
+        g.node("Conv", [source, weights, g.name(b)], [value], **attrs)
+    g.nchw_output_into(g.activation(value, window.activation, out), out, window.nchw)
+
+
+def _conv(g: Graph, op: Operation) -> None:
+    window, multiplier = conv_window(g.view, op)
+    depthwise = op.type == Op.DEPTHWISE_CONV_2D
+    dims = g.view.dims(op.inputs[0])
+    channels = dims[1] if window.nchw else dims[3]
+    filter_dims = g.view.dims(op.inputs[1])
+    if depthwise and (filter_dims[0] != 1 or filter_dims[3] != channels * multiplier):
+        raise Unsupported("depthwise filter must be [1, h, w, input channels x multiplier]")
+    _conv_node(g, op, window, channels if depthwise else 1, depthwise)
+
+
+def _grouped_conv(g: Graph, op: Operation) -> None:
+    """GROUPED_CONV_2D: explicit (12 inputs) or implicit (9 inputs) padding, groups before the activation."""
+    from drivers.engine.nnapi import implicit_padding
+
+    args = op.inputs
+    if len(args) == 12:
+        left, right, top, bottom, stride_w, stride_h = (_int(g, i) for i in args[3:9])
+        groups, activation, nchw = _int(g, args[9]), _int(g, args[10]), bool(g.view.scalar(args[11]))
+    else:
+        scheme, stride_w, stride_h = (_int(g, i) for i in args[3:6])
+        groups, activation, nchw = _int(g, args[6]), _int(g, args[7]), bool(g.view.scalar(args[8]))
+    kernel = tuple(g.view.dims(args[1])[1:3])
+    if len(args) != 12:
+        dims = g.view.dims(args[0])
+        in_h, in_w = (dims[2], dims[3]) if nchw else (dims[1], dims[2])
+        top, bottom = implicit_padding(in_h, stride_h, kernel[0], 1, scheme)
+        left, right = implicit_padding(in_w, stride_w, kernel[1], 1, scheme)
+    window = Window((top, bottom, left, right), (stride_h, stride_w), (1, 1), kernel, activation, nchw)
+    _conv_node(g, op, window, groups, depthwise=False)
+
+
+def _pool(kind: str) -> Handler:
+    def handler(g: Graph, op: Operation) -> None:
+        window = pool_window(g.view, op)
+        x, out = op.inputs[0], op.outputs[0]
+        dims = g.view.dims(x)
+        in_h, in_w = (dims[2], dims[3]) if window.nchw else (dims[1], dims[2])
+        attrs = {**_onnx_window_attrs(window), "kernel_shape": list(window.kernel)}
+        source = g.nchw_input(x, window.nchw)
+        value = g.fresh("pool")
+        if kind == "max":
+            g.node("MaxPool", [source], [value], **attrs)
+        elif kind == "l2":  # sqrt(mean(x^2)) over the in-bounds elements
+            if g.quantized(x):
+                raise Unsupported("quantized L2_POOL_2D")
+            squared, mean = g.fresh("sq"), g.fresh("mean")
+            g.node("Mul", [source, source], [squared])
+            g.node("AveragePool", [squared], [mean], count_include_pad=0, **attrs)
+            g.node("Sqrt", [mean], [value])
+        elif g.quantized(x):
+            is_global = window.kernel == (in_h, in_w) and not any(window.pads) and window.strides == (1, 1)
+            if is_global:
+                g.node("QLinearGlobalAveragePool", [source, *g.quant_params(x), *g.quant_params(out)], [value],
+                       domain=MS_DOMAIN, channels_last=0)
+            else:
+                g.node("QLinearAveragePool", [source, *g.quant_params(x), *g.quant_params(out)], [value],
+                       domain=MS_DOMAIN, channels_last=0, count_include_pad=0, **attrs)
+        else:
+            g.node("AveragePool", [source], [value], count_include_pad=0, **attrs)
+        g.nchw_output_into(g.activation(value, window.activation, out), out, window.nchw)
+    return handler
+
+
+def _fully_connected(g: Graph, op: Operation) -> None:
+    """Input flattened to [batch, input size] as NNAPI does, then Gemm (QGemm when quantized)."""
+    x, w, b, act = op.inputs
+    out = op.outputs[0]
+    input_size = g.view.dims(w)[1]
+    flat = g.fresh("flat")
+    g.node("Reshape", [g.name(x), g.const(np.array([-1, input_size], np.int64), "shape")], [flat])
+    value = g.fresh("gemm")
+    bias = [] if g.view.is_omitted(b) else [g.name(b)]
+    if g.quantized(x):
+        if g.view.channel_quant(w) is not None:
+            raise Unsupported("per-channel FULLY_CONNECTED weights")
+        g.node("QGemm", [flat, *g.quant_params(x), g.name(w), *g.quant_params(w), *(bias or [""]),
+                         *g.quant_params(out)], [value], domain=MS_DOMAIN, transB=1)
+    else:
+        g.node("Gemm", [flat, g.name(w), *bias], [value], transB=1)
+    _finish(g, g.activation(value, _int(g, act), out), out)
+
+
+# ---------------------------------------------------------------------------- softmax, shapes
+
+
+def _softmax(g: Graph, op: Operation) -> None:
+    x, beta = op.inputs[:2]
+    out = op.outputs[0]
+    axis = _int(g, op.inputs[2]) if len(op.inputs) > 2 else -1
+    value = g.dequantized(x)
+    if float(g.view.scalar(beta)) != 1.0:
+        scaled = g.fresh("scaled")
+        g.node("Mul", [value, g.const(np.array(g.view.scalar(beta), np.float32))], [scaled])
+        value = scaled
+    probs = g.fresh("softmax")
+    g.node("Softmax", [value], [probs], axis=axis)
+    g.requantize_into(probs, out)
+
+
+def _same_quantization(g: Graph, indexes: Sequence[int]) -> bool:
+    params = {(g.view.operand(i).scale, g.view.operand(i).zero_point) for i in indexes}
+    return len(params) == 1
+
+
+def _reshape(g: Graph, op: Operation) -> None:
+    x, shape = op.inputs
+    out = op.outputs[0]
+    if g.quantized(x) and not _same_quantization(g, [x, out]):
+        raise Unsupported("quantized RESHAPE that changes the quantization")
+    target = g.view.constant(shape).astype(np.int64).reshape(-1)
+    g.node("Reshape", [g.name(x), g.const(target, "shape")], [g.name(out)])
+
+
+def _concatenation(g: Graph, op: Operation) -> None:
+    *tensors, axis = op.inputs
+    out = op.outputs[0]
+    if g.quantized(out) and not _same_quantization(g, [*tensors, out]):
+        real = g.fresh("concat")
+        g.node("Concat", [g.dequantized(i) for i in tensors], [real], axis=_int(g, axis))
+        g.requantize_into(real, out)
+    else:
+        g.node("Concat", [g.name(i) for i in tensors], [g.name(out)], axis=_int(g, axis))
+
+
+def _transpose(g: Graph, op: Operation) -> None:
+    x, out = op.inputs[0], op.outputs[0]
+    rank = len(g.view.dims(x))
+    if len(op.inputs) < 2 or g.view.is_omitted(op.inputs[1]):
+        perm = list(range(rank))[::-1]
+    else:
+        perm = [int(p) for p in g.view.constant(op.inputs[1]).reshape(-1)]
+    g.node("Transpose", [g.name(x)], [g.name(out)], perm=perm)
+
+
+def _mean(g: Graph, op: Operation) -> None:
+    x, axes, keep = op.inputs
+    out = op.outputs[0]
+    if g.quantized(x):
+        raise Unsupported("quantized MEAN")
+    g.node("ReduceMean", [g.name(x)], [g.name(out)], axes=[int(a) for a in g.view.constant(axes).reshape(-1)],
+           keepdims=int(bool(g.view.scalar(keep))))
+
+
+HANDLERS: dict[Op, Handler] = {
+    Op.ADD: _binary("Add", "QLinearAdd"),
+    Op.SUB: _binary("Sub", None),
+    Op.MUL: _binary("Mul", "QLinearMul"),
+    Op.DIV: _binary("Div", None),
+    Op.CONV_2D: _conv,
+    Op.DEPTHWISE_CONV_2D: _conv,
+    Op.GROUPED_CONV_2D: _grouped_conv,
+    Op.FULLY_CONNECTED: _fully_connected,
+    Op.AVERAGE_POOL_2D: _pool("average"),
+    Op.MAX_POOL_2D: _pool("max"),
+    Op.L2_POOL_2D: _pool("l2"),
+    Op.RELU: _relu(1),
+    Op.RELU1: _relu(2),
+    Op.RELU6: _relu(3),
+    Op.LOGISTIC: _unary("Sigmoid"),
+    Op.TANH: _unary("Tanh"),
+    Op.SOFTMAX: _softmax,
+    Op.RESHAPE: _reshape,
+    Op.CONCATENATION: _concatenation,
+    Op.TRANSPOSE: _transpose,
+    Op.MEAN: _mean,
+    Op.FLOOR: _unary("Floor"),
+    Op.EXP: _unary("Exp"),
+    Op.LOG: _unary("Log"),
+    Op.ABS: _unary("Abs"),
+    Op.SQRT: _unary("Sqrt"),
+    Op.NEG: _unary("Neg"),
+    Op.SIN: _unary("Sin"),
+}

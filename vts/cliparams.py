@@ -1,0 +1,278 @@
+"""Validating the command line: parameter types that refuse hostile values, and one-line usage errors.
+
+Every value on the command line comes from outside (a CI script, a typo, a
+hostile tester), so each option is checked while it is parsed and a bad one
+is a usage error: exit status 2, one line on stderr, no traceback.  Click's
+own types leave holes this closes: ``FloatRange`` accepts NaN (every
+comparison with NaN is false) and infinity, paths may be empty, an input
+file may be a FIFO that blocks the first read, and a driver reference is
+only discovered to be unusable once a host process fails to start.
+
+``NnvtsGroup`` makes every command of the group (including ones added
+later) print click's usage errors as one line and refuse NUL bytes and
+empty option values.  Only click and the standard library are imported here:
+``nnvts --help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import stat
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+EXIT_USAGE = 2
+
+
+class OneLineUsageError(click.ClickException):
+    """A usage error shown as ``nnvts: error: MESSAGE`` on one line (exit status 2)."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"nnvts: error: {one_line(self.format_message())}", err=True)
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+@contextlib.contextmanager
+def _one_line_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except click.UsageError as error:
+        raise OneLineUsageError(error.format_message()) from None
+
+
+def _option_label(param: click.Parameter) -> str:
+    if isinstance(param, click.Option):
+        return "/".join(param.opts)
+    return param.human_readable_name
+
+
+class NnvtsCommand(click.Command):
+    """A command whose arguments may hold no NUL byte and no empty option value."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        for arg in args:
+            if "\0" in arg:
+                raise click.UsageError(f"argument {arg!r} contains a NUL byte", ctx)
+        rest = super().parse_args(ctx, args)
+        for param in self.get_params(ctx):
+            value = ctx.params.get(param.name or "")
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            source = ctx.get_parameter_source(param.name or "")
+            if source is click.core.ParameterSource.COMMANDLINE and any(v == "" for v in values):
+                raise click.UsageError(f"{_option_label(param)}: expected a value, got an empty string", ctx)
+        return rest
+
+
+class NnvtsGroup(click.Group):
+    """A group whose commands are ``NnvtsCommand``s and whose usage errors are one line."""
+
+    command_class = NnvtsCommand
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        with _one_line_usage_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line_usage_errors():
+            return super().invoke(ctx)
+
+
+# --- numbers ----------------------------------------------------------------------------------
+
+
+class FiniteFloat(click.ParamType):
+    """A finite float within ``[low, high]`` (ends open when asked); NaN and infinities refused."""
+
+    name = "float"
+
+    def __init__(self, low: float | None = None, high: float | None = None, *, low_open: bool = False,
+                 high_open: bool = False) -> None:
+        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float) and math.isfinite(value):
+            number = value
+        else:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not a number", param, ctx)
+            if not math.isfinite(number):
+                self.fail(f"{value!r} is not a finite number", param, ctx)
+        too_low = self.low is not None and (number <= self.low if self.low_open else number < self.low)
+        too_high = self.high is not None and (number >= self.high if self.high_open else number > self.high)
+        if too_low or too_high:
+            self.fail(f"{value} is not in the range {self._describe()}", param, ctx)
+        return number
+
+    def _describe(self) -> str:
+        parts = []
+        if self.low is not None:
+            parts.append(f"{self.low:g} {'<' if self.low_open else '<='} x")
+        if self.high is not None:
+            parts.append(f"x {'<' if self.high_open else '<='} {self.high:g}")
+        return " and ".join(parts) or "of finite numbers"
+
+    def __repr__(self) -> str:
+        return f"FiniteFloat({self._describe()})"
+
+
+# --- files ------------------------------------------------------------------------------------
+
+
+class InputFile(click.ParamType):
+    """An existing regular file (a FIFO or device would block or never end), at most ``max_bytes``."""
+
+    name = "file"
+
+    def __init__(self, max_bytes: int = 16 << 20) -> None:
+        self.max_bytes = max_bytes
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError) as error:
+            self.fail(f"{path!r}: {getattr(error, 'strerror', None) or error}", param, ctx)
+        if not stat.S_ISREG(info.st_mode):
+            self.fail(f"{path!r} is not a regular file", param, ctx)
+        if info.st_size > self.max_bytes:
+            self.fail(f"{path!r} is larger than {self.max_bytes >> 20} MiB", param, ctx)
+        if not os.access(path, os.R_OK):
+            self.fail(f"{path!r} is not readable", param, ctx)
+        return path
+
+
+class OutputFile(click.ParamType):
+    """A file path a report can be written to: not a directory; its directory exists or can be made."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        if os.path.isdir(path):
+            self.fail(f"{path!r} is a directory", param, ctx)
+        if os.path.lexists(path) and not os.path.isfile(path):
+            self.fail(f"{path!r} exists and is not a regular file", param, ctx)
+        parent = os.path.dirname(os.path.abspath(path))
+        while not os.path.lexists(parent):  # created at write time; the first existing ancestor decides
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent):
+            self.fail(f"{path!r}: {parent!r} is not a directory", param, ctx)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            self.fail(f"{path!r}: cannot write in {parent!r}", param, ctx)
+        return path
+
+
+class OutputDir(click.ParamType):
+    """A directory to write into: an existing directory, or a path whose first existing ancestor is one."""
+
+    name = "directory"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        existing = os.path.abspath(path)
+        while not os.path.lexists(existing):
+            existing = os.path.dirname(existing)
+        if not os.path.isdir(existing):
+            self.fail(f"{path!r}: {existing!r} is not a directory", param, ctx)
+        if not os.access(existing, os.W_OK | os.X_OK):
+            self.fail(f"{path!r}: cannot write in {existing!r}", param, ctx)
+        return path
+
+
+# --- drivers and descriptors ------------------------------------------------------------------
+
+
+class DriverParam(click.ParamType):
+    """``NAME``, ``module:attr`` or (when allowed) ``exec:COMMAND``, checked without loading the driver.
+
+    An installed name must exist; a module must be importable (found, not
+    executed, so a driver meant for a host process never runs in the
+    harness); an ``exec:`` command must be non-empty with balanced quoting.
+    """
+
+    name = "driver"
+
+    def __init__(self, allow_exec: bool = True) -> None:
+        self.allow_exec = allow_exec
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        problem = driver_problem(str(value), self.allow_exec)
+        if problem:
+            self.fail(problem, param, ctx)
+        return str(value)
+
+
+def driver_problem(spec: str, allow_exec: bool = True) -> str | None:
+    """Why ``spec`` cannot name a driver, or None when it may."""
+    import shlex
+
+    if spec.startswith("exec:"):
+        if not allow_exec:
+            return f"{spec!r} is a program: give an installed driver name or module:attr"
+        try:
+            words = shlex.split(spec[len("exec:"):])
+        except ValueError as error:
+            return f"{spec!r}: bad shell quoting in the command ({error})"
+        if not words:
+            return f"{spec!r}: expected a command after exec:"
+        return None
+    if ":" in spec:
+        module, _, attr = spec.partition(":")
+        if not module or not attr or not all(p.isidentifier() for p in module.split(".") + attr.split(".")):
+            return f"{spec!r}: expected module:attr (dotted Python names), an installed name, or exec:COMMAND"
+        return _module_problem(module)
+    from vts.run.drivers import DriverNotFound, DriverRef
+
+    try:
+        DriverRef(spec).target  # noqa: B018 - resolves installed names
+    except DriverNotFound as error:
+        return str(error)
+    return None
+
+
+def _module_problem(module: str) -> str | None:
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module)
+    except Exception as error:  # a parent package that fails to import, a bad name
+        return f"cannot import driver module {module!r}: {type(error).__name__}: {error}"
+    return None if found is not None else f"cannot import driver module {module!r}: no such module"
+
+
+class SocketFd(click.ParamType):
+    """An inherited file descriptor that is open and is a socket."""
+
+    name = "fd"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            fd = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a descriptor number", param, ctx)
+        if not 0 <= fd < 1 << 20:
+            self.fail(f"{fd} is not a descriptor number", param, ctx)
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            self.fail(f"descriptor {fd} is not open", param, ctx)
+        if not stat.S_ISSOCK(mode):
+            self.fail(f"descriptor {fd} is not a socket", param, ctx)
+        return fd
+
+
+def bounded_int(low: int, high: int) -> click.IntRange:
+    """``click.IntRange`` with both ends: a huge count (workers, threads, sizes) is a usage error too."""
+    return click.IntRange(min=low, max=high)

@@ -1,0 +1,293 @@
+"""The burst family: HAL 1.2 burst executions, golden and malformed (test-catalogue §2.4, §4.4, §4.6).
+
+A burst (``PreparedModel.configure_execution_burst``) names its request
+pools by identifier (slot) and keeps each slot's memory until the client
+frees it; ``vts.hal.interfaces.Burst`` states the rules.  Two cases per
+model (not ``expect_failure``):
+
+* ``burst/SPEC.MODEL``: the example (and, for elementwise models, a rolled
+  variant with a golden of its own: ``vts.families.request_variants``)
+  through one burst, timing off and on, then requests that reuse held
+  slots: request A again with its slots held, A's input slot with B's output
+  slot (A's answer must land in B's output pool, nothing in A's), and A's
+  input slot freed and given again with B's input memory.  Every answer is
+  judged like a ``generated`` one; an output pool no request wrote to must
+  keep its sentinel bytes.
+* ``burst/validation/SPEC.MODEL``: the catalogue's malformed burst
+  requests, each on a fresh burst: fewer and more identifiers than pools, an
+  identifier twice, negative and beyond-int32 identifiers, a held slot never
+  given (INT32_MAX, as VTS), a freed slot, a memory given for a slot still
+  held, a driver-buffer token, and the suite's removed input and removed
+  output sent through the burst.  Each must fail with INVALID_ARGUMENT, no
+  shapes, no timing and no byte of the output pool written.  Freeing an
+  unknown slot, and a slot twice, must leave the burst working.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from vts.families.base import Case, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.executions import Answer, prepare_for_case
+from vts.families.judge import judge_success
+from vts.families.registry import register_family
+from vts.families.request_variants import request_variants
+from vts.families.validation import RequestMutation, apply_request_mutation
+from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel
+from vts.hal.types import NO_TIMING_INFO, MemoryToken, Request
+from vts.testmodel import BuiltRequest, TestExample, TestModel, build_request
+
+SENTINEL = 0xA5
+#: Slots the golden sequence uses: A's input and output, B's input and output.
+A_IN, A_OUT, B_IN, B_OUT = 11, 12, 21, 22
+
+
+def burst_execute(burst: Burst, request: Request, memory_ids: list[int],
+                  measure: MeasureTiming = MeasureTiming.NO) -> Answer:
+    """One burst execution normalised to an ``Answer`` (a DriverError is its status)."""
+    try:
+        result = burst.execute(request, memory_ids, measure)
+    except DriverError as error:
+        return Answer(error.status, tuple(error.output_shapes), error.timing or NO_TIMING_INFO, error.message)
+    return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)
+
+
+def configure(prepared: PreparedModel) -> Burst:
+    """``configureExecutionBurst`` must succeed with a burst (catalogue §4.6: NONE and a non-null context)."""
+    from vts.families.base import CaseFailure
+
+    try:
+        burst = prepared.configure_execution_burst()
+    except DriverError as error:
+        raise CaseFailure(f"configure_execution_burst failed with {error.status.name}", (error.message,)) from None
+    if not isinstance(burst, Burst):
+        raise CaseFailure(f"configure_execution_burst returned {type(burst).__name__}, not a Burst")
+    return burst
+
+
+def held(request: Request, *given: int) -> Request:
+    """``request`` with every pool held by the burst except the positions in ``given``."""
+    return Request(request.inputs, request.outputs,
+                   [pool if index in given else None for index, pool in enumerate(request.pools)])
+
+
+def fill(built: BuiltRequest) -> None:
+    built.output_pool.write(0, bytes([SENTINEL]) * built.output_pool.size)
+
+
+def untouched(built: BuiltRequest) -> bool:
+    return built.output_pool.read(0, built.output_pool.size) == bytes([SENTINEL]) * built.output_pool.size
+
+
+@dataclass
+class _Pair:
+    """Requests A and B of one model (different goldens where an identity allows), with their pools."""
+
+    model: TestModel
+    a_example: TestExample
+    b_example: TestExample
+    a: BuiltRequest
+    b: BuiltRequest
+
+    def crossed(self) -> BuiltRequest:
+        """A view reading A's outputs from B's output pool (the pools are laid out alike)."""
+        return BuiltRequest(self.a.request, self.a.input_pool, self.b.output_pool, self.a.output_locations)
+
+    def close(self) -> None:
+        self.a.close()
+        self.b.close()
+
+
+def _pair(model: TestModel, options: RunOptions) -> _Pair:
+    variants = request_variants(model, 2)
+    a_example, b_example = variants[0], variants[-1]
+    a = build_request(model, a_example, options.pool_kind, extensions=options.extensions)
+    b = build_request(model, b_example, options.pool_kind, extensions=options.extensions)
+    return _Pair(model, a_example, b_example, a, b)
+
+
+def _golden_sequence(pair: _Pair, burst: Burst) -> list[str]:
+    """The burst golden steps; the first problem ends the sequence (later steps build on earlier ones)."""
+    model, a, b = pair.model, pair.a, pair.b
+    steps: list[tuple[str, Callable[[], Answer], BuiltRequest, TestExample, MeasureTiming, tuple[BuiltRequest, ...]]]
+    steps = [
+        ("A, memories given (slots 11, 12)", lambda: burst_execute(burst, a.request, [A_IN, A_OUT]),
+         a, pair.a_example, MeasureTiming.NO, ()),
+        ("B, memories given (slots 21, 22), timing", lambda: burst_execute(
+            burst, b.request, [B_IN, B_OUT], MeasureTiming.YES), b, pair.b_example, MeasureTiming.YES, ()),
+        ("A again, both slots held", lambda: burst_execute(burst, held(a.request), [A_IN, A_OUT]),
+         a, pair.a_example, MeasureTiming.NO, (b,)),
+        ("A's input slot 11 with B's output slot 22, both held", lambda: burst_execute(
+            burst, held(a.request), [A_IN, B_OUT]), pair.crossed(), pair.a_example, MeasureTiming.NO, (a,)),
+    ]
+    for where, run, view, example, measure, quiet in steps:
+        fill(a)
+        fill(b)
+        answer = run()
+        problems = judge_success(model, example, view, answer, measure, f"burst execution ({where})")
+        problems += [f"burst execution ({where}) wrote to an output pool it does not name" for other in quiet
+                     if not untouched(other)]
+        if problems:
+            return problems
+    # Free A's input slot and give it again, now with B's input memory: B's answer in A's output pool.
+    fill(a)
+    burst.free_memory(A_IN)
+    request = Request(b.request.inputs, b.request.outputs, [b.input_pool, None])
+    answer = burst_execute(burst, request, [A_IN, A_OUT])
+    view = BuiltRequest(b.request, b.input_pool, a.output_pool, b.output_locations)
+    return judge_success(model, pair.b_example, view, answer, MeasureTiming.NO,
+                         "burst execution (slot 11 freed, then given again with B's input memory)")
+
+
+# -- validation ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BurstMutation:
+    slug: str
+    description: str
+    #: (burst, built request) -> (request, memory ids) to send; may run setup executions on the burst.
+    build: Callable[[Burst, BuiltRequest], tuple[Request, list[int]]]
+
+
+def _setup_then(ids: list[int], then: Callable[[Burst, BuiltRequest], tuple[Request, list[int]]]
+                ) -> Callable[[Burst, BuiltRequest], tuple[Request, list[int]]]:
+    """Give the request's memories under ``ids`` first (a valid execution), then build the malformed one."""
+
+    def build(burst: Burst, built: BuiltRequest) -> tuple[Request, list[int]]:
+        burst_execute(burst, built.request, ids)
+        return then(burst, built)
+
+    return build
+
+
+def _freed(burst: Burst, built: BuiltRequest) -> tuple[Request, list[int]]:
+    burst.free_memory(1)
+    return held(built.request), [1, 2]
+
+
+def burst_mutations(model: TestModel) -> list[BurstMutation]:
+    """The malformed burst requests of one model (test-catalogue §4.4 burst path, §4.6 in API form)."""
+    mutations = [
+        BurstMutation("fewer_ids", "one memory identifier fewer than pools",
+                      lambda burst, built: (built.request, [1])),
+        BurstMutation("more_ids", "one memory identifier more than pools",
+                      lambda burst, built: (built.request, [1, 2, 3])),
+        BurstMutation("duplicate_id", "the same memory identifier for both pools",
+                      lambda burst, built: (built.request, [1, 1])),
+        BurstMutation("negative_id", "memory identifier -1",
+                      lambda burst, built: (built.request, [-1, 2])),
+        BurstMutation("id_beyond_int32", "memory identifier 2^31",
+                      lambda burst, built: (built.request, [MAX_BURST_SLOT + 1, 2])),
+        BurstMutation("unknown_id", "a held memory identifier never given (INT32_MAX)",
+                      lambda burst, built: (held(built.request, 1), [MAX_BURST_SLOT, 2])),
+        BurstMutation("freed_id", "a memory identifier used after free_memory",
+                      _setup_then([1, 2], _freed)),
+        BurstMutation("given_while_held", "a memory given for an identifier the burst still holds",
+                      _setup_then([1, 2], lambda burst, built: (built.request, [1, 2]))),
+        BurstMutation("token_pool", "a driver-buffer token as a burst pool (burst requests are HAL 1.0)",
+                      lambda burst, built: (Request(built.request.inputs, built.request.outputs,
+                                                    [built.request.pools[0], MemoryToken(1)]), [1, 2])),
+    ]
+    for kind, count in (("remove_input", len(model.main.inputs)), ("remove_output", len(model.main.outputs))):
+        for index in range(count):
+            mutation = RequestMutation(f"{kind}_{index}", f"{kind.replace('_', ' ')} {index}", kind, (index,))
+            mutations.append(BurstMutation(mutation.slug, f"{mutation.description} (through the burst)",
+                                           _request_mutation(mutation)))
+    return mutations
+
+
+def _request_mutation(mutation: RequestMutation) -> Callable[[Burst, BuiltRequest], tuple[Request, list[int]]]:
+    def build(burst: Burst, built: BuiltRequest) -> tuple[Request, list[int]]:
+        request = built.request.copy()
+        apply_request_mutation(request, built, mutation)
+        return request, [1, 2]
+
+    return build
+
+
+def refusal_problems(answer: Answer, built: BuiltRequest, where: str) -> list[str]:
+    problems = []
+    if answer.status != ErrorStatus.INVALID_ARGUMENT:
+        problems.append(f"{where}: returned {answer.status.name}, expected INVALID_ARGUMENT")
+    if answer.output_shapes:
+        problems.append(f"{where}: output shapes returned with an error")
+    if answer.timing != NO_TIMING_INFO:
+        problems.append(f"{where}: timing returned with an error")
+    if not untouched(built):
+        problems.append(f"{where}: the output pool was written")
+    return problems
+
+
+def _validation(model: TestModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    problems: list[str] = []
+    example = model.examples[0]
+    for mutation in burst_mutations(model):
+        built = build_request(model, example, options.pool_kind, extensions=options.extensions)
+        try:
+            burst = configure(prepared)
+            request, ids = mutation.build(burst, built)
+            fill(built)
+            answer = burst_execute(burst, request, ids, MeasureTiming.YES)
+            problems += refusal_problems(answer, built, f"{mutation.slug} ({mutation.description})")
+        finally:
+            built.close()
+    problems += _survives_frees(model, prepared, options)
+    return problems
+
+
+def _survives_frees(model: TestModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    """The suite frees the first slot, an unknown slot (0) and the first slot again; the burst must go on."""
+    example = model.examples[0]
+    built = build_request(model, example, options.pool_kind, extensions=options.extensions)
+    try:
+        burst = configure(prepared)
+        burst_execute(burst, built.request, [1, 2])
+        for slot in (1, 0, 1):
+            with contextlib.suppress(DriverError):  # freeMemory returns nothing in the HAL: a refusal is harmless
+                burst.free_memory(slot)
+        fill(built)
+        answer = burst_execute(burst, held(built.request, 0), [1, 2])  # slot 1 given anew, slot 2 still held
+        return judge_success(model, example, built, answer, MeasureTiming.NO,
+                             "burst execution after freeing slot 1, unknown slot 0 and slot 1 again")
+    finally:
+        built.close()
+
+
+@register_family
+class BurstFamily(Family):
+    name = "burst"
+    description = ("burst executions (HAL 1.2): goldens through held, crossed and re-given memory slots, and "
+                   "malformed burst requests refused")
+
+    def applicable(self, device: DeviceInfo) -> bool:
+        return device.hal_version >= HalVersion.V1_2
+
+    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+        if model.expect_failure:
+            return
+        yield Case(f"{self.name}/{model.case_name()}", self.name, model, None, spec_path, {"kind": "golden"})
+        yield Case(f"{self.name}/validation/{model.case_name()}", self.name, model, None, spec_path,
+                   {"kind": "validation"})
+
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        model = case.model
+        assert model is not None
+        prepared, why = prepare_for_case(device, model, options)
+        if prepared is None:
+            return skipped(why)
+        if case.config["kind"] == "validation":
+            problems = _validation(model, prepared, options)
+        else:
+            pair = _pair(model, options)
+            try:
+                problems = _golden_sequence(pair, configure(prepared))
+            finally:
+                pair.close()
+        if problems:
+            return failed(problems[0], tuple(problems[:20]))
+        return passed()
