@@ -297,3 +297,24 @@ def test_refusing_a_hal_valid_conv_2d_of_rank_3_with_invalid_argument_is_caught(
     (result,) = results.values()
     assert result.verdict is Verdict.FAILED
     assert "get_supported_operations returned INVALID_ARGUMENT for a valid model" in result.reason
+
+
+def test_a_broken_oracle_is_never_blamed_on_the_driver():
+    """An oracle that refuses valid models or raises makes the case skipped or an ERROR, never FAILED."""
+    from vts.families.base import RunOptions
+    from vts.families.differential import DifferentialFamily
+    from vts.run.runner import Runner
+    from vts.testmodel import parse_spec
+
+    family = DifferentialFamily()
+    (model,) = parse_spec(hand_add_float())
+    (case,) = family.model_cases(model, "<inline>")
+    refusing = Runner(create_device(), RunOptions(oracle="tests.drivers.broken:wrong_status")).run_case(family, case)
+    assert refusing.verdict is Verdict.SKIPPED and "the oracle did not answer" in refusing.reason, refusing.reason
+    family = DifferentialFamily()
+    raising = Runner(create_device(), RunOptions(oracle="tests.drivers.broken:raises_unexpected")).run_case(family,
+                                                                                                         case)
+    assert raising.verdict is Verdict.ERROR and "the oracle" in raising.reason, raising.reason
+    family = DifferentialFamily()
+    missing = Runner(create_device(), RunOptions(oracle="tests.drivers.no_such:thing")).run_case(family, case)
+    assert missing.verdict is Verdict.ERROR and "cannot load the oracle" in missing.reason

@@ -27,7 +27,11 @@ oracle only because it is itself verified on external goldens (the
 conformance corpus and the hand-computed specs, whose goldens never come
 from the reference); an engine such as LiteRT or ONNX Runtime is an oracle
 with no extra code.  The oracle's answers are kept per case (a case re-run
-after a driver host death does not recompute them).
+after a driver host death does not recompute them).  Whatever goes wrong on
+the oracle's side (it refuses or cannot prepare the model, fails an
+execution) skips that part of the case with the reason, and an exception
+it raises is a harness ERROR: the driver under test is never blamed for
+its oracle.
 
 Tolerances: the ``generated`` family's criteria, doubled.  A golden is
 exact; an oracle's answer carries its own error, up to the same bound, so
@@ -56,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from vts.compare import OutputComparison, compare_output, criteria_for
-from vts.families.base import Case, Family, HarnessError, Outcome, RunOptions, failed, passed, skipped
+from vts.families.base import Case, CaseFailure, Family, HarnessError, Outcome, RunOptions, failed, passed, skipped
 from vts.families.differential_inputs import InputPlan, plan_inputs, random_example, seed_of
 from vts.families.executions import Answer, Executor, execute, prepare_for_case, timing_problems
 from vts.families.judge import judge_success, reduced_precision, shape_problems
@@ -64,6 +68,7 @@ from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperandType, OperationType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
+from vts.ipc.errors import DriverLost
 from vts.testmodel import BuiltRequest, TensorData, TestExample, TestModel, build_request, dtype_of, element_count
 
 #: Random input sets per model, all on one prepared model.
@@ -90,7 +95,7 @@ class Oracle:
     def device(self) -> Device:
         with self._lock:
             if self._device is None:
-                from vts.run.drivers import DriverNotFound, DriverRef
+                from vts.run.drivers import DriverRef
 
                 ref = DriverRef(self.spec)
                 try:
@@ -102,7 +107,7 @@ class Oracle:
                         atexit.register(self._host.stop)  # families have no teardown; the run's end is it
                     else:
                         self._device = ref.load()
-                except (DriverNotFound, OSError) as error:
+                except Exception as error:  # not found, did not start, a factory that raised
                     raise HarnessError(f"cannot load the oracle {self.spec!r}: {error}") from None
             return self._device
 
@@ -224,7 +229,10 @@ class DifferentialFamily(Family):
         cached = oracle.answers.get(case.name)
         if cached is not None:
             return cached, ""
-        prepared, why = prepare_for_case(oracle.device, model, options)
+        try:
+            prepared, why = prepare_for_case(oracle.device, model, options)
+        except CaseFailure as failure:  # the oracle broke a rule: never the driver's failure
+            return [], f"the oracle {oracle.spec!r} could not prepare the model ({failure.reason})"
         if prepared is None:
             return [], f"the oracle {oracle.spec!r} does not support the model ({why})"
         rng = np.random.Generator(np.random.PCG64(seed_of(case.name)))
@@ -234,7 +242,16 @@ class DifferentialFamily(Family):
             if draw >= DRAWS and (not answers or _outputs_differ(answers)):
                 break
             example = random_example(model, plan, rng, f"random{draw}")
-            answer, why = _oracle_run(model, example, prepared, options)
+            try:
+                answer, why = _oracle_run(model, example, prepared, options)
+            except CaseFailure as failure:
+                answer, why = None, failure.reason
+            except HarnessError:
+                raise
+            except DriverLost as lost:  # an exec: oracle's host died or hung; the driver's is fine
+                raise HarnessError(f"the oracle {oracle.spec!r} was lost: {lost.reason}") from None
+            except Exception as error:  # an oracle bug is the harness's problem (ERROR), not the driver's
+                raise HarnessError(f"the oracle {oracle.spec!r} raised {type(error).__name__}: {error}") from None
             if answer is None:
                 refusals.append(f"draw {draw}: {why}")
             else:
