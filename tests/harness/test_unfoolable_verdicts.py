@@ -250,11 +250,13 @@ def test_the_oracle_is_the_driver_named_by_the_oracle_option(tmp_path):
     assert right.returncode == 0, right.stdout + right.stderr
     assert json.loads((tmp_path / "right.json").read_text())["summary"]["passed"] == 2
     wrong = nnvts("run", "--driver", "reference", "--family", "differential", "--specs", specs, "-j", "2",
-                  "--oracle", "tests.drivers.broken:float_off_by_1e_4", "--json", str(tmp_path / "wrong.json"))
+                  "--oracle", "tests.drivers.broken_verdicts:right_on_golden_inputs_only",
+                  "--json", str(tmp_path / "wrong.json"))
     assert wrong.returncode == 1, wrong.stdout + wrong.stderr
     cases = {c["name"]: c for c in json.loads((tmp_path / "wrong.json").read_text())["cases"]}
+    # That oracle is 0.5 (float) or 3 steps (quant8) off on every input it does not know.
     assert cases["differential/hand_add_float.add"]["verdict"] == "failed"
-    assert cases["differential/hand_add_quant8.add"]["verdict"] == "passed"  # the fault is float-only
+    assert cases["differential/hand_add_quant8.add"]["verdict"] == "failed"
     unknown = nnvts("run", "--driver", "reference", "--family", "differential", "--specs", specs,
                     "--oracle", "no_such_driver")
     assert unknown.returncode == 2 and "no_such_driver" in unknown.stderr

@@ -38,7 +38,14 @@ exact; an oracle's answer carries its own error, up to the same bound, so
 two correct implementations may differ by the sum of the two: ±2 steps for
 quantized outputs where the golden check allows ±1 (SOFTMAX, LOGISTIC and
 every op whose rounding may go either way on random inputs), twice the
-float bounds.  Integer and boolean outputs keep their bounds.
+float bounds.  For float outputs the relative part of the bound is also
+applied to the largest magnitude in the output tensor: two correct
+implementations summing in different orders (a convolution, a reduction)
+differ by ulps of the largest partial sums, not of a result that
+cancellation made small, and random inputs cancel far more often than
+hand-picked ones (with ONNX Runtime as the oracle, conv sums of 2.97 and
+36.83 differed by 3e-5 and 1.2e-4 without this term).  Integer and boolean
+outputs keep their bounds.
 
 Skipped, with the reason: ``expect_failure`` models (no answer to compare),
 RANDOM_MULTINOMIAL (samples: no deterministic answer, the ``generated``
@@ -117,11 +124,19 @@ class Oracle:
             self.answers.popitem(last=False)
 
 
-def _tolerance_doubled(model: TestModel, operand_type: int) -> Any:
+_FLOAT_OUTPUTS = (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16, OperandType.FLOAT32, OperandType.FLOAT16)
+
+
+def _tolerance_doubled(model: TestModel, operand_type: int, expected: np.ndarray) -> Any:
+    """The generated family's criteria for comparing two computed answers (module docstring)."""
     base = criteria_for(operand_type, reduced_precision=reduced_precision(model), tolerance=model.tolerance)
     if base.exact or operand_type in (OperandType.TENSOR_INT32, OperandType.INT32, OperandType.UINT32):
         return base
-    return dataclasses.replace(base, atol=base.atol * 2, rtol=base.rtol * 2)
+    atol = base.atol * 2
+    if operand_type in _FLOAT_OUTPUTS and expected.size:
+        finite = np.abs(expected[np.isfinite(expected)].astype(np.float64))
+        atol += base.rtol * 2 * (float(finite.max()) if finite.size else 0.0)
+    return dataclasses.replace(base, atol=atol, rtol=base.rtol * 2)
 
 
 def _compare_with_oracle(model: TestModel, expected: TestExample, built: BuiltRequest) -> list[OutputComparison]:
@@ -132,7 +147,7 @@ def _compare_with_oracle(model: TestModel, expected: TestExample, built: BuiltRe
             continue
         count = element_count(golden.dims)
         actual = built.read_output(position, dtype_of(operand.type), count)
-        criteria = _tolerance_doubled(model, int(operand.type))  # type: ignore[arg-type]
+        criteria = _tolerance_doubled(model, int(operand.type), golden.value)  # type: ignore[arg-type]
         comparisons.append(compare_output(operand.name, golden.value.reshape(golden.dims or ()),
                                           actual.reshape(golden.dims or ()) if actual.size == count else actual,
                                           criteria))
