@@ -23,6 +23,8 @@ from vts.cliparams import (
     SocketFd,
     bounded_int,
 )
+from vts.commands_ci import COMMANDS as CI_COMMANDS
+from vts.commands_ci import ci_list_options, ci_options, ci_run_options, narrow_selection
 
 DEFAULT_SPECS = ("generated_tests",)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 5
@@ -38,7 +40,7 @@ EXIT_STATUS_EPILOG = """\b
 Exit status:
   0    every selected case passed
   1    some case failed (failed, error, crash, timeout, xpass)
-  2    usage or input error (bad option, malformed spec): nothing runs, nothing is written
+  2    usage, input or I/O error (bad option, malformed spec, full disk); a bad spec: nothing runs or is written
   5    no case was selected (a -k typo, an empty spec folder)
   130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM; 129 by SIGHUP (reports are still written)
 """
@@ -69,8 +71,6 @@ def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str
         )
     except (SelectionError, SpecError) as error:
         _usage_error(str(error))
-    except RecursionError:
-        _usage_error(f"-k {keyword[:40]!r}...: the expression is nested too deeply")
     raise AssertionError  # unreachable: _usage_error exits
 
 
@@ -142,11 +142,12 @@ def main() -> None:
               help="Driver whose answers the differential family expects (any --driver spec).")
 @click.option("--allow-unreproduced-crashes", is_flag=True,
               help="Report cases whose driver died once but passed when re-run alone without failing the run.")
+@ci_run_options
 def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, in_process: bool,
-        jobs: int, memory_limit: int, oracle: str, allow_unreproduced_crashes: bool) -> None:
+        jobs: int, memory_limit: int, oracle: str, allow_unreproduced_crashes: bool, **ci: object) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from vts.run import signals
     from vts.run.session import RunRequest, run_session
@@ -164,7 +165,7 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
                 verbose=verbose, extension_allowlist=extension_allowlist,
                 argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs,
                 keyword_text=keyword, shard_text=shard, oracle=oracle,
-                allow_unreproduced_crashes=allow_unreproduced_crashes), usage_error=_usage_error)
+                allow_unreproduced_crashes=allow_unreproduced_crashes, ci=ci_options(ci)), usage_error=_usage_error)
         except KeyboardInterrupt:  # before the run loop started (it handles its own): nothing to report
             click.echo("nnvts: interrupted before any case ran", err=True)
             code = signals.exit_status()
@@ -197,14 +198,16 @@ def _why_nothing_selected(selection, paths: Sequence[str]) -> str:
 @main.command(name="list")
 @selection_options
 @click.option("--count", is_flag=True, help="Print only the number of cases.")
+@ci_list_options
 def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
-               families: tuple[str, ...], shard: str | None, count: bool) -> None:
+               families: tuple[str, ...], shard: str | None, count: bool, **ci: object) -> None:
     """Print the names of the cases a run would select, one per line."""
     from vts.run.runner import UnknownFamily, iter_cases
     from vts.spec.errors import SpecError
 
     paths = _spec_paths(specs, extra_specs)
     selection = _selection(paths, keyword, families, shard)
+    narrow_selection(selection, ci)
     total = 0
     try:
         out = sys.stdout
@@ -254,7 +257,8 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
 @main.command()
 @click.option("--driver", type=DriverParam(allow_exec=False), required=True,
               help="Driver to serve: an installed name or module:attr.")
-@click.option("--socket", "socket_path", type=click.Path(dir_okay=False), help="Listen on this Unix socket path.")
+@click.option("--socket", "socket_path", type=click.Path(dir_okay=False),
+              help="Listen on this Unix socket path (each connection one more client of the same driver instance).")
 @click.option("--fd", type=SocketFd(), help="Serve on this inherited, connected socket descriptor.")
 @click.option("--threads", type=bounded_int(1, MAX_THREADS), default=1, show_default=True,
               help="Calls served concurrently.")
@@ -340,6 +344,10 @@ def info(driver: str, as_json: bool, expect_version: str | None) -> None:
     if expect_version is not None and expect_version not in str(data.get("version")):
         click.echo(f"nnvts: version string {data.get('version')!r} does not contain {expect_version!r}", err=True)
         sys.exit(EXIT_FAILED)
+
+
+for _command in CI_COMMANDS:
+    main.add_command(_command)
 
 
 if __name__ == "__main__":

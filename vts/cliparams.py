@@ -17,6 +17,7 @@ empty option values.  Only click and the standard library are imported here:
 from __future__ import annotations
 
 import contextlib
+import errno
 import math
 import os
 import stat
@@ -77,6 +78,12 @@ class NnvtsGroup(click.Group):
 
     command_class = NnvtsCommand
 
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Commands defined in other modules must be ``NnvtsCommand``/``NnvtsGroup`` too (hostile-argument rules)."""
+        if not isinstance(cmd, (NnvtsCommand, NnvtsGroup)):
+            raise TypeError(f"command {cmd.name!r} must be defined with cls=NnvtsCommand (or NnvtsGroup)")
+        super().add_command(cmd, name)
+
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:
         with _one_line_usage_errors():
@@ -84,7 +91,14 @@ class NnvtsGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         with _one_line_usage_errors():
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except OSError as error:
+                if error.errno == errno.EPIPE:  # a closed pipe (nnvts list | head): click's own handling
+                    raise
+                # A full disk or a vanished directory: say so on one line, not in a traceback.
+                where = f" ({error.filename})" if error.filename else ""
+                raise OneLineUsageError(f"input/output error: {error.strerror or error}{where}") from None
 
 
 # --- numbers ----------------------------------------------------------------------------------
@@ -131,7 +145,7 @@ class FiniteFloat(click.ParamType):
 
 
 class InputFile(click.ParamType):
-    """An existing regular file (a FIFO or device would block or never end), at most ``max_bytes``."""
+    """An existing regular UTF-8 text file of at most ``max_bytes`` (a FIFO or device would block or never end)."""
 
     name = "file"
 
@@ -148,8 +162,32 @@ class InputFile(click.ParamType):
             self.fail(f"{path!r} is not a regular file", param, ctx)
         if info.st_size > self.max_bytes:
             self.fail(f"{path!r} is larger than {self.max_bytes >> 20} MiB", param, ctx)
-        if not os.access(path, os.R_OK):
-            self.fail(f"{path!r} is not readable", param, ctx)
+        try:
+            with open(path, "rb") as f:
+                data = f.read(self.max_bytes + 1)
+        except OSError as error:
+            self.fail(f"{path!r}: {error.strerror or error}", param, ctx)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            self.fail(f"{path!r} line {line}: expected UTF-8 text, got byte 0x{data[error.start]:02x}", param, ctx)
+        return path
+
+
+class ResultsFile(click.ParamType):
+    """An existing regular file of any size (a results stream of a large run is hundreds of MB): read as it streams."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError) as error:
+            self.fail(f"{path!r}: {getattr(error, 'strerror', None) or error}", param, ctx)
+        if not stat.S_ISREG(info.st_mode):
+            self.fail(f"{path!r} is not a regular file", param, ctx)
         return path
 
 

@@ -26,6 +26,7 @@ class Verdict(enum.Enum):
     TIMEOUT = "timeout"  # the driver did not answer within the case time limit
     XFAIL = "xfail"  # failed, and listed as an expected failure
     XPASS = "xpass"  # passed, but listed as an expected failure
+    FLAKY = "flaky"  # failed, then did not fail when re-run alone (--reruns); fails only with --fail-on-flaky
     #: The driver host died during the case, and the case passed when the harness re-ran it alone on a
     #: fresh host.  Not a pass: a driver that dies (a crash, the --memory-limit kill of a leak) on a
     #: valid request broke the HAL contract even if the death does not repeat; fails the run unless

@@ -174,3 +174,39 @@ def layout_flag(view: ModelView, op: Operation, position: int) -> bool:
 #: NHWC <-> NCHW permutations.
 TO_NHWC = (0, 2, 3, 1)
 TO_NCHW = (0, 3, 1, 2)
+
+
+def transpose_conv_window(view: ModelView, op: Operation) -> tuple[Window, tuple[int, int]]:
+    """(window, output (height, width)) of a TRANSPOSE_CONV_2D.
+
+    Explicit (11 inputs): pads left/right/top/bottom, strides, activation,
+    layout.  Implicit (9): an INT32 output-shape tensor, the scheme, strides,
+    activation, layout; the pads are Android's
+    ``calculateExplicitPaddingTransposeConv`` on the requested output size
+    (the tail may be negative).  The output size is always
+    ``in * stride + filter - stride - head - tail``.
+    """
+    args = op.inputs
+    nchw = bool(view.scalar(args[-1]))
+    in_dims = view.dims(args[0])
+    in_h, in_w = (in_dims[2], in_dims[3]) if nchw else (in_dims[1], in_dims[2])
+    kernel = (view.dims(args[1])[1], view.dims(args[1])[2])
+    if len(args) >= 11:
+        left, right, top, bottom, stride_w, stride_h, activation = (int(view.scalar(i)) for i in args[3:10])
+    else:
+        shape = [int(d) for d in view.constant(args[3]).reshape(-1)]
+        out_h, out_w = (shape[2], shape[3]) if nchw else (shape[1], shape[2])
+        scheme, stride_w, stride_h, activation = (int(view.scalar(i)) for i in args[4:8])
+        top, bottom = _transpose_padding(out_h, stride_h, kernel[0], scheme)
+        left, right = _transpose_padding(out_w, stride_w, kernel[1], scheme)
+    out = (in_h * stride_h + kernel[0] - stride_h - top - bottom, in_w * stride_w + kernel[1] - stride_w - left - right)
+    return Window((top, bottom, left, right), (stride_h, stride_w), (1, 1), kernel, activation, nchw), out
+
+
+def _transpose_padding(out_size: int, stride: int, kernel: int, scheme: int) -> tuple[int, int]:
+    if scheme != PADDING_SAME:
+        return 0, 0
+    count = (out_size + stride - 1) // stride
+    excess = (count - 1) * stride + kernel - out_size
+    head = excess // 2 if excess > 0 else 0
+    return head, excess - head

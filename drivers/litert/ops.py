@@ -20,11 +20,13 @@ differs, and how each handler bridges it:
 - **Axes**: SOFTMAX, L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION work
   on the last axis only in TFLite; another axis is unsupported.
 - **Quantization restrictions** TFLite's kernels assume without checking
-  (its quantization spec), found by running the corpus through it: int8
-  weights are symmetric (a QUANT8_ASYMM_SIGNED filter with a nonzero zero
-  point would be read as if it were 0), and MAXIMUM, MINIMUM and SELECT
-  copy quantized values without rescaling (inputs and output must share
-  scale and zero point).  Models outside them are unsupported here.
+  (its quantization spec), found by running the corpus through it: its
+  int8 convolutions read weights as symmetric (a QUANT8_ASYMM_SIGNED filter
+  with a nonzero zero point would be read as if it were 0), its uint8 ones
+  take no per-channel filters and no groups, and MAXIMUM, MINIMUM and SELECT
+  copy quantized values without rescaling.  Convolutions switch kernel by
+  exact requantization (``_kernel_type``); the copying operations are
+  unsupported unless inputs and output share scale and zero point.
 
 A handler raises ``Unsupported`` for anything it cannot express exactly.
 Whether the TFLite kernels then accept the operand types is not decided
@@ -47,6 +49,7 @@ from drivers.engine.nnapi import (
     implicit_padding,
     layout_flag,
     pool_window,
+    transpose_conv_window,
 )
 from drivers.litert.flatbuffer import FlatbufferBuilder
 from vts.hal.enums import OperandType as T
@@ -191,13 +194,6 @@ def _binary_fused(name: str) -> Handler:
     return handler
 
 
-def _symmetric_weights(g: Graph, index: int) -> None:
-    operand = g.view.operand(index)
-    if T(operand.type) == T.TENSOR_QUANT8_ASYMM_SIGNED and operand.zero_point != 0:
-        raise Unsupported(f"int8 weights with zero point {operand.zero_point} (TFLite's int8 kernels take "
-                          "symmetric weights and would ignore it)")
-
-
 def _same_quantization(g: Graph, indexes: Sequence[int], what: str) -> None:
     operands = [g.view.operand(i) for i in indexes]
     if T(operands[0].type) in QUANTIZED and len({(o.scale, o.zero_point) for o in operands}) > 1:
@@ -233,31 +229,100 @@ def _tflite_padding(g: Graph, window_pads: tuple[int, int, int, int], same: tupl
     return None
 
 
-def _conv(g: Graph, op: Operation) -> None:
-    """CONV_2D and DEPTHWISE_CONV_2D (GROUPED_CONV_2D has its own argument order)."""
-    window, multiplier = conv_window(g.view, op)
+def _kernel_type(g: Graph, x: int, w: int, grouped: bool) -> T:
+    """The 8-bit type a quantized convolution runs in on TFLite (the input's own, or the other by a detour).
+
+    TFLite's uint8 convolutions take uint8 filters only (zero point honoured)
+    and it has no uint8 grouped kernel; its int8 kernels take per-channel
+    filters and groups but ignore a filter zero point.  The two encodings
+    convert exactly into each other by a QUANTIZE (same scale, zero point
+    +- 128), so a convolution the input's kernel cannot run exactly runs as
+    QUANTIZE, the other kernel, QUANTIZE back: same integers, other kernel.
+    This is also what keeps QUANT8_ASYMM and QUANT8_ASYMM_SIGNED supported
+    alike, as the HAL requires (the quantization_coupling family checks it).
+    """
+    kind, filter_kind = g.view.type_of(x), g.view.type_of(w)
+    if kind == T.TENSOR_QUANT8_ASYMM and (filter_kind == T.TENSOR_QUANT8_SYMM_PER_CHANNEL or grouped):
+        if filter_kind == T.TENSOR_QUANT8_ASYMM and g.view.operand(w).zero_point != 128:
+            raise Unsupported("uint8 grouped convolution with an asymmetric filter (TFLite has no uint8 grouped "
+                              "kernel and its int8 kernel takes symmetric filters only)")
+        return T.TENSOR_QUANT8_ASYMM_SIGNED
+    if kind == T.TENSOR_QUANT8_ASYMM_SIGNED and filter_kind == T.TENSOR_QUANT8_ASYMM_SIGNED \
+            and g.view.operand(w).zero_point != 0:
+        if grouped:
+            raise Unsupported("int8 grouped convolution with an asymmetric filter (TFLite's int8 kernel ignores "
+                              "the filter zero point and it has no uint8 grouped kernel)")
+        return T.TENSOR_QUANT8_ASYMM
+    return kind
+
+
+_SHIFT = {T.TENSOR_QUANT8_ASYMM: 128, T.TENSOR_QUANT8_ASYMM_SIGNED: -128}
+
+
+def _recoded(g: Graph, tensor: int, index: int, shape: Sequence[int], kind: T) -> int:
+    """A copy of 8-bit ``tensor`` (quantized like operand ``index``) in the other encoding ``kind``."""
+    operand = g.view.operand(index)
+    out = g.fb.tensor(shape, _tflite_type(kind), g.fb.quantization([operand.scale],
+                                                                   [operand.zero_point + _SHIFT[kind]]))
+    g.emit("QUANTIZE", [tensor], [out])
+    return out
+
+
+def _recoded_filter(g: Graph, w: int, kind: T) -> int:
+    """Constant filter ``w`` in encoding ``kind`` (per-channel filters are int8 already)."""
+    if g.view.type_of(w) == T.TENSOR_QUANT8_SYMM_PER_CHANNEL or g.view.type_of(w) == kind:
+        return g.t(w)
+    operand = g.view.operand(w)
+    shifted = g.view.constant(w).astype(np.int16) + _SHIFT[kind]
+    value = shifted.astype(np.uint8 if kind == T.TENSOR_QUANT8_ASYMM else np.int8)
+    return g.const(value, g.fb.quantization([operand.scale], [operand.zero_point + _SHIFT[kind]]))
+
+
+def _convolve(g: Graph, op: Operation, window: Window, multiplier: int, grouped: bool = False) -> None:
+    """CONV_2D, DEPTHWISE_CONV_2D and GROUPED_CONV_2D once their windows are decoded."""
     x, w, b = op.inputs[:3]
-    _symmetric_weights(g, w)
+    kernel_type = _kernel_type(g, x, w, grouped) if g.view.type_of(x) in _SHIFT else None
+    detour = kernel_type is not None and kernel_type != g.view.type_of(x)
+    if detour and not g.view.is_constant(w):
+        raise Unsupported("filter fed at execution time to a convolution that needs a recoded filter")
     dims = g.view.dims(x)
     in_h, in_w = (dims[2], dims[3]) if window.nchw else (dims[1], dims[2])
+    nhwc = [dims[p] for p in TO_NHWC] if window.nchw else dims
     source = g.nhwc_input(x, window.nchw)
     padding = _tflite_padding(g, window.pads, window.same_pads(in_h, in_w))
-    if padding is None:  # pads TFLite cannot name: pad explicitly, then convolve VALID
+    if padding is None:  # pads TFLite cannot name: pad explicitly (with the zero point), then convolve VALID
         top, bottom, left, right = window.pads
-        nhwc = [dims[p] for p in TO_NHWC] if window.nchw else dims
-        padded = g.like(x, [nhwc[0], nhwc[1] + top + bottom, nhwc[2] + left + right, nhwc[3]])
+        nhwc = [nhwc[0], nhwc[1] + top + bottom, nhwc[2] + left + right, nhwc[3]]
+        padded = g.like(x, nhwc)
         g.emit("PAD", [source, g.const(np.array([[0, 0], [top, bottom], [left, right], [0, 0]], np.int32))], [padded])
         source, padding = padded, g.fb.fb.Padding.VALID
     out, back = g.nhwc_output(op.outputs[0], window.nchw)
+    weights = g.t(w)
+    target = out
+    if detour:
+        assert kernel_type is not None
+        source = _recoded(g, source, x, nhwc, kernel_type)
+        weights = _recoded_filter(g, w, kernel_type)
+        output = g.view.operand(op.outputs[0])
+        target = g.fb.tensor(g.fb.tensors[out].shape, _tflite_type(kernel_type),
+                             g.fb.quantization([output.scale], [output.zero_point + _SHIFT[kernel_type]]))
     common = dict(padding=padding, strideH=window.strides[0], strideW=window.strides[1],
                   dilationHFactor=window.dilations[0], dilationWFactor=window.dilations[1],
                   fusedActivationFunction=window.activation)
     if op.type == Op.DEPTHWISE_CONV_2D:
-        g.emit("DEPTHWISE_CONV_2D", [source, g.t(w), g.t(b)], [out], "DepthwiseConv2DOptions",
+        g.emit("DEPTHWISE_CONV_2D", [source, weights, g.t(b)], [target], "DepthwiseConv2DOptions",
                depthMultiplier=multiplier, **common)
     else:
-        g.emit("CONV_2D", [source, g.t(w), g.t(b)], [out], "Conv2DOptions", **common)
+        g.emit("CONV_2D", [source, weights, g.t(b)], [target], "Conv2DOptions", **common)
+    if detour:
+        g.emit("QUANTIZE", [target], [out])
     back()
+
+
+def _conv(g: Graph, op: Operation) -> None:
+    """CONV_2D and DEPTHWISE_CONV_2D (the filter layouts are TFLite's)."""
+    window, multiplier = conv_window(g.view, op)
+    _convolve(g, op, window, multiplier)
 
 
 def _grouped_conv(g: Graph, op: Operation) -> None:
@@ -267,28 +332,61 @@ def _grouped_conv(g: Graph, op: Operation) -> None:
     or implicit (x, w, b, scheme, 2 strides, groups, act, layout: 9).
     """
     args = op.inputs
-    x, w, b = args[:3]
-    _symmetric_weights(g, w)
+    x, w = args[:2]
     if len(args) == 12:
         left, right, top, bottom, stride_w, stride_h = (_int_scalar(g, i) for i in args[3:9])
         activation, nchw = _int_scalar(g, args[10]), bool(g.view.scalar(args[11]))
     else:
         scheme, stride_w, stride_h = (_int_scalar(g, i) for i in args[3:6])
         activation, nchw = _int_scalar(g, args[7]), bool(g.view.scalar(args[8]))
-    kernel = tuple(g.view.dims(w)[1:3])
-    dims = g.view.dims(x)
-    in_h, in_w = (dims[2], dims[3]) if nchw else (dims[1], dims[2])
+    kernel = (g.view.dims(w)[1], g.view.dims(w)[2])
     if len(args) != 12:
+        dims = g.view.dims(x)
+        in_h, in_w = (dims[2], dims[3]) if nchw else (dims[1], dims[2])
         top, bottom = implicit_padding(in_h, stride_h, kernel[0], 1, scheme)
         left, right = implicit_padding(in_w, stride_w, kernel[1], 1, scheme)
     window = Window((top, bottom, left, right), (stride_h, stride_w), (1, 1), kernel, activation, nchw)
-    padding = _tflite_padding(g, window.pads, window.same_pads(in_h, in_w))
+    _convolve(g, op, window, 1, grouped=True)
+
+
+def _transpose_conv(g: Graph, op: Operation) -> None:
+    """TRANSPOSE_CONV_2D: TFLite's TRANSPOSE_CONV (inputs output shape, filter, input, bias; same filter layout).
+
+    TFLite derives SAME padding from the output size like Android, but
+    floors the excess at zero where Android lets the tail go negative; such
+    paddings, and any other explicit ones, are unsupported.
+    """
+    window, (out_h, out_w) = transpose_conv_window(g.view, op)
+    x, w, b = op.inputs[:3]
+    kernel_type = _kernel_type(g, x, w, grouped=False) if g.view.type_of(x) in _SHIFT else None
+    detour = kernel_type is not None and kernel_type != g.view.type_of(x)
+    if detour and not g.view.is_constant(w):
+        raise Unsupported("filter fed at execution time to a convolution that needs a recoded filter")
+    stride_h, stride_w = window.strides
+    excess_h = max(0, ((out_h + stride_h - 1) // stride_h - 1) * stride_h + window.kernel[0] - out_h)
+    excess_w = max(0, ((out_w + stride_w - 1) // stride_w - 1) * stride_w + window.kernel[1] - out_w)
+    same = (excess_h // 2, excess_h - excess_h // 2, excess_w // 2, excess_w - excess_w // 2)
+    padding = _tflite_padding(g, window.pads, same)
     if padding is None:
-        raise Unsupported("GROUPED_CONV_2D with explicit padding that is neither SAME nor VALID")
-    source = g.nhwc_input(x, nchw)
-    out, back = g.nhwc_output(op.outputs[0], nchw)
-    g.emit("CONV_2D", [source, g.t(w), g.t(b)], [out], "Conv2DOptions", padding=padding, strideH=stride_h,
-           strideW=stride_w, dilationHFactor=1, dilationWFactor=1, fusedActivationFunction=activation)
+        raise Unsupported(f"TRANSPOSE_CONV_2D padding {window.pads} is neither TFLite's SAME nor VALID")
+    channels = g.view.dims(w)[0]
+    batch = g.view.dims(x)[0]
+    source = g.nhwc_input(x, window.nchw)
+    out, back = g.nhwc_output(op.outputs[0], window.nchw)
+    shape = g.const(np.array([batch, out_h, out_w, channels], np.int32))
+    weights, target = g.t(w), out
+    if detour:
+        assert kernel_type is not None
+        in_dims = g.view.dims(x)
+        source = _recoded(g, source, x, [in_dims[p] for p in TO_NHWC] if window.nchw else in_dims, kernel_type)
+        weights = _recoded_filter(g, w, kernel_type)
+        output = g.view.operand(op.outputs[0])
+        target = g.fb.tensor(g.fb.tensors[out].shape, _tflite_type(kernel_type),
+                             g.fb.quantization([output.scale], [output.zero_point + _SHIFT[kernel_type]]))
+    g.emit("TRANSPOSE_CONV", [shape, weights, source, g.t(b)], [target], "TransposeConvOptions", padding=padding,
+           strideH=stride_h, strideW=stride_w, fusedActivationFunction=window.activation)
+    if detour:
+        g.emit("QUANTIZE", [target], [out])
     back()
 
 
@@ -312,47 +410,93 @@ def _pool(name: str) -> Handler:
 
 
 def _fully_connected(g: Graph, op: Operation) -> None:
+    """FULLY_CONNECTED; int8 weights with a zero point run on the uint8 kernel (see ``_kernel_type``)."""
     x, w, b, act = op.inputs
-    _symmetric_weights(g, w)
     bias = -1 if g.view.is_omitted(b) else g.t(b)
-    g.emit("FULLY_CONNECTED", [g.t(x), g.t(w), bias], [g.t(op.outputs[0])], "FullyConnectedOptions",
-           fusedActivationFunction=_int_scalar(g, act), keepNumDims=False)
+    options = dict(fusedActivationFunction=_int_scalar(g, act), keepNumDims=False)
+    if g.view.type_of(x) != T.TENSOR_QUANT8_ASYMM_SIGNED or g.view.operand(w).zero_point == 0:
+        g.emit("FULLY_CONNECTED", [g.t(x), g.t(w), bias], [g.t(op.outputs[0])], "FullyConnectedOptions", **options)
+        return
+    if not g.view.is_constant(w):
+        raise Unsupported("int8 weights with a zero point fed at execution time (TFLite's int8 kernel ignores it)")
+    kind = T.TENSOR_QUANT8_ASYMM
+    out = op.outputs[0]
+    target = g.fb.tensor(g.view.dims(out), _tflite_type(kind), g.fb.quantization(
+        [g.view.operand(out).scale], [g.view.operand(out).zero_point + _SHIFT[kind]]))
+    g.emit("FULLY_CONNECTED", [_recoded(g, g.t(x), x, g.view.dims(x), kind), _recoded_filter(g, w, kind), bias],
+           [target], "FullyConnectedOptions", **options)
+    g.emit("QUANTIZE", [target], [g.t(out)])
 
 
 # ---------------------------------------------------------------------------- activations and normalisation
 
 
-def _last_axis(g: Graph, op: Operation, position: int, what: str) -> None:
-    rank = len(g.view.dims(op.inputs[0]))
-    if len(op.inputs) > position and _int_scalar(g, op.inputs[position]) not in (-1, rank - 1):
-        raise Unsupported(f"{what} over an axis other than the last (TFLite normalises the last axis)")
+def _on_last_axis(g: Graph, op: Operation, position: int, emit: Callable[[int, int], None]) -> None:
+    """Run ``emit(input, output)`` with the operation's axis parameter (at ``position``) moved last.
+
+    TFLite's SOFTMAX, L2_NORMALIZATION and LOCAL_RESPONSE_NORMALIZATION work
+    on the last axis only; another axis is swapped with the last by a
+    TRANSPOSE before and after (a swap is its own inverse).
+    """
+    x, out = op.inputs[0], op.outputs[0]
+    dims = g.view.dims(x)
+    rank = len(dims)
+    axis = _int_scalar(g, op.inputs[position]) if len(op.inputs) > position else -1
+    axis = axis + rank if axis < 0 else axis
+    if axis == rank - 1:
+        emit(g.t(x), g.t(out))
+        return
+    perm = list(range(rank))
+    perm[axis], perm[-1] = perm[-1], perm[axis]
+    swapped_dims = [dims[p] for p in perm]
+    moved, result = g.like(x, swapped_dims), g.like(out, swapped_dims)
+    g.emit("TRANSPOSE", [g.t(x), g.const(np.array(perm, np.int32))], [moved])
+    emit(moved, result)
+    g.emit("TRANSPOSE", [result, g.const(np.array(perm, np.int32))], [g.t(out)])
 
 
 def _softmax(g: Graph, op: Operation) -> None:
-    _last_axis(g, op, 2, "SOFTMAX")
-    g.emit("SOFTMAX", [g.t(op.inputs[0])], [g.t(op.outputs[0])], "SoftmaxOptions",
-           beta=float(g.view.scalar(op.inputs[1])))
+    beta = float(g.view.scalar(op.inputs[1]))
+    _on_last_axis(g, op, 2, lambda x, y: g.emit("SOFTMAX", [x], [y], "SoftmaxOptions", beta=beta))
 
 
 def _log_softmax(g: Graph, op: Operation) -> None:
-    _last_axis(g, op, 2, "LOG_SOFTMAX")
     if float(g.view.scalar(op.inputs[1])) != 1.0:
         raise Unsupported("LOG_SOFTMAX with beta other than 1 (TFLite has no beta)")
-    g.emit("LOG_SOFTMAX", [g.t(op.inputs[0])], [g.t(op.outputs[0])])
+    _on_last_axis(g, op, 2, lambda x, y: g.emit("LOG_SOFTMAX", [x], [y]))
 
 
 def _l2_normalization(g: Graph, op: Operation) -> None:
-    _last_axis(g, op, 1, "L2_NORMALIZATION")
-    g.emit("L2_NORMALIZATION", [g.t(op.inputs[0])], [g.t(op.outputs[0])], "L2NormOptions",
-           fusedActivationFunction=0)
+    _on_last_axis(g, op, 1, lambda x, y: g.emit("L2_NORMALIZATION", [x], [y], "L2NormOptions",
+                                                fusedActivationFunction=0))
 
 
 def _lrn(g: Graph, op: Operation) -> None:
-    _last_axis(g, op, 5, "LOCAL_RESPONSE_NORMALIZATION")
     radius, bias, alpha, beta = (g.view.scalar(i) for i in op.inputs[1:5])
-    g.emit("LOCAL_RESPONSE_NORMALIZATION", [g.t(op.inputs[0])], [g.t(op.outputs[0])],
-           "LocalResponseNormalizationOptions", radius=int(radius), bias=float(bias), alpha=float(alpha),
-           beta=float(beta))
+    _on_last_axis(g, op, 5, lambda x, y: g.emit(
+        "LOCAL_RESPONSE_NORMALIZATION", [x], [y], "LocalResponseNormalizationOptions", radius=int(radius),
+        bias=float(bias), alpha=float(alpha), beta=float(beta)))
+
+
+def _channel_shuffle(g: Graph, op: Operation) -> None:
+    """CHANNEL_SHUFFLE: channels [groups, per group] become [per group, groups] (RESHAPE, TRANSPOSE, RESHAPE)."""
+    x, groups_index = op.inputs[:2]
+    out = op.outputs[0]
+    dims = g.view.dims(x)
+    if not all(d > 0 for d in dims):
+        raise Unsupported("CHANNEL_SHUFFLE of a tensor with unknown dimensions")
+    rank = len(dims)
+    axis = _int_scalar(g, op.inputs[2]) if len(op.inputs) > 2 else -1
+    axis = axis + rank if axis < 0 else axis
+    groups = _int_scalar(g, groups_index)
+    split = [*dims[:axis], groups, dims[axis] // groups, *dims[axis + 1:]]
+    perm = list(range(len(split)))
+    perm[axis], perm[axis + 1] = axis + 1, axis
+    grouped, swapped = g.like(x, split), g.like(x, [split[p] for p in perm])
+    g.emit("RESHAPE", [g.t(x), g.const(np.array(split, np.int32))], [grouped], "ReshapeOptions", newShape=split)
+    g.emit("TRANSPOSE", [grouped, g.const(np.array(perm, np.int32))], [swapped])
+    g.emit("RESHAPE", [swapped, g.const(np.array(dims, np.int32))], [g.t(out)], "ReshapeOptions",
+           newShape=list(dims))
 
 
 # ---------------------------------------------------------------------------- shapes and data movement
@@ -506,6 +650,7 @@ HANDLERS: dict[Op, Handler] = {
     Op.CONV_2D: _conv,
     Op.DEPTHWISE_CONV_2D: _conv,
     Op.GROUPED_CONV_2D: _grouped_conv,
+    Op.TRANSPOSE_CONV_2D: _transpose_conv,
     Op.FULLY_CONNECTED: _fully_connected,
     Op.AVERAGE_POOL_2D: _pool("AVERAGE_POOL_2D"),
     Op.MAX_POOL_2D: _pool("MAX_POOL_2D"),
@@ -520,6 +665,7 @@ HANDLERS: dict[Op, Handler] = {
     Op.L2_NORMALIZATION: _l2_normalization,
     Op.LOCAL_RESPONSE_NORMALIZATION: _lrn,
     Op.RESHAPE: _reshape,
+    Op.CHANNEL_SHUFFLE: _channel_shuffle,
     Op.CONCATENATION: _concatenation,
     Op.TRANSPOSE: _transpose,
     Op.PAD: _direct("PAD"),

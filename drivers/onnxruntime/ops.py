@@ -37,7 +37,16 @@ from typing import Any
 
 import numpy as np
 
-from drivers.engine.nnapi import TO_NCHW, TO_NHWC, ModelView, Unsupported, Window, conv_window, pool_window
+from drivers.engine.nnapi import (
+    TO_NCHW,
+    TO_NHWC,
+    ModelView,
+    Unsupported,
+    Window,
+    conv_window,
+    pool_window,
+    transpose_conv_window,
+)
 from vts.hal.enums import OperandType as T
 from vts.hal.enums import OperationType as Op
 from vts.hal.types import Operation
@@ -55,6 +64,7 @@ def onnx_type(operand_type: T) -> int:
     table = {T.TENSOR_FLOAT32: TensorProto.FLOAT, T.TENSOR_FLOAT16: TensorProto.FLOAT16,
              T.TENSOR_INT32: TensorProto.INT32, T.TENSOR_QUANT8_ASYMM: TensorProto.UINT8,
              T.TENSOR_QUANT8_ASYMM_SIGNED: TensorProto.INT8, T.TENSOR_QUANT8_SYMM: TensorProto.INT8,
+             T.TENSOR_QUANT8_SYMM_PER_CHANNEL: TensorProto.INT8,
              T.TENSOR_BOOL8: TensorProto.BOOL, T.TENSOR_QUANT16_SYMM: TensorProto.INT16,
              T.TENSOR_QUANT16_ASYMM: TensorProto.UINT16}
     if operand_type not in table:
@@ -151,6 +161,14 @@ class Graph:
             return self.name(index)
         out = self.fresh("nchw")
         self.node("Transpose", [self.name(index)], [out], perm=list(TO_NCHW))
+        return out
+
+    def nchw_input_value(self, value: str, nchw: bool) -> str:
+        """``value`` (an NNAPI-layout tensor already in the graph) in NCHW."""
+        if nchw:
+            return value
+        out = self.fresh("nchw")
+        self.node("Transpose", [value], [out], perm=list(TO_NCHW))
         return out
 
     def nchw_output_into(self, value: str, index: int, nchw: bool) -> None:
@@ -271,6 +289,8 @@ def _filter(g: Graph, index: int, depthwise: bool) -> str:
         g.node("Transpose", [g.name(index)], [reordered], perm=[3, 0, 1, 2] if depthwise else [0, 3, 1, 2])
         return reordered
     value = g.view.constant(index)
+    if value.dtype == np.float16:
+        value = value.astype(np.float32)
     weights = value[0].transpose(2, 0, 1)[:, None] if depthwise else value.transpose(0, 3, 1, 2)
     return g.const(np.ascontiguousarray(weights), "filter")
 
@@ -320,6 +340,45 @@ def _grouped_conv(g: Graph, op: Operation) -> None:
         left, right = implicit_padding(in_w, stride_w, kernel[1], 1, scheme)
     window = Window((top, bottom, left, right), (stride_h, stride_w), (1, 1), kernel, activation, nchw)
     _conv_node(g, op, window, groups, depthwise=False)
+
+
+def _transpose_conv(g: Graph, op: Operation) -> None:
+    """TRANSPOSE_CONV_2D: ConvTranspose with NNAPI's explicit pads; filter [out, h, w, in] -> [in, out, h, w].
+
+    Quantized models run through floats (ONNX Runtime has no integer
+    transposed convolution): inputs and filter dequantized, the int32 bias
+    scaled by input scale x filter scale, the result quantized.
+    """
+    window, _ = transpose_conv_window(g.view, op)
+    if any(p < 0 for p in window.pads):
+        raise Unsupported("TRANSPOSE_CONV_2D with a negative padding (ONNX pads are non-negative)")
+    x, w, b = op.inputs[:3]
+    out = op.outputs[0]
+    if not g.view.is_constant(w) or not g.view.is_constant(b):
+        raise Unsupported("TRANSPOSE_CONV_2D filter or bias fed at execution time")
+    filt = g.view.constant(w).astype(np.float32)
+    bias = g.view.constant(b).astype(np.float32)
+    if g.quantized(x):
+        if g.view.channel_quant(w) is not None:
+            channel = g.view.channel_quant(w)
+            assert channel is not None
+            scales = np.array(channel.scales, np.float32)
+            filt = filt * scales.reshape(-1, 1, 1, 1)
+        else:
+            scales = np.float32(g.view.operand(w).scale)
+            filt = (filt - g.view.operand(w).zero_point) * scales
+        bias = bias * np.float32(g.view.operand(x).scale) * scales
+    attrs = {**_onnx_window_attrs(window)}
+    value = g.fresh("deconv")
+    g.node("ConvTranspose", [g.nchw_input_value(g.dequantized(x), window.nchw),
+                             g.const(np.ascontiguousarray(filt.transpose(3, 0, 1, 2)), "filter"),
+                             g.const(bias, "bias")], [value], **attrs)
+    if g.quantized(out):
+        quantized = g.fresh("q")
+        g.node("QuantizeLinear", [value, *g.quant_params(out)], [quantized])
+        g.nchw_output_into(g.activation(quantized, window.activation, out), out, window.nchw)
+    else:
+        g.nchw_output_into(g.activation(value, window.activation, out), out, window.nchw)
 
 
 def _pool(kind: str) -> Handler:
@@ -434,6 +493,241 @@ def _mean(g: Graph, op: Operation) -> None:
            keepdims=int(bool(g.view.scalar(keep))))
 
 
+# ---------------------------------------------------------------------------- more: normalisation, data movement
+
+
+def _axis(g: Graph, op: Operation, position: int, default: int = -1) -> int:
+    """An optional axis parameter, made non-negative."""
+    rank = len(g.view.dims(op.inputs[0]))
+    axis = _int(g, op.inputs[position]) if len(op.inputs) > position else default
+    return axis + rank if axis < 0 else axis
+
+
+def _float_only(g: Graph, op: Operation, what: str) -> None:
+    if g.quantized(op.inputs[0]):
+        raise Unsupported(f"quantized {what}")
+
+
+def _lrn(g: Graph, op: Operation) -> None:
+    """ONNX LRN normalises channel axis 1 of 4-D data and divides alpha by the window size; NNAPI does neither."""
+    _float_only(g, op, "LOCAL_RESPONSE_NORMALIZATION")
+    x, out = op.inputs[0], op.outputs[0]
+    if len(g.view.dims(x)) != 4:
+        raise Unsupported("LOCAL_RESPONSE_NORMALIZATION of other than 4-D data (ONNX LRN is 4-D NCHW)")
+    axis = _axis(g, op, 5)
+    radius, bias, alpha, beta = (g.view.scalar(i) for i in op.inputs[1:5])
+    size = 2 * int(radius) + 1
+    perm = [0, axis, *[d for d in (1, 2, 3) if d != axis]]
+    inverse = [perm.index(d) for d in range(4)]
+    moved, normalised = g.fresh("moved"), g.fresh("lrn")
+    g.node("Transpose", [g.name(x)], [moved], perm=perm)
+    g.node("LRN", [moved], [normalised], size=size, alpha=float(alpha) * size, beta=float(beta), bias=float(bias))
+    g.node("Transpose", [normalised], [g.name(out)], perm=inverse)
+
+
+def _l2_normalization(g: Graph, op: Operation) -> None:
+    x, out = op.inputs[0], op.outputs[0]
+    real = g.fresh("l2")
+    g.node("LpNormalization", [g.dequantized(x)], [real], axis=_axis(g, op, 1), p=2)
+    g.requantize_into(real, out)
+
+
+def _channel_shuffle(g: Graph, op: Operation) -> None:
+    """Channels [groups, per group] become [per group, groups]: Reshape, Transpose, Reshape."""
+    x, groups_index = op.inputs[:2]
+    out = op.outputs[0]
+    dims = g.view.dims(x)
+    if not all(d > 0 for d in dims):
+        raise Unsupported("CHANNEL_SHUFFLE of a tensor with unknown dimensions")
+    axis, groups = _axis(g, op, 2), _int(g, groups_index)
+    split = [*dims[:axis], groups, dims[axis] // groups, *dims[axis + 1:]]
+    perm = list(range(len(split)))
+    perm[axis], perm[axis + 1] = axis + 1, axis
+    grouped, swapped = g.fresh("grouped"), g.fresh("swapped")
+    g.node("Reshape", [g.name(x), g.const(np.array(split, np.int64), "shape")], [grouped])
+    g.node("Transpose", [grouped], [swapped], perm=perm)
+    g.node("Reshape", [swapped, g.const(np.array(dims, np.int64), "shape")], [g.name(out)])
+
+
+def _block(onnx_op: str) -> Handler:
+    """DEPTH_TO_SPACE / SPACE_TO_DEPTH: ONNX's DCR order on NCHW is NNAPI's channel order on NHWC."""
+    def handler(g: Graph, op: Operation) -> None:
+        x, out = op.inputs[0], op.outputs[0]
+        nchw = bool(g.view.optional_scalar(op, 2, False))
+        value = g.fresh(onnx_op)
+        attrs = {"mode": "DCR"} if onnx_op == "DepthToSpace" else {}
+        g.node(onnx_op, [g.nchw_input(x, nchw)], [value], blocksize=_int(g, op.inputs[1]), **attrs)
+        g.nchw_output_into(value, out, nchw)
+    return handler
+
+
+def _gather(g: Graph, op: Operation) -> None:
+    x, axis, indices = op.inputs
+    g.node("Gather", [g.name(x), g.name(indices)], [g.name(op.outputs[0])], axis=_int(g, axis))
+
+
+def _pad(g: Graph, op: Operation) -> None:
+    """PAD / PAD_V2: NNAPI's [rank, 2] paddings -> ONNX's begins then ends; quantized PAD fills the zero point."""
+    x, paddings = op.inputs[:2]
+    out = op.outputs[0]
+    pads = g.view.constant(paddings).astype(np.int64)
+    operand = g.view.operand(x)
+    kind = g.view.type_of(x)
+    default_fill = operand.zero_point if g.quantized(x) else 0  # PAD fills real zero
+    fill = g.view.scalar(op.inputs[2]) if len(op.inputs) > 2 else default_fill
+    dtype = _QUANT_DTYPES.get(kind, np.int32 if kind == T.TENSOR_INT32 else np.float32)
+    g.node("Pad", [g.name(x), g.const(np.concatenate([pads[:, 0], pads[:, 1]]), "pads"),
+                   g.const(np.array(fill, dtype), "fill")], [g.name(out)], mode="constant")
+
+
+def _squeeze(g: Graph, op: Operation) -> None:
+    x, out = op.inputs[0], op.outputs[0]
+    inputs = [g.name(x)]
+    if len(op.inputs) > 1 and not g.view.is_omitted(op.inputs[1]):
+        inputs.append(g.const(g.view.constant(op.inputs[1]).astype(np.int64).reshape(-1), "axes"))
+    else:
+        dims = g.view.dims(x)
+        inputs.append(g.const(np.array([i for i, d in enumerate(dims) if d == 1], np.int64), "axes"))
+    g.node("Squeeze", inputs, [g.name(out)])
+
+
+def _expand_dims(g: Graph, op: Operation) -> None:
+    g.node("Unsqueeze", [g.name(op.inputs[0]), g.const(np.array([_int(g, op.inputs[1])], np.int64), "axes")],
+           [g.name(op.outputs[0])])
+
+
+def _reduce(onnx_op: str, axes_as_input: bool) -> Handler:
+    """REDUCE_*: (x, axes, keep_dims); the quantized ones (MAX, MIN) pick integers, so no rescaling is needed."""
+    def handler(g: Graph, op: Operation) -> None:
+        x, axes, keep = op.inputs
+        out = op.outputs[0]
+        if g.quantized(x) and (g.view.operand(x).scale, g.view.operand(x).zero_point) != (
+                g.view.operand(out).scale, g.view.operand(out).zero_point):
+            raise Unsupported("quantized reduction with different input and output parameters")
+        values = sorted({int(a) for a in g.view.constant(axes).reshape(-1)})
+        keepdims = int(bool(g.view.scalar(keep)))
+        if axes_as_input:
+            g.node(onnx_op, [g.name(x), g.const(np.array(values, np.int64), "axes")], [g.name(out)],
+                   keepdims=keepdims)
+        else:
+            g.node(onnx_op, [g.name(x)], [g.name(out)], axes=values, keepdims=keepdims)
+    return handler
+
+
+def _arg(onnx_op: str) -> Handler:
+    def handler(g: Graph, op: Operation) -> None:
+        index = g.fresh("index")
+        g.node(onnx_op, [g.name(op.inputs[0])], [index], axis=_int(g, op.inputs[1]), keepdims=0)
+        g.node("Cast", [index], [g.name(op.outputs[0])], to=onnx_type(T.TENSOR_INT32))
+    return handler
+
+
+def _dequantize(g: Graph, op: Operation) -> None:
+    x, out = op.inputs[0], op.outputs[0]
+    if not g.quantized(x):
+        raise Unsupported(f"DEQUANTIZE of {g.view.type_of(x).name}")
+    g.node("DequantizeLinear", [g.name(x), *g.quant_params(x)], [g.name(out)])
+
+
+def _quantize(g: Graph, op: Operation) -> None:
+    x, out = op.inputs[0], op.outputs[0]
+    g.node("QuantizeLinear", [g.name(x), *g.quant_params(out)], [g.name(out)])
+
+
+def _compare(onnx_op: str, negate: bool = False) -> Handler:
+    """Comparisons of real values: quantized inputs are dequantized first, as NNAPI compares real values."""
+    def handler(g: Graph, op: Operation) -> None:
+        a, b = op.inputs
+        if not negate:
+            g.node(onnx_op, [g.dequantized(a), g.dequantized(b)], [g.name(op.outputs[0])])
+            return
+        same = g.fresh(onnx_op)
+        g.node(onnx_op, [g.dequantized(a), g.dequantized(b)], [same])
+        g.node("Not", [same], [g.name(op.outputs[0])])
+    return handler
+
+
+def _elementwise(onnx_op: str, arity: int) -> Handler:
+    """Non-fused elementwise operations (MAXIMUM, POW, LOGICAL_*...), through floats when quantized."""
+    def handler(g: Graph, op: Operation) -> None:
+        inputs, out = op.inputs[:arity], op.outputs[0]
+        if g.quantized(out):
+            real = g.fresh(onnx_op)
+            g.node(onnx_op, [g.dequantized(i) for i in inputs], [real])
+            g.requantize_into(real, out)
+        else:
+            g.node(onnx_op, [g.name(i) for i in inputs], [g.name(out)])
+    return handler
+
+
+def _select(g: Graph, op: Operation) -> None:
+    condition, a, b = op.inputs
+    out = op.outputs[0]
+    if g.quantized(out):
+        real = g.fresh("where")
+        g.node("Where", [g.name(condition), g.dequantized(a), g.dequantized(b)], [real])
+        g.requantize_into(real, out)
+    else:
+        g.node("Where", [g.name(condition), g.name(a), g.name(b)], [g.name(out)])
+
+
+def _slice(g: Graph, op: Operation) -> None:
+    """SLICE: (x, begin, size) with size -1 meaning "to the end"."""
+    x, begin, size = op.inputs
+    starts = g.view.constant(begin).astype(np.int64)
+    sizes = g.view.constant(size).astype(np.int64)
+    ends = np.where(sizes < 0, np.iinfo(np.int64).max, starts + sizes)
+    g.node("Slice", [g.name(x), g.const(starts, "starts"), g.const(ends, "ends")], [g.name(op.outputs[0])])
+
+
+def _tile(g: Graph, op: Operation) -> None:
+    g.node("Tile", [g.name(op.inputs[0]), g.const(g.view.constant(op.inputs[1]).astype(np.int64), "repeats")],
+           [g.name(op.outputs[0])])
+
+
+def _split(g: Graph, op: Operation) -> None:
+    x, axis_index, count = op.inputs
+    axis = _int(g, axis_index)
+    dims = g.view.dims(x)
+    parts = _int(g, count)
+    if not dims or dims[axis] <= 0:
+        raise Unsupported("SPLIT of an axis of unknown size")
+    sizes = np.full(parts, dims[axis] // parts, np.int64)
+    g.node("Split", [g.name(x), g.const(sizes, "split")], [g.name(o) for o in op.outputs], axis=axis)
+
+
+def _rsqrt(g: Graph, op: Operation) -> None:
+    root = g.fresh("sqrt")
+    g.node("Sqrt", [g.name(op.inputs[0])], [root])
+    g.node("Reciprocal", [root], [g.name(op.outputs[0])])
+
+
+def _log_softmax(g: Graph, op: Operation) -> None:
+    x, beta, axis = op.inputs
+    scaled = g.fresh("scaled")
+    g.node("Mul", [g.name(x), g.const(np.array(g.view.scalar(beta), np.float32))], [scaled])
+    g.node("LogSoftmax", [scaled], [g.name(op.outputs[0])], axis=_int(g, axis))
+
+
+def _cast(g: Graph, op: Operation) -> None:
+    x, out = op.inputs[0], op.outputs[0]
+    if g.quantized(x) or g.quantized(out):
+        raise Unsupported("CAST of quantized tensors (NNAPI casts the stored integers; ONNX would not saturate)")
+    g.node("Cast", [g.name(x)], [g.name(out)], to=onnx_type(T.TENSOR_FLOAT32 if g.view.type_of(out)
+                                                            == T.TENSOR_FLOAT16 else g.view.type_of(out)))
+
+
+def _prelu(g: Graph, op: Operation) -> None:
+    x, alpha = op.inputs
+    out = op.outputs[0]
+    if g.quantized(out):
+        real = g.fresh("prelu")
+        g.node("PRelu", [g.dequantized(x), g.dequantized(alpha)], [real])
+        g.requantize_into(real, out)
+    else:
+        g.node("PRelu", [g.name(x), g.name(alpha)], [g.name(out)])
+
+
 HANDLERS: dict[Op, Handler] = {
     Op.ADD: _binary("Add", "QLinearAdd"),
     Op.SUB: _binary("Sub", None),
@@ -442,6 +736,7 @@ HANDLERS: dict[Op, Handler] = {
     Op.CONV_2D: _conv,
     Op.DEPTHWISE_CONV_2D: _conv,
     Op.GROUPED_CONV_2D: _grouped_conv,
+    Op.TRANSPOSE_CONV_2D: _transpose_conv,
     Op.FULLY_CONNECTED: _fully_connected,
     Op.AVERAGE_POOL_2D: _pool("average"),
     Op.MAX_POOL_2D: _pool("max"),
@@ -463,4 +758,42 @@ HANDLERS: dict[Op, Handler] = {
     Op.SQRT: _unary("Sqrt"),
     Op.NEG: _unary("Neg"),
     Op.SIN: _unary("Sin"),
+    Op.RSQRT: _rsqrt,
+    Op.LOCAL_RESPONSE_NORMALIZATION: _lrn,
+    Op.L2_NORMALIZATION: _l2_normalization,
+    Op.CHANNEL_SHUFFLE: _channel_shuffle,
+    Op.DEPTH_TO_SPACE: _block("DepthToSpace"),
+    Op.SPACE_TO_DEPTH: _block("SpaceToDepth"),
+    Op.GATHER: _gather,
+    Op.PAD: _pad,
+    Op.PAD_V2: _pad,
+    Op.SQUEEZE: _squeeze,
+    Op.EXPAND_DIMS: _expand_dims,
+    Op.REDUCE_SUM: _reduce("ReduceSum", axes_as_input=True),
+    Op.REDUCE_MAX: _reduce("ReduceMax", axes_as_input=False),
+    Op.REDUCE_MIN: _reduce("ReduceMin", axes_as_input=False),
+    Op.REDUCE_PROD: _reduce("ReduceProd", axes_as_input=False),
+    Op.ARGMAX: _arg("ArgMax"),
+    Op.ARGMIN: _arg("ArgMin"),
+    Op.DEQUANTIZE: _dequantize,
+    Op.QUANTIZE: _quantize,
+    Op.EQUAL: _compare("Equal"),
+    Op.NOT_EQUAL: _compare("Equal", negate=True),
+    Op.LESS: _compare("Less"),
+    Op.LESS_EQUAL: _compare("LessOrEqual"),
+    Op.GREATER: _compare("Greater"),
+    Op.GREATER_EQUAL: _compare("GreaterOrEqual"),
+    Op.MAXIMUM: _elementwise("Max", 2),
+    Op.MINIMUM: _elementwise("Min", 2),
+    Op.POW: _elementwise("Pow", 2),
+    Op.LOGICAL_AND: _elementwise("And", 2),
+    Op.LOGICAL_OR: _elementwise("Or", 2),
+    Op.LOGICAL_NOT: _elementwise("Not", 1),
+    Op.SELECT: _select,
+    Op.SLICE: _slice,
+    Op.TILE: _tile,
+    Op.SPLIT: _split,
+    Op.LOG_SOFTMAX: _log_softmax,
+    Op.CAST: _cast,
+    Op.PRELU: _prelu,
 }

@@ -29,7 +29,7 @@ from click.testing import CliRunner
 import cli
 from tests.harness.test_cli import write_specs
 from tests.spec.child import ROOT, assert_clean_usage_error, run_nnvts
-from vts.cliparams import DriverParam, FiniteFloat, InputFile, OutputDir, OutputFile, SocketFd
+from vts.cliparams import DriverParam, FiniteFloat, InputFile, OutputDir, OutputFile, ResultsFile, SocketFd
 
 NUMBERS = ["nan", "NaN", "inf", "-inf", "1e309", "-1", "99999999999999999999999", "1e300", "0x1g", "one"]
 COMMON = ["", "a\0b"]
@@ -56,7 +56,11 @@ def _hostile_values(command: str, param: click.Parameter, scratch: Path) -> list
                   "a b:c", ":attr", "module:", "drivers.reference:", "os.path..x:y"]
         return values + (["exec:/bin/true"] if not kind.allow_exec else [])
     if isinstance(kind, InputFile):
-        return [str(scratch / "missing.txt"), str(scratch), "/dev/null", str(fifo)]
+        binary = scratch / "binary.txt"
+        binary.write_bytes(b"ok\n\xd0\x00\xff")
+        return [str(scratch / "missing.txt"), str(scratch), "/dev/null", str(fifo), str(binary)]
+    if isinstance(kind, ResultsFile):
+        return [str(scratch / "missing.jsonl"), str(scratch), "/dev/null", str(fifo)]
     if isinstance(kind, OutputFile):
         return [str(scratch), "/dev/null", "/dev/null/report.json"]
     if isinstance(kind, OutputDir):
@@ -106,6 +110,12 @@ def _args_for(command: str, param: click.Parameter, value: str, scratch: Path) -
         base += ["--specs", str(scratch / "specs")]
     if command == "generate" and param.name != "specs":
         base += ["--specs", str(scratch / "specs")]
+    if command in ("merge", "report") and param.name not in ("shards", "results"):
+        results = scratch / "results.jsonl"  # existing and regular: the one positional these commands need
+        results.touch()
+        base += [str(results)]
+    if command == "report" and param.name not in ("json_path", "junit_path", "html_path", "jsonl_path"):
+        base += ["--json", str(scratch / "out.json")]
     if isinstance(param, click.Argument):
         return [*base, "--", value]
     return [*base, param.opts[0], value]
@@ -294,3 +304,15 @@ def test_signal_ends_the_run_with_reports_and_no_leftover_process(tmp_path: Path
     assert "Traceback" not in stderr, stderr[-3000:]
     _check_interrupted_reports(out)
     assert _wait_gone(marker) == [], "driver hosts or workers outlived the run"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_full_disk_on_stdout_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "specs").mkdir()
+    specs = write_specs(tmp_path / "specs")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "cli", "list", "--specs", specs], cwd=ROOT, env=env,
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == "nnvts: error: input/output error: No space left on device"

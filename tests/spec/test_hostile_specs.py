@@ -345,3 +345,32 @@ def test_the_corpus_still_loads_under_the_limits() -> None:
         pytest.skip("external corpus not present")
     names = [spec.name for spec in load_paths([corpus])]
     assert len(names) == len(set(names)) > 100
+
+
+# --- errors in huge files ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+def test_schema_error_deep_in_a_long_list_keeps_its_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          pretty: bool) -> None:
+    import yaml
+
+    from vts.spec import schema
+
+    monkeypatch.setattr(schema, "SAMPLE_FROM", 8)  # sample lists beyond 8 items, as for millions
+    document = yaml.safe_load(BASE)
+    operands = document["models"][0]["main"]["operands"]
+    for k in (0, 1, 3):
+        operands[k]["dims"] = [100]
+    operands[1]["value"] = [0.5] * 100
+    operands[1]["value"][77] = "x"
+    operands[1]["value"][90] = None
+    document["models"][0]["examples"] = []
+    text = json.dumps(document, indent=1 if pretty else None)
+    error = error_of(write(tmp_path, "long.json", text))
+    pointers = {error.pointer} | {other.pointer for other in error.others}
+    assert {"/models/0/main/operands/1/value/77", "/models/0/main/operands/1/value/90",
+            "/models/0/examples"} <= pointers, str(error)
+    line_of_77 = text[:text.index('"x"')].count("\n") + 1
+    located = next(e for e in (error, *error.others) if e.pointer.endswith("/value/77"))
+    assert located.line == line_of_77

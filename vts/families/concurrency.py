@@ -5,7 +5,7 @@ The NN HAL's execution pattern is not one request at a time (driver guide):
 IPreparedModel", and a driver "may be asked to keep around more than one
 prepared model: prepare m1, prepare m2, run r1 on m1, run r2 on m2, run r3
 on m1, run r4 on m2, ... delete m1, delete m2", reclaiming a model's
-resources when it is released.  Two cases per model (not ``expect_failure``):
+resources when it is released.  Cases (models not ``expect_failure``):
 
 * ``concurrency/SPEC.MODEL``: ``REQUESTS`` requests on one prepared model
   from ``THREADS`` harness threads at once, on the synchronous,
@@ -14,8 +14,9 @@ resources when it is released.  Two cases per model (not ``expect_failure``):
   where an exact identity allows (``vts.families.request_variants``:
   elementwise models), inputs of its own, so its golden differs from the
   others'; every answer is judged like a ``generated`` one.
-* ``concurrency/interleaved/SPEC.MODEL``: this model (m1) and the model the
-  family saw before it (m2; m1 itself for the first) prepared together;
+* ``concurrency/interleaved/SPEC.MODEL`` (the first model, then every
+  second one): this model (m1) and the model the family saw before it (m2;
+  for the first, a second preparation of m1) prepared together;
   requests alternate m1, m2, m1, m2 concurrently; then m1 is released while
   executions on m2 are in flight, and m2's later executions must still be
   right.
@@ -31,7 +32,10 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,8 +48,11 @@ from vts.families.fenced import fenced_must_refuse, refusal_problems
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.families.request_variants import distinct_goldens, request_variants
-from vts.hal.enums import MeasureTiming
+from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
+from vts.hal.types import NO_TIMING_INFO, ExecutionResult
+from vts.ipc.errors import DriverLost
 from vts.ipc.sessions import set_concurrency
 from vts.testmodel import BuiltRequest, TestExample, TestModel, build_request, dtype_of, element_count
 
@@ -114,8 +121,47 @@ def make_jobs(entries: Sequence[tuple[str, PreparedModel, TestModel]], count: in
     return jobs
 
 
-def job_task(job: Job, timeout: float) -> Callable[[], Answer]:
-    return lambda: execute(job.prepared, job.built.request, job.executor, job.measure, timeout=timeout)
+def job_task(job: Job, timeout: float) -> Callable[[], Answer | Future[ExecutionResult]]:
+    """The call of one job; an asynchronous one only launches, so every launch of a wave is in flight at once."""
+    if job.executor is not Executor.ASYNC:
+        return lambda: execute(job.prepared, job.built.request, job.executor, job.measure, timeout=timeout)
+
+    def launch() -> Answer | Future[ExecutionResult]:
+        try:
+            return job.prepared.execute_async(job.built.request, job.measure)
+        except DriverError as error:  # the launch status
+            return Answer(error.status, tuple(error.output_shapes), error.timing or NO_TIMING_INFO, error.message)
+
+    return launch
+
+
+def settle(finished: Sequence[Finished], timeout: float) -> None:
+    """Wait (at most ``timeout`` s in all) for the asynchronous executions a wave launched; answers in place."""
+    until = time.monotonic() + timeout
+    for outcome in finished:
+        future = outcome.value
+        if not isinstance(future, Future):
+            continue
+        try:
+            result = future.result(max(until - time.monotonic(), 0.0))
+            outcome.value = Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)
+        except DriverError as error:
+            outcome.value = Answer(error.status, tuple(error.output_shapes), error.timing or NO_TIMING_INFO,
+                                   error.message)
+        except FutureTimeout:
+            outcome.value = None
+            outcome.error = TimeoutError(f"the asynchronous execution did not complete within {timeout:g} s")
+        except DriverLost:
+            raise
+        except Exception as error:  # the driver's own exception, through the future
+            outcome.value, outcome.error = None, error
+
+
+def run_wave(tasks: Sequence[Callable[[], Any]], threads: int, budget: float) -> list[Finished]:
+    """Run a wave's calls concurrently, then collect its asynchronous completions."""
+    finished = run_concurrently(tasks, threads, budget)
+    settle(finished, budget)
+    return finished
 
 
 def judge_jobs(jobs: Sequence[Job], finished: Sequence[Finished]) -> list[str]:
@@ -187,6 +233,7 @@ class ConcurrencyFamily(Family):
 
     def __init__(self) -> None:
         self._previous: TestModel | None = None
+        self._seen = 0
 
     def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
@@ -194,10 +241,14 @@ class ConcurrencyFamily(Family):
         settings = {"requests": requests_per_wave(), "threads": harness_threads()}
         yield Case(f"{self.name}/{model.case_name()}", self.name, model, None, spec_path,
                    {"kind": "in_flight", **settings})
-        partner = self._previous or model
-        yield Case(f"{self.name}/interleaved/{model.case_name()}", self.name, model, None, spec_path,
-                   {"kind": "interleaved", "partner": partner, **settings})
+        self._seen += 1
+        # Models pair up (3 with 2, 5 with 4, ...), so a sweep interleaves each model once; the first
+        # interleaves with a second preparation of itself, so a run of one model has the case too.
+        partner = model if self._seen == 1 else self._previous if self._seen % 2 == 1 else None
         self._previous = model
+        if partner is not None:
+            yield Case(f"{self.name}/interleaved/{model.case_name()}", self.name, model, None, spec_path,
+                       {"kind": "interleaved", "partner": partner, **settings})
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
@@ -219,7 +270,7 @@ class ConcurrencyFamily(Family):
         jobs = make_jobs([("m1", prepared, model)], requests, options)
         try:
             budget = options.case_timeout * TIME_SHARE
-            finished = run_concurrently([job_task(job, budget) for job in jobs], threads, budget)
+            finished = run_wave([job_task(job, budget) for job in jobs], threads, budget)
             problems = judge_jobs(jobs, finished)
         finally:
             close_jobs(jobs)
@@ -242,7 +293,7 @@ class ConcurrencyFamily(Family):
         # Wave 1: m1, m2, m1, m2, ... all at once.
         wave = make_jobs([("m1", holder[0], model), ("m2", second, partner)], requests, options)
         try:
-            problems += judge_jobs(wave, run_concurrently([job_task(j, budget) for j in wave], threads, budget))
+            problems += judge_jobs(wave, run_wave([job_task(j, budget) for j in wave], threads, budget))
         finally:
             close_jobs(wave)
         del wave
@@ -251,7 +302,7 @@ class ConcurrencyFamily(Family):
         try:
             tasks = [job_task(j, budget) for j in later]
             tasks.insert(min(threads, len(tasks)) // 2, _release(holder))
-            finished = run_concurrently(tasks, threads, budget)
+            finished = run_wave(tasks, threads, budget)
             released = finished.pop(min(threads, len(later)) // 2)
             if released.error is not None:
                 problems.append(f"releasing m1 raised {type(released.error).__name__}: {released.error}")
@@ -259,7 +310,7 @@ class ConcurrencyFamily(Family):
             after = make_jobs([("m2", second, partner)], requests, options, start=2 * requests)
             try:
                 problems += [f"after m1 was released: {p}" for p in judge_jobs(
-                    after, run_concurrently([job_task(j, budget) for j in after], threads, budget))]
+                    after, run_wave([job_task(j, budget) for j in after], threads, budget))]
             finally:
                 close_jobs(after)
         finally:

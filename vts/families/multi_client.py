@@ -36,8 +36,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.concurrency import Job, close_jobs, harness_threads, job_task, judge_jobs, make_jobs
-from vts.families.concurrent_calls import run_concurrently
+from vts.families.concurrency import Job, close_jobs, harness_threads, job_task, judge_jobs, make_jobs, run_wave
 from vts.families.executions import Executor, execute, prepare_for_case
 from vts.families.judge import judge_success
 from vts.families.registry import register_family
@@ -126,7 +125,7 @@ def _interleave(*lists: list[Job]) -> list[Job]:
 
 def _run_waves(jobs: list[Job], budget: float) -> list[str]:
     try:
-        return judge_jobs(jobs, run_concurrently([job_task(j, budget) for j in jobs], harness_threads(), budget))
+        return judge_jobs(jobs, run_wave([job_task(j, budget) for j in jobs], harness_threads(), budget))
     finally:
         close_jobs(jobs)
 

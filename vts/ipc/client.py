@@ -55,7 +55,7 @@ from vts.hal.interfaces import (
     PreparedModel,
     SyncFence,
 )
-from vts.hal.memory import Memory, PoolTruncated
+from vts.hal.memory import Memory
 from vts.hal.types import (
     BufferDesc,
     BufferRole,

@@ -24,6 +24,7 @@ _STYLE = {
     Verdict.TIMEOUT: "bold red",
     Verdict.XFAIL: "cyan",
     Verdict.XPASS: "bold red",
+    Verdict.FLAKY: "yellow",
     Verdict.UNREPRODUCED_CRASH: "bold red",
 }
 

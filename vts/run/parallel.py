@@ -68,7 +68,7 @@ def _selection(plan: WorkerPlan, slot: int):
     from vts.run.runner import Selection
     from vts.run.selection import Shard, parse_expression
 
-    user_shard = Shard.parse(plan.shard) if plan.shard else None
+    user_shard = plan.extra.get("case_filter") or (Shard.parse(plan.shard) if plan.shard else None)
 
     class _Partitioned(Selection):
         def selects(self, name: str) -> bool:
@@ -89,6 +89,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any) -> None:
     from vts.families.base import DeviceInfo, RunOptions
     from vts.run.drivers import DriverRef
     from vts.run.isolated import IsolatedRunner
+    from vts.run.reruns import install_reruns
     from vts.run.runner import Runner, iter_cases
     from vts.run.selection import ExpectationList
     from vts.run.session import version_of
@@ -112,6 +113,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any) -> None:
         expectations = ExpectationList.from_file(plan.expected_failures) if plan.expected_failures else None
         runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
             device, options, expectations, host=host)
+        install_reruns(runner, int(plan.extra.get("reruns", 0)))
         runner.run(iter_cases(_selection(plan, slot), DeviceInfo(name=name), extensions.for_parsing()),
                    [_QueueSink(channel)])
         channel.put((_DONE, slot))

@@ -48,6 +48,10 @@ class Expression:
         return [t.text for t in self.terms if t.hits == 0]
 
 
+#: Parentheses and `not`s one -k expression may nest (each level is a Python call when matching).
+MAX_NESTING = 64
+
+
 def parse_expression(source: str) -> Expression:
     tokens = _TOKEN.findall(source)
     terms: list[Term] = []
@@ -63,35 +67,49 @@ def parse_expression(source: str) -> Expression:
         pos += 1
         return tokens[pos - 1]
 
+    # and/or chains are evaluated flat (any/all over their operands), so only parentheses and `not`
+    # nest; both are bounded, so a hostile -k is a usage error, never a RecursionError.
+    depth = 0
+
+    def nested() -> None:
+        nonlocal depth
+        depth += 1
+        if depth > MAX_NESTING:
+            raise SelectionError(f"-k {source[:40]!r}...: nested more than {MAX_NESTING} levels deep")
+
     def parse_or() -> Callable[[str], bool]:
-        left = parse_and()
+        parts = [parse_and()]
         while peek() == "or":
             take()
-            right = parse_and()
-            left = (lambda a, b: lambda n: a(n) or b(n))(left, right)
-        return left
+            parts.append(parse_and())
+        return parts[0] if len(parts) == 1 else (lambda ps: lambda n: any(p(n) for p in ps))(tuple(parts))
 
     def parse_and() -> Callable[[str], bool]:
-        left = parse_not()
+        parts = [parse_not()]
         while peek() == "and":
             take()
-            right = parse_not()
-            left = (lambda a, b: lambda n: a(n) and b(n))(left, right)
-        return left
+            parts.append(parse_not())
+        return parts[0] if len(parts) == 1 else (lambda ps: lambda n: all(p(n) for p in ps))(tuple(parts))
 
     def parse_not() -> Callable[[str], bool]:
+        nonlocal depth
         if peek() == "not":
             take()
+            nested()
             inner = parse_not()
+            depth -= 1
             return lambda n: not inner(n)
         return parse_atom()
 
     def parse_atom() -> Callable[[str], bool]:
+        nonlocal depth
         token = take()
         if token == "(":
+            nested()
             inner = parse_or()
             if take() != ")":
                 raise SelectionError(f"-k {source!r}: missing ')'")
+            depth -= 1
             return inner
         if token in (")", "and", "or"):
             raise SelectionError(f"-k {source!r}: unexpected {token!r}")
@@ -133,20 +151,78 @@ class Shard:
         return zlib.crc32(name.encode()) % self.count == self.index - 1
 
 
+def glob_escape(name: str) -> str:
+    """A glob that matches exactly ``name`` (``*``, ``?`` and ``[`` wrapped in brackets)."""
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+@dataclass
+class Glob:
+    """A whole-name glob; a pattern without wildcards matches one name exactly.
+
+    Expected failures match whole names, unlike ``-k`` terms: an entry
+    ``add.relu`` must not also expect ``add.relu_quant8`` to fail.
+    """
+
+    text: str
+    line: int | None = None
+    hits: int = 0
+
+    def __call__(self, name: str) -> bool:
+        hit = fnmatch.fnmatchcase(name, self.text)
+        self.hits += hit
+        return hit
+
+
 class ExpectationList:
     """Expected failures: one case-name glob per line (``#`` comments)."""
 
-    def __init__(self, patterns: Iterable[str]) -> None:
-        self.terms = [Term(p) for p in patterns]
+    def __init__(self, patterns: Iterable[str | Glob], path: str = "<list>") -> None:
+        self.terms = [p if isinstance(p, Glob) else Glob(p) for p in patterns]
+        self.path = path
 
     @classmethod
     def from_file(cls, path: str) -> ExpectationList:
         with open(path, encoding="utf-8") as handle:
-            lines = [line.split("#", 1)[0].strip() for line in handle]
-        return cls([line for line in lines if line])
+            entries = [(number, line.split("#", 1)[0].strip()) for number, line in enumerate(handle, start=1)]
+        return cls([Glob(text, number) for number, text in entries if text], path)
 
     def expects_failure(self, name: str) -> bool:
         return any(term(name) for term in self.terms)
 
     def unmatched(self) -> list[str]:
         return [t.text for t in self.terms if t.hits == 0]
+
+    def unmatched_terms(self) -> list[Glob]:
+        return [t for t in self.terms if t.hits == 0]
+
+    def unmatched_among(self, names: Iterable[str]) -> list[Glob]:
+        """Entries that match none of ``names`` (the run's own hit counts are left alone).
+
+        Exact names are looked up in a set and only wildcard entries are
+        globbed, so a list of thousands of exact names (what ``nnvts
+        expectations update`` writes) costs one pass over the names.
+        """
+        present = set(names)
+
+        def matches_something(term: Glob) -> bool:
+            if not any(c in term.text for c in "*?["):
+                return term.text in present
+            return any(fnmatch.fnmatchcase(name, term.text) for name in present)
+
+        return [t for t in self.terms if not matches_something(t)]
+
+
+@dataclass(frozen=True)
+class NameFilter:
+    """A fixed set of case names, used where a shard predicate goes (picklable, for ``-j`` workers).
+
+    Built once from the whole selection: a shard balanced by durations, the
+    failures of ``--last-failed``, or both.
+    """
+
+    names: frozenset[str]
+    label: str = ""
+
+    def __call__(self, name: str) -> bool:
+        return name in self.names

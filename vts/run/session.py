@@ -13,6 +13,7 @@ from vts import __version__
 from vts.extensions import default_registry
 from vts.families.base import DeviceInfo, RunOptions
 from vts.run import signals
+from vts.run.ci import CiInputError, CiOptions, CiRun, prepare_ci
 from vts.run.drivers import DriverNotFound, DriverRef
 from vts.run.runner import Runner, Selection, UnknownFamily, iter_cases, select_families
 from vts.run.selection import ExpectationList
@@ -45,6 +46,8 @@ class RunRequest:
     #: The ``-k`` expression and ``--shard`` as typed (workers parse them again).
     keyword_text: str | None = None
     shard_text: str | None = None
+    #: Re-runs, baselines, balanced shards, last-failed, strict expectations (vts/run/ci.py).
+    ci: CiOptions = field(default_factory=CiOptions)
     #: Differential family: the driver whose answers are the expected ones (any driver spec).
     oracle: str = "reference"
     #: UNREPRODUCED_CRASH cases are reported but do not fail the exit status.
@@ -68,12 +71,13 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
         oracle = DriverRef(request.oracle)
         if not oracle.is_exec:
             oracle.target  # noqa: B018 - an unknown --oracle is a usage error, not an error per case
+        ci = prepare_ci(request.ci, request.selection, request.expected_failures, request.extension_allowlist)
         if request.jobs > 1:
             if not ref.is_exec:
                 ref.target  # noqa: B018 - an unknown driver name is a usage error before workers start
             if ref.is_exec and request.in_process:
                 raise DriverNotFound(f"{request.driver} is a program: it cannot run in process (drop --in-process)")
-            return _run_parallel(request)
+            return _run_parallel(request, ci)
         if request.in_process:
             if ref.is_exec:
                 raise DriverNotFound(f"{request.driver} is a program: it cannot run in process (drop --in-process)")
@@ -83,17 +87,17 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
                 ref.target  # noqa: B018 - an unknown driver name is a usage error before any process starts
             host = HostProcess(request.driver, memory_limit=request.memory_limit_mib << 20)
             device = host.start()
-    except (DriverNotFound, UnknownFamily, HostStartError) as error:
+    except (DriverNotFound, UnknownFamily, HostStartError, CiInputError) as error:
         usage_error(str(error))
         return 2
     try:
-        return _run(request, device, host)
+        return _run(request, device, host, ci)
     finally:
         if host is not None:
             host.stop()
 
 
-def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
+def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRun) -> int:
     from vts.report.files import FileReports
     from vts.report.terminal import TerminalReport
     from vts.run.isolated import IsolatedRunner
@@ -101,21 +105,23 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None) -> int:
     info = DeviceInfo(name=getattr(device, "name", request.driver))
     header = _header(request, info.name, version_of(device),
                      "in_process" if host is None else "process")
+    header.update(ci.header_fields())
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions,
                          oracle=request.oracle)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
     terminal = TerminalReport(verbose=request.verbose)
-    runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
-        device, options, expectations, host=host)
-    completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()), [files, terminal])
+    runner = ci.install(Runner(device, options, expectations) if host is None else IsolatedRunner(
+        device, options, expectations, host=host))
+    sinks = ci.sinks([files, terminal])
+    completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()), sinks)
     if host is None:
         with contextlib.suppress(Exception):
             device.close()
     if not completed:
         return signals.exit_status()
-    return _exit_status(files.stream.summary(), request.allow_unreproduced_crashes)
+    return ci.exit_status(_exit_status(files.stream.summary(), request.allow_unreproduced_crashes))
 
 
 def _header(request: RunRequest, name: str, version: str, isolation: str) -> dict[str, object]:
@@ -142,7 +148,7 @@ def _exit_status(summary: dict[str, int], allow_unreproduced_crashes: bool = Fal
     return 1 if failing else 0
 
 
-def _run_parallel(request: RunRequest) -> int:
+def _run_parallel(request: RunRequest, ci: CiRun) -> int:
     from vts.report.files import FileReports
     from vts.report.terminal import TerminalReport
     from vts.run.parallel import WorkerPlan, run_parallel
@@ -151,22 +157,24 @@ def _run_parallel(request: RunRequest) -> int:
     plan = WorkerPlan(
         driver=request.driver, spec_paths=tuple(selection.spec_paths),
         families=tuple(selection.families) if selection.families else None, keyword=request.keyword_text,
-        shard=request.shard_text, jobs=request.jobs, in_process=request.in_process,
+        shard=None if ci.case_filter is not None else request.shard_text, jobs=request.jobs,
+        in_process=request.in_process,
         memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
         expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
-        extra={"oracle": request.oracle})
+        extra={**ci.worker_extra(), "oracle": request.oracle})
     isolation = "in_process" if request.in_process else "process"
 
     def make_sinks(driver: dict[str, object]) -> list[object]:
         header = _header(request, str(driver["name"]), str(driver["version"]), isolation)
         header["jobs"] = request.jobs
-        return [FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path),
-                TerminalReport(verbose=request.verbose)]
+        header.update(ci.header_fields())
+        return ci.sinks([FileReports(header, request.jsonl_path, request.json_path, request.junit_path,
+                                     request.html_path), TerminalReport(verbose=request.verbose)])
 
     completed, sinks = run_parallel(plan, make_sinks)
     if not completed:
         return signals.exit_status()
-    return _exit_status(sinks[0].stream.summary(), request.allow_unreproduced_crashes)
+    return ci.exit_status(_exit_status(ci.unwrap(sinks)[0].stream.summary(), request.allow_unreproduced_crashes))
 
 
 def version_of(device: Device) -> str:

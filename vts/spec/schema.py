@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from importlib import resources
 from typing import Any
 
-from vts.spec.errors import Problem, pointer_join
+from vts.spec.errors import Problem, pointer_join, pointer_parts
 from vts.spec.source import json_kind
 
 #: Stop collecting schema problems after this many: the first ones matter.
@@ -64,22 +64,82 @@ def schema_problems(document: Any) -> list[Problem]:
     """
     if _fast_check("document")(document):
         return []
-    errors = [((), e) for e in _validator("shell").iter_errors(document)]
+    errors: list[tuple[Any, ...]] = [((), e) for e in _validator("shell").iter_errors(document)]
     models = document.get("models") if isinstance(document, dict) else None
     for i, model in enumerate(models if isinstance(models, list) else ()):
         if len(errors) >= MAX_PROBLEMS:
             break
         if not _fast_check("model")(model):
-            errors += [(("models", i), e) for e in _validator("model").iter_errors(model)]
+            sample = _Sample(model)
+            errors += [(("models", i), e, sample) for e in _validator("model").iter_errors(sample.model)]
     errors.sort(key=lambda item: _path_key((*item[0], *item[1].absolute_path)))
     problems: list[Problem] = []
-    for prefix, error in errors:
-        problems.extend(_describe(error, prefix))
+    for prefix, error, *sampled in errors:
+        found = list(_describe(error, prefix))
+        if sampled:
+            found = [Problem(sampled[0].original_pointer(p.pointer, len(prefix)), p.message) for p in found]
+        problems.extend(found)
         if len(problems) >= MAX_PROBLEMS:
             break
     if not problems:  # the two validators disagree: a bug in fastcheck, never hide the file
         problems.append(Problem("", "the document breaks the schema (internal: no detail available)"))
     return problems[:MAX_PROBLEMS]
+
+
+#: Scalar lists longer than this are sampled before ``jsonschema`` sees them (see ``_Sample``).
+SAMPLE_FROM = 256
+
+
+class _Sample:
+    """A failing model with its long scalar lists cut to a sample, for the slow validator.
+
+    ``jsonschema`` takes ~30 µs per element: an invalid model with a
+    12-million-element value list would take minutes to report.  A list of
+    scalars is judged by its items' kinds, so its first elements plus the
+    first element of each other kind carry every item problem; pointers into
+    a sample are mapped back to the original indices.  If the sample should
+    pass where the model fails (a rule the sample cannot see), the whole
+    model is validated instead: slow, but never a problem missed entirely.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.maps: dict[int, list[int]] = {}
+        self.model = self._sampled(model)
+        if self.maps and _fast_check("model")(self.model):
+            self.maps.clear()
+            self.model = model
+
+    def _sampled(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: self._sampled(v) for k, v in value.items()}
+        if not isinstance(value, list):
+            return value
+        kinds = set(map(type, value)) if len(value) > SAMPLE_FROM else {list}
+        if not kinds & {list, dict}:
+            seen = set(map(type, value[:16]))
+            indices = list(range(16))
+            indices += sorted(next(i for i, x in enumerate(value) if type(x) is kind) for kind in kinds - seen)
+            sample = [value[i] for i in indices]
+            self.maps[id(sample)] = indices
+            return sample
+        return [self._sampled(x) for x in value]
+
+    def original_pointer(self, pointer: str, skip: int) -> str:
+        """``pointer`` (into the sampled model, after ``skip`` prefix parts) with original indices."""
+        if not self.maps:
+            return pointer
+        parts = pointer_parts(pointer)
+        node: Any = self.model
+        for n in range(skip, len(parts)):
+            indices = self.maps.get(id(node))
+            if indices is not None and parts[n].isdigit() and int(parts[n]) < len(indices):
+                parts[n] = str(indices[int(parts[n])])
+                break
+            try:
+                node = node[int(parts[n])] if isinstance(node, list) else node[parts[n]]
+            except (KeyError, IndexError, ValueError, TypeError):
+                break
+        return pointer_join("", *parts)
 
 
 def _path_key(path: Any) -> list[tuple[int, Any]]:

@@ -19,7 +19,7 @@ from typing import Any
 
 from vts.spec.aliases import AliasBudgetExceeded, check_alias_expansion
 from vts.spec.errors import SpecError, pointer_parts
-from vts.spec.literals import Findings, json_pairs_hook
+from vts.spec.literals import Findings, Refused, json_pairs_hook
 from vts.spec.reading import read_bounded
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -154,6 +154,8 @@ def _yaml_loader() -> type:
             key = loader.construct_object(key_node, deep=True)
             if isinstance(key, int) and not isinstance(key, bool):
                 key = str(key)  # example keys may be bare operand indices
+            elif isinstance(key, Refused):
+                key = key.text  # a huge bare number as a key: reported by findings, kept as text
             if not isinstance(key, str):
                 raise yaml.constructor.ConstructorError(
                     None, None, f"expected a string key, got {json_kind(key)}", key_node.start_mark
@@ -274,6 +276,10 @@ def _locate_json(text: str, parts: list[str]) -> int | None:
             if not found:
                 break
         elif text[pos] == "[" and part.isdigit():
+            newlines = text.count("\n", pos)
+            if newlines == 0 or (newlines == 1 and text.endswith("\n")):  # one line left: no element walk
+                best = pos
+                break
             pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]
             for _ in range(int(part)):
                 if text[pos] == "]":

@@ -1,0 +1,45 @@
+"""The engines report script's classification: cases grouped by (operation, types, reason pattern)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "tools" / "engines_report.py"
+
+
+def _report():
+    spec = importlib.util.spec_from_file_location("engines_report", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def _case(name: str, verdict: str, reason: str, operations=("EQUAL",), types=("TENSOR_QUANT8_ASYMM",)) -> dict:
+    return {"name": name, "verdict": verdict, "reason": reason, "operations": list(operations),
+            "operand_types": list(types)}
+
+
+def test_reasons_differing_only_in_particulars_share_a_pattern():
+    report = _report()
+    a = report.reason_pattern("sync execution: output04: 1/1 elements out of tolerance; worst at [0]: expected 0.0")
+    b = report.reason_pattern("sync execution: output05: 3/8 elements out of tolerance; worst at [1, 2]: expected 7")
+    assert a == b == "sync execution: OUTPUT: #/# elements out of tolerance"
+
+
+def test_classes_count_cases_and_keep_one_example_without_the_inputs_as_internal_add():
+    report = _report()
+    cases = [
+        _case("equal.q1", "failed", "sync execution: output0: 1/1 elements out of tolerance; worst at [0]: x"),
+        _case("equal.q1_all_inputs_as_internal", "failed",
+              "sync execution: output1: 2/2 elements out of tolerance; worst at [1]: y", ("ADD", "EQUAL")),
+        _case("equal.q2", "passed", ""),
+        _case("cast.q", "crash", "driver crashed: killed by SIGABRT", ("CAST",)),
+    ]
+    groups = report.classify(cases, ("failed", "crash"))
+    (first, first_group), (second, second_group) = groups.items()
+    assert first == ("EQUAL", "TENSOR_QUANT8_ASYMM", "failed: sync execution: OUTPUT: #/# elements out of tolerance")
+    assert first_group.count == 2 and first_group.examples[0]["name"] == "equal.q1"
+    assert second[0] == "CAST" and second_group.count == 1
