@@ -27,6 +27,11 @@ class Verdict(enum.Enum):
     XFAIL = "xfail"  # failed, and listed as an expected failure
     XPASS = "xpass"  # passed, but listed as an expected failure
     FLAKY = "flaky"  # failed, then did not fail when re-run alone (--reruns); fails only with --fail-on-flaky
+    #: The driver host died during the case, and the case passed when the harness re-ran it alone on a
+    #: fresh host.  Not a pass: a driver that dies (a crash, the --memory-limit kill of a leak) on a
+    #: valid request broke the HAL contract even if the death does not repeat; fails the run unless
+    #: ``--allow-unreproduced-crashes``.  Not FLAKY either (a failure the *user* asked to re-run).
+    UNREPRODUCED_CRASH = "unreproduced_crash"
 
     @property
     def is_failure(self) -> bool:
@@ -34,7 +39,8 @@ class Verdict(enum.Enum):
         return self in _FAILING
 
 
-_FAILING = frozenset({Verdict.FAILED, Verdict.ERROR, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS})
+_FAILING = frozenset({Verdict.FAILED, Verdict.ERROR, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS,
+                      Verdict.UNREPRODUCED_CRASH})
 VERDICT_ORDER = tuple(Verdict)
 
 

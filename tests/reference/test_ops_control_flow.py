@@ -60,7 +60,11 @@ def _execute(model: testmodel.TestModel, executor: Executor, example: int = 0, *
 
 
 def test_project_specs_pass():
-    """Every control-flow spec passes (the infinite loop, which waits for the 2 s default, is left out)."""
+    """Every control-flow spec passes (the infinite loop, which waits for the 2 s default, is left out).
+
+    The runtime-only models (while_unknown_size) are refused by the reference, as ValidateHal's driver
+    mode demands, and skipped with that reason.
+    """
     paths = sorted(glob.glob(os.path.join(SPECS, "*.yaml")))
     assert len(paths) >= 3
     runner = Runner(create_device(), RunOptions())
@@ -70,7 +74,8 @@ def test_project_specs_pass():
     for family, case in iter_cases(selection):
         result = runner.run_case(family, case)
         counts[result.verdict.value] = counts.get(result.verdict.value, 0) + 1
-        if result.verdict.value != "passed":
+        refused_as_allowed = result.verdict.value == "skipped" and "only the NNAPI runtime accepts" in result.reason
+        if result.verdict.value != "passed" and not (refused_as_allowed and "while_unknown_size" in result.name):
             failures.append(f"{result.name}: {result.verdict.value} {result.reason}")
     assert not failures, "\n".join(failures[:20])
     assert counts.get("passed", 0) >= 38

@@ -109,6 +109,8 @@ class RunOptions:
     pool_kind: str = "ashmem"
     case_timeout: float = 60.0
     extensions: Any = None
+    #: The differential family's oracle: any driver spec ``nnvts run --driver`` accepts.
+    oracle: str = "reference"
 
 
 class Family(abc.ABC):

@@ -25,6 +25,7 @@ from vts.families.executions import (
     Answer,
     Executor,
     PreparedModelCache,
+    driver_mode_violation,
     prepare_for_case,
     timing_problems,
     unsupported_names,
@@ -127,6 +128,9 @@ class DeadlineFamily(Family):
                     return skipped(f"unsupported: {unsupported_names(hal_model, flags)}")
                 status, prepared = error.status, None
         except DriverError as error:
+            rule = driver_mode_violation(hal_model) if error.status == ErrorStatus.INVALID_ARGUMENT else None
+            if rule is not None:
+                return skipped(f"refused as the HAL allows: a model only the NNAPI runtime accepts ({rule})")
             return failed(f"get_supported_operations returned {error.status.name} for a valid model")
         finally:
             close_model(hal_model)

@@ -12,7 +12,13 @@ synchronous, asynchronous and fenced paths, with and without timing:
 * fenced execution needs fully specified outputs: INVALID_ARGUMENT in both.
 
 A driver without dynamic-shape support may answer GENERAL_FAILURE: the case
-is then skipped, as the suite does.
+is then skipped, as the suite does.  But only until the case has shown the
+driver *does* support them: once an UNSPECIFIED execution of the same
+prepared model succeeded with every output shape reported, the driver has
+no excuse left, and a GENERAL_FAILURE on any later execution (above all the
+INSUFFICIENT mode, where the HAL requires OUTPUT_INSUFFICIENT_SIZE with the
+shapes so the client can grow its buffers) fails the case.  The modes run
+UNSPECIFIED first, so the support is always known before INSUFFICIENT.
 """
 
 from __future__ import annotations
@@ -87,6 +93,7 @@ class DynamicOutputShapeFamily(Family):
         first = model.main.operands[model.main.outputs[0]]
         golden = example.outputs.get(0)
         first_bytes = element_count(golden.dims) * dtype_of(first.type).itemsize if golden else 0
+        supported_by: str | None = None  # the execution that showed dynamic-shape support
         for mode in MODES:
             if mode == "insufficient" and first_bytes <= 1:
                 continue  # the suite skips INSUFFICIENT when output 0 holds at most one byte
@@ -99,7 +106,13 @@ class DynamicOutputShapeFamily(Family):
                     try:
                         answer = execute(prepared, built.request, executor, measure)
                         if answer.status == ErrorStatus.GENERAL_FAILURE and executor is not Executor.FENCED:
-                            return skipped(f"{where}: GENERAL_FAILURE (no dynamic output shape support)")
+                            if supported_by is None:
+                                return skipped(f"{where}: GENERAL_FAILURE (no dynamic output shape support)")
+                            expected = ("OUTPUT_INSUFFICIENT_SIZE with the output shapes" if mode == "insufficient"
+                                        else "NONE")
+                            return failed(f"{where}: returned GENERAL_FAILURE, expected {expected}: the "
+                                          f"{supported_by} succeeded with every shape reported, so the driver "
+                                          "supports dynamic output shapes")
                         if executor is Executor.FENCED:
                             problems = ([] if answer.status == ErrorStatus.INVALID_ARGUMENT else
                                         [f"returned {answer.status.name}, expected INVALID_ARGUMENT (fenced "
@@ -109,6 +122,8 @@ class DynamicOutputShapeFamily(Family):
                             if answer.ok and len(answer.output_shapes) != len(model.main.outputs):
                                 problems.append(f"{len(answer.output_shapes)} output shapes returned, expected "
                                                 f"{len(model.main.outputs)}")
+                            if not problems and supported_by is None:
+                                supported_by = where
                         else:
                             problems = _insufficient_problems(model, example, answer)
                     finally:

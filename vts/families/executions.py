@@ -3,7 +3,11 @@
 ``create_prepared_model`` is the suite's createPreparedModel (test-catalogue
 §2.1): the support query must answer NONE with one flag per operation; a
 model that is not fully supported may be refused at preparation (the case is
-then skipped), a fully supported one may not.  ``execute`` drives one of the
+then skipped), a fully supported one may not.  A model that only the NNAPI
+runtime accepts (ValidateHal's driver mode refuses it, e.g. WHILE operands
+of unknown size) may be refused with INVALID_ARGUMENT by either call, and
+is skipped with the rule as the reason; a driver that accepts it is judged
+like any other.  ``execute`` drives one of the
 execution paths and normalises what came back into an ``Answer``, so every
 family judges sync, async and fenced executions the same way.
 """
@@ -49,17 +53,63 @@ class Preparation:
     prepared: PreparedModel | None
     supported: tuple[bool, ...]
     error: DriverError | None = None
+    #: The driver-mode rule that made an INVALID_ARGUMENT refusal right ("" if not refused so).
+    refused: str = ""
 
     @property
     def fully_supported(self) -> bool:
         return all(self.supported)
 
+    def skip_reason(self, model: Model) -> str:
+        """Why a case is skipped when there is no prepared model."""
+        if self.refused:
+            return f"refused as the HAL allows: a model only the NNAPI runtime accepts ({self.refused})"
+        return f"unsupported: {unsupported_names(model, self.supported)}"
+
+
+class AllowedRefusal(Exception):
+    """The driver refused (INVALID_ARGUMENT) a model that is invalid for a HAL 1.3 driver.
+
+    The spec's model is valid for the NNAPI runtime, but ValidateHal's driver
+    mode refuses it (WHILE operands of unknown size: the runtime runs such
+    models on its own CPU path).  A driver refusing it is right; the case is
+    skipped with the rule as the reason.
+    """
+
+    def __init__(self, rule: str) -> None:
+        super().__init__(rule)
+        self.rule = rule
+
+
+def driver_mode_violation(model: Model) -> str | None:
+    """Why ValidateHal's driver mode refuses ``model`` (None: a HAL 1.3 driver must accept it)."""
+    from vts.hal.validation import ValidationError, validate_model
+
+    try:
+        validate_model(model, hal_rules_only=True)
+    except ValidationError as error:
+        return error.message
+    return None
+
+
+def _refusal_allowed(model: Model, error: DriverError) -> None:
+    """Raise ``AllowedRefusal`` when an INVALID_ARGUMENT refusal is what the HAL's driver mode demands."""
+    if error.status == ErrorStatus.INVALID_ARGUMENT:
+        rule = driver_mode_violation(model)
+        if rule is not None:
+            raise AllowedRefusal(rule) from None
+
 
 def supported_operations(device: Device, model: Model) -> tuple[bool, ...]:
-    """``getSupportedOperations``: must answer NONE with one flag per main operation."""
+    """``getSupportedOperations``: must answer NONE with one flag per main operation.
+
+    Except for a model only the runtime accepts: INVALID_ARGUMENT is then
+    the right answer (``AllowedRefusal``).
+    """
     try:
         flags = device.get_supported_operations(model)
     except DriverError as error:
+        _refusal_allowed(model, error)
         raise CaseFailure(f"get_supported_operations returned {error.status.name} for a valid model",
                           (error.message,)) from None
     flags = tuple(flags)
@@ -82,10 +132,17 @@ def unsupported_names(model: Model, flags: Sequence[bool]) -> str:
 
 def create_prepared_model(device: Device, model: Model, **kwargs: object) -> Preparation:
     """Prepare ``model`` the way the suite does; refusal of an unsupported model is allowed."""
-    flags = supported_operations(device, model)
+    try:
+        flags = supported_operations(device, model)
+    except AllowedRefusal as refusal:
+        return Preparation(None, (), refused=refusal.rule)
     try:
         prepared = device.prepare_model(model, **kwargs)  # type: ignore[arg-type]
     except DriverError as error:
+        try:
+            _refusal_allowed(model, error)
+        except AllowedRefusal as refusal:
+            return Preparation(None, flags, error, refused=refusal.rule)
         if all(flags):
             raise CaseFailure(f"prepare_model failed with {error.status.name} although every operation "
                               "was reported supported", (error.message,)) from None
@@ -170,7 +227,7 @@ class PreparedModelCache:
             model = build()
             try:
                 preparation = create_prepared_model(device, model)
-                why = "" if preparation.prepared else f"unsupported: {unsupported_names(model, preparation.supported)}"
+                why = "" if preparation.prepared else preparation.skip_reason(model)
             finally:
                 release(model)
             self._key, self._device, self._entry = key, device, (preparation.prepared, why)
@@ -191,5 +248,5 @@ def prepare_for_case(device: Device, model: TestModel, options: RunOptions, exte
     finally:
         close_model(hal_model)
     if preparation.prepared is None:
-        return None, f"unsupported: {unsupported_names(hal_model, preparation.supported)}"
+        return None, preparation.skip_reason(hal_model)
     return preparation.prepared, ""

@@ -6,10 +6,22 @@ and fenced paths, with and without timing: the driver must abort the loop
 and report MISSED_DEADLINE_TRANSIENT or MISSED_DEADLINE_PERSISTENT.  A
 GENERAL_FAILURE skips the case (the suite's rule for non-fully-specified
 modes is evaluated first); anything else fails.
+
+Beyond the suite, the loop timeout must actually be honoured: the HAL's
+``loopTimeoutDuration`` bounds how long the driver may run the loop before
+it aborts, so each execution's wall time (call to answer, fence signalled
+for the fenced path) must stay within the requested timeout plus
+``LOOP_TIMEOUT_SLACK_S`` (500 ms, room for scheduling, IPC and the
+driver's own checks on a loaded machine).  A driver that ignores the
+requested timeout and stops at its own 2 s default (the HAL's
+``LoopTimeoutDurationNs`` default) answers the right status 2 s late and
+fails here.  This is a functional bound of the contract, four times wider
+than the requested timeout is long, not a performance threshold.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
@@ -25,6 +37,8 @@ from vts.hal.interfaces import Device
 from vts.testmodel import TestModel, build_request
 
 LOOP_TIMEOUT_NS = 1_000_000
+#: How far past the requested loop timeout an execution may end (documented above).
+LOOP_TIMEOUT_SLACK_S = 0.5
 MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
 
 
@@ -49,8 +63,10 @@ class InfiniteLoopFamily(Family):
                 where = f"{executor.value} execution (timing {measure.name})"
                 built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
                 try:
+                    started = time.monotonic()
                     answer = execute(prepared, built.request, executor, measure,
-                                     loop_timeout=LOOP_TIMEOUT_NS)
+                                     loop_timeout=LOOP_TIMEOUT_NS, timeout=options.case_timeout)
+                    took = time.monotonic() - started
                 finally:
                     built.close()
                 if answer.status == ErrorStatus.GENERAL_FAILURE:
@@ -61,4 +77,8 @@ class InfiniteLoopFamily(Family):
                 problems = timing_problems(answer, measure)
                 if problems:
                     return failed(f"{where}: {problems[0]}")
+                bound = LOOP_TIMEOUT_NS / 1e9 + LOOP_TIMEOUT_SLACK_S
+                if took > bound:
+                    return failed(f"{where} took {took:.3f} s with a {LOOP_TIMEOUT_NS / 1e6:g} ms loop timeout; "
+                                  f"the loop must be aborted within the timeout (allowed: {bound:.3f} s)")
         return passed()

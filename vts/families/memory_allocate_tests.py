@@ -210,6 +210,24 @@ def copy_to_invalid_memory_size_dynamic(ctx: MemoryContext) -> None:
     _copy_to_sizes(_dynamic(ctx))
 
 
+def copy_from_failure_uninitializes(ctx: MemoryContext) -> None:
+    """nnvts: a failed copy_from leaves the buffer uninitialised, whatever it held (IBuffer::copyFrom).
+
+    The HAL: "if the copy fails, the buffer's contents are uninitialised".
+    A driver that keeps the old contents lets a later copy_to (or use as an
+    input) read data the client was told is gone; each failure kind the
+    suite produces (wrong memory size, wrong dimensions) is tried on a
+    freshly initialised buffer.
+    """
+    buffer, _ = ctx.allocate_buffer(ctx.conv(), [0], [0])
+    size, full = ctx.spec.data_size, _full(ctx)
+    for bad, dims, what in ((ctx.shared(size // 2), (), "from half-size memory"),
+                            (ctx.shared(size), (2, *full[1:]), "with batch 2")):
+        ctx.initialize(buffer)
+        ctx.copy_from(buffer, bad, dims, IA, f"{what} (after a successful one)")
+        ctx.copy_to(buffer, ctx.shared(size), GF, f"after a failed copy_from {what} (must be uninitialised)")
+
+
 COPY_TESTS: dict[str, MemoryTest] = {
     "CopyFrom_InvalidMemorySize": copy_from_invalid_memory_size,
     "CopyFrom_InvalidMemorySize_DynamicShape": copy_from_invalid_memory_size_dynamic,
@@ -218,4 +236,5 @@ COPY_TESTS: dict[str, MemoryTest] = {
     "CopyTo_UninitializedMemory": copy_to_uninitialized_memory,
     "CopyTo_InvalidMemorySize": copy_to_invalid_memory_size,
     "CopyTo_InvalidMemorySize_DynamicShape": copy_to_invalid_memory_size_dynamic,
+    "CopyFrom_FailureUninitializes": copy_from_failure_uninitializes,
 }

@@ -49,9 +49,10 @@ from vts.hal.types import (
     Subgraph,
     SymmPerChannelQuantParams,
 )
-from vts.hal.validation_error import ValidationError
+from vts.hal.validation_error import BeyondHalRule, ValidationError
 
 __all__ = [
+    "BeyondHalRule",
     "ValidationError",
     "count_consumers",
     "operand_byte_size",
@@ -454,6 +455,7 @@ def _validate_operations(
     hal_version: HalVersion,
     prefixes: frozenset[int],
     allow_unknown_control_flow_sizes: bool,
+    hal_rules_only: bool = False,
 ) -> None:
     operands = subgraph.operands
     for i, operation in enumerate(subgraph.operations):
@@ -482,6 +484,9 @@ def _validate_operations(
                 model.referenced,
                 allow_unknown_control_flow_sizes=allow_unknown_control_flow_sizes,
             )
+        except BeyondHalRule as error:
+            if not hal_rules_only:
+                raise BeyondHalRule(f"{label} operation {i}: {error.message}") from None
         except ValidationError as error:
             raise ValidationError(f"{label} operation {i}: {error.message}") from None
         for slot, index in enumerate(operation.outputs):
@@ -619,9 +624,11 @@ def _validate_subgraph(
     hal_version: HalVersion,
     prefixes: frozenset[int],
     allow_unknown_control_flow_sizes: bool,
+    hal_rules_only: bool = False,
 ) -> None:
     """Operations, input/output lists and graph of a subgraph whose operands are valid."""
-    _validate_operations(subgraph, label, model, hal_version, prefixes, allow_unknown_control_flow_sizes)
+    _validate_operations(subgraph, label, model, hal_version, prefixes, allow_unknown_control_flow_sizes,
+                         hal_rules_only)
     _validate_index_list(subgraph.input_indexes, subgraph.operands, _L.SUBGRAPH_INPUT, "input", label)
     _validate_index_list(subgraph.output_indexes, subgraph.operands, _L.SUBGRAPH_OUTPUT, "output", label)
     _validate_graph(subgraph, label)
@@ -690,15 +697,29 @@ def validate_model(
     hal_version: HalVersion = HalVersion.V1_3,
     *,
     allow_unknown_control_flow_sizes: bool = False,
+    hal_rules_only: bool = False,
 ) -> None:
     """Raise :class:`ValidationError` unless ``model`` is a valid model for ``hal_version``.
 
     For HAL 1.0-1.2 the model must be expressible in that version's flat
     Model: no referenced subgraphs, and only the types, lifetimes, pools and
     operation signatures that version defines.  The relaxed-float flag needs
-    1.1, extensions 1.2.  ``allow_unknown_control_flow_sizes`` is the NNAPI
-    runtime's relaxation; HAL 1.3 drivers must refuse WHILE operands of
-    unknown size (the default).
+    1.1, extensions 1.2.
+
+    Three strictnesses, from the most lenient:
+
+    * runtime mode (``allow_unknown_control_flow_sizes=True``): what the NNAPI
+      runtime accepts, e.g. WHILE operands of unknown size, which it runs on
+      its own CPU path (Validation.cpp, ``ValidationMode::RUNTIME``);
+    * driver mode (``hal_rules_only=True``): exactly what ValidateHal's
+      ``validateModel`` refuses -- what a driver must refuse with
+      INVALID_ARGUMENT and a harness may expect it to.  HAL 1.3 drivers
+      refuse WHILE operands of unknown size ("1.3 HAL does not support CF
+      operations with operands of unknown size", b/132458982);
+    * the default adds the NeuralNetworks.h rules ValidateHal leaves to the
+      executor (``BeyondHalRule``, e.g. CONV_2D's 4-D input): a model
+      breaking only those is valid, but no driver can run it, so it must be
+      reported unsupported and fail preparation or execution cleanly.
     """
     hal_version = HalVersion(hal_version)
     if not isinstance(model, Model):
@@ -729,7 +750,8 @@ def validate_model(
         _check_structure(subgraph, label)
         _validate_operands(subgraph, label, model, hal_version, prefixes, pool_sizes)
     for label, subgraph in subgraphs:
-        _validate_subgraph(subgraph, label, model, hal_version, prefixes, allow_unknown_control_flow_sizes)
+        _validate_subgraph(subgraph, label, model, hal_version, prefixes, allow_unknown_control_flow_sizes,
+                           hal_rules_only)
     _check_no_reference_cycles(model)
 
 

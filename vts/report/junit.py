@@ -39,7 +39,7 @@ from vts.report.sanitize import clean
 from vts.report.stream import Annotate
 from vts.results import CaseResult, Verdict
 
-_FAILURE = {"failed", "xpass"}
+_FAILURE = {"failed", "xpass", "unreproduced_crash"}  # the driver broke a rule (its death included)
 _SKIPPED = {"skipped", "xfail"}
 #: Attempts rendered per case (a rerun policy could try many times).
 MAX_ATTEMPTS_SHOWN = 10

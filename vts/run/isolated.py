@@ -9,7 +9,9 @@ killed and a fresh one serves the next case.
 A case that was running when the host died is re-run once, alone, on a
 fresh host before it is called a crash: the death may have been caused by
 something earlier (an asynchronous execution of a previous case crashing
-late), and a case must only be blamed for what it does by itself.
+late), and a case must only be blamed for what it does by itself.  A death
+that does not repeat is still never reported as a pass: the case ends as
+UNREPRODUCED_CRASH (``unreproduced_crash_outcome``).
 Timeouts are not re-run: a second attempt would cost the full limit again
 and a driver that hangs is rarely flaky about it.
 
@@ -58,6 +60,25 @@ def with_leftovers(outcome: Outcome, leftovers: list[str]) -> Outcome:
                    {**outcome.extra, "leftover_processes": list(leftovers[:100])})
 
 
+def unreproduced_crash_outcome(first: Outcome, rerun: Outcome) -> Outcome:
+    """The verdict of a case whose host died on the first attempt but not when re-run alone.
+
+    A re-run that fails (or times out) keeps its own verdict: that failure
+    reproduces.  A re-run that passes (or is skipped) does not make the
+    case a pass: the driver died while serving it, which the HAL never
+    allows, so the case is UNREPRODUCED_CRASH with the death as its reason
+    and the re-run's result in the details.
+    """
+    note = (f"the driver host died during the first attempt ({first.reason}); the case was then re-run alone "
+            f"on a fresh host: {rerun.verdict.value}" + (f" ({rerun.reason})" if rerun.reason else ""))
+    extra = {**rerun.extra, "host_died_first_attempt": first.reason, "rerun_verdict": rerun.verdict.value}
+    if rerun.verdict.is_failure:
+        return Outcome(rerun.verdict, rerun.reason, (*rerun.details, note), extra)
+    return Outcome(Verdict.UNREPRODUCED_CRASH,
+                   f"the driver host died during the case ({first.reason}) but not when it was re-run alone",
+                   (note, *first.details), extra)
+
+
 @dataclass
 class IsolatedRunner(base.Runner):
     """A ``Runner`` whose device is a driver host process (``host``), restarted after each loss."""
@@ -76,10 +97,7 @@ class IsolatedRunner(base.Runner):
                                   (*outcome.details, "crashed again when re-run alone on a fresh driver host"),
                                   outcome.extra)
             else:
-                note = (f"the driver host died during the first attempt ({first.reason}); this is the result "
-                        "of re-running the case alone on a fresh host")
-                outcome = Outcome(outcome.verdict, outcome.reason, (*outcome.details, note),
-                                  {**outcome.extra, "host_died_first_attempt": first.reason})
+                outcome = unreproduced_crash_outcome(first, outcome)
         return self._result(case, outcome, time.perf_counter() - start)
 
     def _attempt(self, family: Family, case: Case) -> Outcome:

@@ -180,7 +180,8 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
         name = getattr(device, "name", plan.driver)
         channel.send((_HELLO, {"name": name, "version": version_of(device)}))
         extensions = default_registry(plan.extension_allowlist)
-        options = RunOptions(pool_kind=plan.pool_kind, case_timeout=plan.case_timeout, extensions=extensions)
+        options = RunOptions(pool_kind=plan.pool_kind, case_timeout=plan.case_timeout, extensions=extensions,
+                             oracle=str(plan.extra.get("oracle", "reference")))
         expectations = ExpectationList.from_file(plan.expected_failures) if plan.expected_failures else None
         runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
             device, options, expectations, host=host)

@@ -26,6 +26,7 @@ from typing import Protocol
 
 from vts.extensions import ExtensionNotAllowed
 from vts.families.base import Case, CaseFailure, DeviceInfo, Family, HarnessError, Outcome, RunOptions
+from vts.families.executions import AllowedRefusal
 from vts.families.judge import run_recording_comparisons
 from vts.families.registry import families as registered_families
 from vts.hal.errors import DriverError
@@ -196,6 +197,9 @@ def run_family_case(family: Family, case: Case, device: Device, options: RunOpti
         return Outcome(Verdict.FAILED, failure.reason, failure.details)
     except ExtensionNotAllowed as denied:
         return Outcome(Verdict.SKIPPED, str(denied))
+    except AllowedRefusal as refusal:
+        return Outcome(Verdict.SKIPPED, f"refused as the HAL allows: a model only the NNAPI runtime accepts "
+                                        f"({refusal.rule})")
     except (HarnessError, ModelFormatError, EncodingError) as error:
         return Outcome(Verdict.ERROR, f"harness: {error}")
     except DriverError as error:

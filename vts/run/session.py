@@ -53,6 +53,10 @@ class RunRequest:
     progress_interval: float = 5.0
     #: Re-runs, baselines, balanced shards, last-failed, strict expectations (vts/run/ci.py).
     ci: CiOptions = field(default_factory=CiOptions)
+    #: Differential family: the driver whose answers are the expected ones (any driver spec).
+    oracle: str = "reference"
+    #: UNREPRODUCED_CRASH cases are reported but do not fail the exit status.
+    allow_unreproduced_crashes: bool = False
 
 
 def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
@@ -69,6 +73,9 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
     try:
         ref = DriverRef(request.driver)
         select_families(request.selection.families)
+        oracle = DriverRef(request.oracle)
+        if not oracle.is_exec:
+            oracle.target  # noqa: B018 - an unknown --oracle is a usage error, not an error per case
         ci = prepare_ci(request.ci, request.selection, request.expected_failures, request.extension_allowlist)
         if request.jobs > 1:
             if not ref.is_exec:
@@ -105,7 +112,8 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
     header.update(ci.header_fields())
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
-    options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions)
+    options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions,
+                         oracle=request.oracle)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
     terminal = _terminal(request, files)
     terminal.count_total(lambda: iter_cases(request.selection, info, extensions.for_parsing()))
@@ -118,7 +126,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
             device.close()
     if not completed:
         return signals.exit_status()
-    return ci.exit_status(_exit_status(files.stream.summary()))
+    return ci.exit_status(_exit_status(files.stream.summary(), request.allow_unreproduced_crashes))
 
 
 def _terminal(request: RunRequest, files: FileReports) -> TerminalReport:
@@ -159,10 +167,13 @@ def _header(request: RunRequest, name: str, version: str, isolation: str, device
 EXIT_NO_TESTS = 5
 
 
-def _exit_status(summary: dict[str, int]) -> int:
+def _exit_status(summary: dict[str, int], allow_unreproduced_crashes: bool = False) -> int:
     if not summary.get("total"):
         return EXIT_NO_TESTS
-    failing = sum(summary.get(v, 0) for v in ("failed", "error", "crash", "timeout", "xpass"))
+    failing_verdicts = ["failed", "error", "crash", "timeout", "xpass"]
+    if not allow_unreproduced_crashes:
+        failing_verdicts.append("unreproduced_crash")
+    failing = sum(summary.get(v, 0) for v in failing_verdicts)
     return 1 if failing else 0
 
 
@@ -178,7 +189,7 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
         in_process=request.in_process,
         memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
         expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
-        extra=ci.worker_extra())
+        extra={**ci.worker_extra(), "oracle": request.oracle})
     isolation = "in_process" if request.in_process else "process"
 
     def make_sinks(driver: dict[str, object]) -> list[object]:
@@ -197,7 +208,7 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
     if not completed:
         return signals.exit_status()
     files = next(s for s in ci.unwrap(sinks) if isinstance(s, FileReports))
-    return ci.exit_status(_exit_status(files.stream.summary()))
+    return ci.exit_status(_exit_status(files.stream.summary(), request.allow_unreproduced_crashes))
 
 
 def version_of(device: Device) -> str:

@@ -39,7 +39,7 @@ from vts.hal.enums import (
     is_extension_type,
 )
 from vts.hal.types import Operand, Subgraph
-from vts.hal.validation_error import ValidationError
+from vts.hal.validation_error import BeyondHalRule, ValidationError
 
 V10 = HalVersion.V1_0
 V11 = HalVersion.V1_1
@@ -320,14 +320,21 @@ def all_ranks_at_most(limit: int, skip_last: int = 0) -> Check:
     return check
 
 
-def rank_exactly(expected: int, *slots: int) -> Check:
-    """NeuralNetworks.h "a 4-D tensor", checked only when the rank is known."""
+def rank_exactly(expected: int, *slots: int, hal_enforced: bool = True) -> Check:
+    """NeuralNetworks.h "a 4-D tensor", checked only when the rank is known.
+
+    ``hal_enforced=False``: ValidateHal (HAL 1.3) does not check it, so a
+    violation raises ``BeyondHalRule`` (valid for the HAL, unsupported).
+    """
 
     def check(ctx: OpContext, _: Signature) -> None:
         for i, operand in _slot_operands(ctx, slots or (0,)):
             rank = rank_of(operand)
             if rank not in (0, expected):
-                ctx.fail(f"input {i} has rank {rank}, expected rank {expected}")
+                message = f"input {i} has rank {rank}, expected rank {expected}"
+                if not hal_enforced:
+                    raise BeyondHalRule(f"{ctx.name}: {message} (NeuralNetworks.h; not checked by ValidateHal)")
+                ctx.fail(message)
 
     return check
 

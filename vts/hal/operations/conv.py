@@ -142,7 +142,11 @@ def _resize(types: dict[int, HalVersion], layout_required: bool) -> tuple[Signat
 
 _SOFTMAX_QUANT = fixed_output_quant(0, {QA8: (1.0 / 256, 0), QAS8: (1.0 / 256, -128)})
 _L2_NORM_QUANT = fixed_output_quant(0, {QA8: (1.0 / 128, 128), QAS8: (1.0 / 128, 0)})
-_CONV_RANKS = rank_exactly(4, 0, 1)
+#: Android 10/11 validate CONV_2D and TRANSPOSE_CONV_2D by operand types (``validate`` in Conv2D.cpp /
+#: TransposeConv2D.cpp) and DEPTHWISE/GROUPED_CONV_2D by count and types (Validation.cpp); the 4-D
+#: rank is checked when the executor prepares the operation.  So for the HAL a wrong rank is not an
+#: invalid model: it is an operation the driver does not support.
+_CONV_RANKS = rank_exactly(4, 0, 1, hal_enforced=False)
 _POOL_TYPES = {F32: V10, F16: V12, QA8: V10, QAS8: V13}
 
 SPECS: dict[int, OpSpec] = {
