@@ -22,6 +22,7 @@ State rules (IBuffer.hal, IDevice::allocate):
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -122,7 +123,7 @@ class ReferenceBuffer(Buffer):
             return ELEMENT_SIZE.get(OperandType(self.operand.type), self.dtype.itemsize)
         if not fully_specified(dims):
             return None
-        return int(np.prod(dims, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(int(d) for d in dims) * self.dtype.itemsize  # Python ints: np.prod wraps at 2**63
 
     @property
     def dimensions(self) -> Dims:
