@@ -145,23 +145,38 @@ class FiniteFloat(click.ParamType):
 # --- files ------------------------------------------------------------------------------------
 
 
-class InputFile(click.ParamType):
-    """An existing regular UTF-8 text file of at most ``max_bytes`` (a FIFO or device would block or never end)."""
+class ResultsFile(click.ParamType):
+    """An existing regular file of any size (a results stream of a large run is hundreds of MB): read as it streams.
+
+    Checked with ``stat`` only, never opened here: a FIFO or device would block or never end.
+    """
 
     name = "file"
 
-    def __init__(self, max_bytes: int = 16 << 20) -> None:
-        self.max_bytes = max_bytes
-
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         path = os.fspath(value)
+        self._regular(path, param, ctx)
+        return path
+
+    def _regular(self, path: str, param: click.Parameter | None, ctx: click.Context | None) -> os.stat_result:
         try:
             info = os.stat(path)
         except (OSError, ValueError) as error:
             self.fail(f"{path!r}: {getattr(error, 'strerror', None) or error}", param, ctx)
         if not stat.S_ISREG(info.st_mode):
             self.fail(f"{path!r} is not a regular file", param, ctx)
-        if info.st_size > self.max_bytes:
+        return info
+
+
+class InputFile(ResultsFile):
+    """An existing regular UTF-8 text file of at most ``max_bytes`` (read whole by the option's user)."""
+
+    def __init__(self, max_bytes: int = 16 << 20) -> None:
+        self.max_bytes = max_bytes
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        if self._regular(path, param, ctx).st_size > self.max_bytes:
             self.fail(f"{path!r} is larger than {self.max_bytes >> 20} MiB", param, ctx)
         try:
             with open(path, "rb") as f:
@@ -173,22 +188,6 @@ class InputFile(click.ParamType):
         except UnicodeDecodeError as error:
             line = data.count(b"\n", 0, error.start) + 1
             self.fail(f"{path!r} line {line}: expected UTF-8 text, got byte 0x{data[error.start]:02x}", param, ctx)
-        return path
-
-
-class ResultsFile(click.ParamType):
-    """An existing regular file of any size (a results stream of a large run is hundreds of MB): read as it streams."""
-
-    name = "file"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        path = os.fspath(value)
-        try:
-            info = os.stat(path)
-        except (OSError, ValueError) as error:
-            self.fail(f"{path!r}: {getattr(error, 'strerror', None) or error}", param, ctx)
-        if not stat.S_ISREG(info.st_mode):
-            self.fail(f"{path!r} is not a regular file", param, ctx)
         return path
 
 
