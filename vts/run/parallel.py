@@ -281,6 +281,28 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         except Exception as error:
             problems.append(f"worker {slot.index}: cannot list its remaining cases: {error}")
 
+    def handle(slot: _Slot, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        if kind == _START:
+            slot.started_index, slot.started = message[1], message[2]
+        elif kind == _RESULT:
+            slot.started = None
+            slot.next_case = message[1] + 1
+            slot.fruitless = 0
+            emit(CaseResult.from_json(message[2]))
+        elif kind == _EXTRA:
+            emit(CaseResult.from_json(message[1]))
+        elif kind == _HELLO and not sinks:
+            sinks[:] = make_sinks(message[1])
+            for result in pending:
+                for sink in sinks:
+                    sink.add(result)
+            pending.clear()
+        elif kind == _FAILED:
+            problems.append(message[1])
+        elif kind == _DONE:
+            slot.done = True
+
     for slot in slots:
         launch(slot)
     try:
@@ -290,31 +312,17 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
                 break
             for channel in multiprocessing.connection.wait(list(live), timeout=1.0):
                 slot = live[channel]
-                try:
-                    message = channel.recv()
-                except (EOFError, OSError):
-                    worker_died(slot)
-                    continue
-                kind = message[0]
-                if kind == _START:
-                    slot.started_index, slot.started = message[1], message[2]
-                elif kind == _RESULT:
-                    slot.started = None
-                    slot.next_case = message[1] + 1
-                    slot.fruitless = 0
-                    emit(CaseResult.from_json(message[2]))
-                elif kind == _EXTRA:
-                    emit(CaseResult.from_json(message[1]))
-                elif kind == _HELLO and not sinks:
-                    sinks = make_sinks(message[1])
-                    for result in pending:
-                        for sink in sinks:
-                            sink.add(result)
-                    pending.clear()
-                elif kind == _FAILED:
-                    problems.append(message[1])
-                elif kind == _DONE:
-                    slot.done = True
+                # Drain what the worker has sent before waiting again: one wait() per message
+                # (a selector built and torn down each time) was a large part of the parent's time.
+                while True:
+                    try:
+                        message = channel.recv()
+                    except (EOFError, OSError):
+                        worker_died(slot)
+                        break
+                    handle(slot, message)
+                    if slot.done or not channel.poll():
+                        break
     except KeyboardInterrupt:
         interrupted = True
         for slot in slots:
