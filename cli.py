@@ -148,6 +148,8 @@ def main() -> None:
               help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
 @click.option("-j", "--jobs", type=bounded_int(1, MAX_JOBS), default=1, show_default=True,
               help="Worker processes, each with its own driver (cases split by a stable hash of their names).")
+@click.option("--pin-cpus/--no-pin-cpus", default=True, show_default=True,
+              help="With -j N: each worker and its driver on cores of their own, when there are N cores or more.")
 @click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=4096,
               show_default=True, metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
 @click.option("--oracle", default="reference", show_default=True, metavar="DRIVER",
@@ -159,7 +161,7 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
-        progress_interval: float, in_process: bool, jobs: int, memory_limit: int, oracle: str,
+        progress_interval: float, in_process: bool, jobs: int, pin_cpus: bool, memory_limit: int, oracle: str,
         allow_unreproduced_crashes: bool, **ci: object) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from signal import strsignal as signal_name
@@ -182,7 +184,8 @@ def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keywo
                 verbose=verbose, extension_allowlist=extension_allowlist,
                 argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs,
                 keyword_text=keyword, shard_text=shard, quiet=quiet, progress_interval=progress_interval,
-                oracle=oracle, allow_unreproduced_crashes=allow_unreproduced_crashes, ci=ci_options(ci)),
+                oracle=oracle, allow_unreproduced_crashes=allow_unreproduced_crashes, pin_cpus=pin_cpus,
+                ci=ci_options(ci)),
                 usage_error=_usage_error)
         except KeyboardInterrupt:  # outside the run loop (which handles its own and writes the reports)
             code = signals.exit_status()

@@ -58,6 +58,8 @@ class WorkerPlan:
     expected_failures: str | None
     extension_allowlist: str | None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Pin each worker and its driver host to cores of their own (vts/run/affinity.py).
+    pin_cpus: bool = True
 
 
 def worker_slot(name: str, jobs: int) -> int:
@@ -141,6 +143,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
     from vts.extensions import default_registry
     from vts.families.base import RunOptions
     from vts.ipc.process import HostProcess, set_run_tag
+    from vts.run.affinity import pin_worker
     from vts.run.drivers import DriverRef
     from vts.run.isolated import IsolatedRunner
     from vts.run.reruns import install_reruns
@@ -150,6 +153,8 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
     from vts.run.signals import install
 
     install()  # the parent's terminate() (SIGTERM) then ends the run loop and this worker's driver host
+    if plan.pin_cpus:
+        pin_worker(slot, plan.jobs)  # before the driver host starts: it inherits the CPUs
     set_run_tag(run_tag)
     sink = _PipeSink(channel)
 

@@ -57,6 +57,8 @@ class RunRequest:
     oracle: str = "reference"
     #: UNREPRODUCED_CRASH cases are reported but do not fail the exit status.
     allow_unreproduced_crashes: bool = False
+    #: ``-j N``: pin each worker and its driver host to cores of their own (vts/run/affinity.py).
+    pin_cpus: bool = True
 
 
 def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
@@ -189,7 +191,7 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
         in_process=request.in_process,
         memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
         expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
-        extra={**ci.worker_extra(), "oracle": request.oracle})
+        extra={**ci.worker_extra(), "oracle": request.oracle}, pin_cpus=request.pin_cpus)
     isolation = "in_process" if request.in_process else "process"
 
     def make_sinks(driver: dict[str, object]) -> list[object]:

@@ -1,0 +1,44 @@
+"""``-j N`` CPU pinning: each worker's driver host on cores of its own, unless ``--no-pin-cpus``."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.scale.affinity_driver import AFFINITY_DIR_ENV
+from tests.scale.conftest import SLICE
+from vts.run.affinity import worker_cpus
+
+
+def test_cores_are_shared_out_evenly_and_disjointly():
+    allowed = [0, 1, 2, 3, 4]
+    shares = [worker_cpus(slot, 2, allowed) for slot in range(2)]
+    assert shares == [{0, 1}, {2, 3}]  # the odd core stays with nobody: both workers get the same share
+    assert [worker_cpus(slot, 5, allowed) for slot in range(5)] == [{c} for c in allowed]
+
+
+@pytest.mark.parametrize("jobs", [1, 6])
+def test_no_pinning_without_a_core_for_every_worker(jobs):
+    assert worker_cpus(0, jobs, [0, 1, 2, 3, 4]) is None
+
+
+def _host_cpus(directory) -> list[set[int]]:
+    return [set(map(int, path.read_text().split())) for path in directory.iterdir()]
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs at least 2 CPUs to pin 2 workers")
+@pytest.mark.parametrize("pin", [True, False])
+def test_driver_hosts_of_two_workers(nnvts, tmp_path, pin):
+    allowed = os.sched_getaffinity(0)
+    run = nnvts("run", "--driver", "tests.scale.affinity_driver:create_device", *SLICE, "-j", "2",
+                *(() if pin else ("--no-pin-cpus",)), **{AFFINITY_DIR_ENV: str(tmp_path)})
+    assert run.returncode == 0, run.stderr
+    hosts = _host_cpus(tmp_path)
+    assert len(hosts) == 2
+    if pin:
+        assert hosts[0].isdisjoint(hosts[1]) and hosts[0] | hosts[1] <= allowed
+        assert len(hosts[0]) == len(hosts[1]) == len(allowed) // 2
+    else:
+        assert hosts == [allowed, allowed]
