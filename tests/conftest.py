@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable
 
@@ -11,27 +12,10 @@ CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus")
 
 
 def hand_add_float() -> dict:
-    """ADD of two float32 [2, 2] tensors: goldens are plain sums."""
-    return {
-        "nnvts": 1, "name": "hand_add_float", "hal_version": "1.0",
-        "source": {"kind": "hand", "detail": "sums computed by hand"},
-        "models": [{
-            "name": "add",
-            "main": {
-                "operands": [
-                    {"name": "a", "type": "TENSOR_FLOAT32", "dims": [2, 2], "lifetime": "SUBGRAPH_INPUT"},
-                    {"name": "b", "type": "TENSOR_FLOAT32", "dims": [2, 2], "lifetime": "SUBGRAPH_INPUT"},
-                    {"name": "act", "type": "INT32", "lifetime": "CONSTANT_COPY", "value": 0},
-                    {"name": "out", "type": "TENSOR_FLOAT32", "dims": [2, 2], "lifetime": "SUBGRAPH_OUTPUT"},
-                ],
-                "operations": [{"type": "ADD", "inputs": ["a", "b", "act"], "outputs": ["out"]}],
-                "inputs": ["a", "b"], "outputs": ["out"],
-            },
-            # 1.5 + 0.25 = 1.75; -2 + 4 = 2; 0.125 + 0.125 = 0.25; 100 + -99.5 = 0.5
-            "examples": [{"inputs": {"a": [1.5, -2.0, 0.125, 100.0], "b": [0.25, 4.0, 0.125, -99.5]},
-                          "outputs": {"out": [1.75, 2.0, 0.25, 0.5]}}],
-        }],
-    }
+    """ADD of two float32 [2, 2] tensors: goldens are plain sums (the multi_client family's model, renamed)."""
+    from vts.families.multi_client import ADD_SPEC
+
+    return {**copy.deepcopy(ADD_SPEC), "name": "hand_add_float"}
 
 
 def hand_add_quant8() -> dict:

@@ -257,8 +257,10 @@ def writes_outputs_on_rejected_request() -> Device:
     return _ScribblingDevice("broken-scribbles")
 
 
-class _ShapelessPreparedModel(FaultyPreparedModel):
-    """Reports OUTPUT_INSUFFICIENT_SIZE without the output shapes the HAL requires with it."""
+class _InsufficientSizeRewriter(FaultyPreparedModel):
+    """Passes executions through, but answers OUTPUT_INSUFFICIENT_SIZE with ``rewrite(error)`` instead."""
+
+    rewrite: Callable[[DriverError], DriverError]
 
     def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
                 loop_timeout: int | None = None) -> ExecutionResult:
@@ -266,17 +268,29 @@ class _ShapelessPreparedModel(FaultyPreparedModel):
             return self.inner.execute(request, measure, deadline, loop_timeout)
         except DriverError as error:
             if error.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
-                raise DriverError(error.status, "no shapes") from None
+                raise self.rewrite(error) from None
             raise
 
 
-class _ShapelessDevice(FaultyDevice):
+class _InsufficientSizeRewritingDevice(FaultyDevice):
+    def __init__(self, name: str, rewrite: Callable[[DriverError], DriverError]) -> None:
+        super().__init__(name)
+        self.rewrite = rewrite
+
     def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
-        return _ShapelessPreparedModel(self.inner.prepare_model(model, *args, **kwargs), model, None, None)
+        prepared = _InsufficientSizeRewriter(self.inner.prepare_model(model, *args, **kwargs), model, None, None)
+        prepared.rewrite = self.rewrite
+        return prepared
+
+
+def rewrites_insufficient_size(name: str, rewrite: Callable[[DriverError], DriverError]) -> Device:
+    """The reference, with OUTPUT_INSUFFICIENT_SIZE answered as ``rewrite`` makes it (a broken variant)."""
+    return _InsufficientSizeRewritingDevice(name, rewrite)
 
 
 def insufficient_without_shapes() -> Device:
-    return _ShapelessDevice("broken-shapeless")
+    """Reports OUTPUT_INSUFFICIENT_SIZE without the output shapes the HAL requires with it."""
+    return rewrites_insufficient_size("broken-shapeless", lambda error: DriverError(error.status, "no shapes"))
 
 
 class _UnsignedOnlyDevice(FaultyDevice):

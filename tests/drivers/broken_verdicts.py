@@ -17,7 +17,7 @@ import numpy as np
 
 from drivers.reference.buffer import ReferenceBuffer
 from drivers.reference.device import ReferenceDevice
-from tests.drivers.broken import FaultyDevice, FaultyPreparedModel
+from tests.drivers.broken import FaultyDevice, FaultyPreparedModel, rewrites_insufficient_size
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperandLifeTime, OperationType, is_extension_type, is_scalar_type
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, FencedExecutionCallback, PreparedModel, SyncFence
@@ -241,25 +241,10 @@ def failed_copy_from_keeps_initialised() -> ReferenceDevice:
 # -- (6) GENERAL_FAILURE for a too-small buffer after supporting dynamic shapes ----------------
 
 
-class _NoInsufficientPreparedModel(FaultyPreparedModel):
-    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
-                loop_timeout: int | None = None) -> ExecutionResult:
-        try:
-            return self.inner.execute(request, measure, deadline, loop_timeout)
-        except DriverError as error:
-            if error.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
-                raise DriverError(ErrorStatus.GENERAL_FAILURE, "output buffer too small") from None
-            raise
-
-
-class _NoInsufficientDevice(FaultyDevice):
-    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
-        return _NoInsufficientPreparedModel(self.inner.prepare_model(model, *args, **kwargs), model, None, None)
-
-
 def insufficient_as_general_failure() -> Device:
     """Reports dynamic shapes, but answers a too-small buffer with GENERAL_FAILURE: ``dynamic_output_shape``."""
-    return _NoInsufficientDevice("broken-insufficient-gf")
+    return rewrites_insufficient_size("broken-insufficient-gf", lambda error: DriverError(
+        ErrorStatus.GENERAL_FAILURE, "output buffer too small"))
 
 
 # -- (7) runtime-only control-flow models refused (valid behaviour) ----------------------------
