@@ -719,6 +719,28 @@ _TAP_RUN_BYTES = 8 * 1024
 
 
 @dataclass(frozen=True, slots=True)
+class PhaseColumns:
+    """The input columns of one W-stride phase: input ``first_column``, ``first_column + stride``, ...
+    land at phase columns ``q_first..q_last``; the phase's other columns are padding."""
+
+    phase: int
+    q_first: int
+    q_last: int
+    first_column: int
+
+
+def phase_columns(in_w: int, window: Window, width_q: int) -> tuple[PhaseColumns, ...]:
+    """Padded column q*stride + r is input column q*stride + r - pad_left: where each phase holds input."""
+    step, left = window.stride_w, window.pad_left
+    phases = []
+    for r in range(step):
+        q_first = max(0, -(-(left - r) // step))
+        q_last = min(width_q - 1, (left + in_w - 1 - r) // step)
+        phases.append(PhaseColumns(r, q_first, q_last, q_first * step + r - left))
+    return tuple(phases)
+
+
+@dataclass(frozen=True, slots=True)
 class DepthwiseGeometry:
     """Where a depthwise convolution reads, in the phase-split layout of its input strips.
 
@@ -733,6 +755,7 @@ class DepthwiseGeometry:
     out_hw: tuple[int, int]
     blocks_q: int
     width_q: int
+    phases: tuple[PhaseColumns, ...]
 
     @classmethod
     def of(cls, in_w: int, filter_hw: tuple[int, int], window: Window,
@@ -741,7 +764,7 @@ class DepthwiseGeometry:
         blocks_q = (filter_hw[1] - 1) * window.dilation_w // step + 1
         padded_w = in_w + window.pad_left + window.pad_right
         width_q = max(-(-padded_w // step), out_hw[1] + blocks_q - 1)
-        return cls(window, filter_hw, out_hw, blocks_q, width_q)
+        return cls(window, filter_hw, out_hw, blocks_q, width_q, phase_columns(in_w, window, width_q))
 
     @property
     def extent_h(self) -> int:
@@ -756,15 +779,25 @@ class DepthwiseGeometry:
         return (out_rows - 1) * self.window.stride_h + self.extent_h
 
 
+def zero_padding_columns(strip: np.ndarray, geometry: DepthwiseGeometry) -> None:
+    """Zero the strip columns no input column lands in; ``fill_strip`` never writes them."""
+    for columns in geometry.phases:
+        if columns.q_last < columns.q_first:
+            strip[:, :, columns.phase] = 0
+            continue
+        strip[:, :, columns.phase, :columns.q_first] = 0
+        strip[:, :, columns.phase, columns.q_last + 1:] = 0
+
+
 def fill_strip(strip: np.ndarray, x: np.ndarray, first_row: int, geometry: DepthwiseGeometry,
                zero_point: int) -> None:
     """Copy padded input rows ``first_row...`` of NHWC ``x`` into ``strip`` [N, rows, stride, width_q, C].
 
     ``x - zero_point`` is converted to the strip's dtype on the way.  Rows
-    outside the input are zeroed; the padding columns are never written, so
-    the zeros the strip was created with stay (the caller reuses one strip).
+    outside the input are zeroed; padding columns are left as they are
+    (``zero_padding_columns`` zeroed them once for every block).
     """
-    _, h, w, _ = x.shape
+    h = x.shape[1]
     rows = strip.shape[1]
     low, high = max(first_row, 0), min(first_row + rows, h)
     if low > first_row:
@@ -773,16 +806,13 @@ def fill_strip(strip: np.ndarray, x: np.ndarray, first_row: int, geometry: Depth
         strip[:, max(high - first_row, 0):] = 0
     if high <= low:
         return
-    step, left, width_q = geometry.window.stride_w, geometry.window.pad_left, geometry.width_q
-    dtype = strip.dtype.type
-    for r in range(step):
-        q_first = max(0, -(-(left - r) // step))
-        q_last = min(width_q - 1, (left + w - 1 - r) // step)
-        if q_last < q_first:
+    step, dtype = geometry.window.stride_w, strip.dtype.type
+    for columns in geometry.phases:
+        if columns.q_last < columns.q_first:
             continue
-        column = q_first * step + r - left
-        source = x[:, low:high, column:column + step * (q_last - q_first) + 1:step, :]
-        target = strip[:, low - first_row:high - first_row, r, q_first:q_last + 1, :]
+        stop = columns.first_column + step * (columns.q_last - columns.q_first) + 1
+        source = x[:, low:high, columns.first_column:stop:step, :]
+        target = strip[:, low - first_row:high - first_row, columns.phase, columns.q_first:columns.q_last + 1, :]
         if zero_point:
             np.subtract(source, dtype(zero_point), out=target, dtype=dtype)
         else:
@@ -848,7 +878,8 @@ def depthwise_accumulate(x: np.ndarray, w: np.ndarray, geometry: DepthwiseGeomet
     run_pixels = pixels_per_run(o_w, channels, itemsize)
     taps = tap_run(w.astype(dtype, copy=False), geometry, run_pixels)
     block = geometry.rows_per_block(n * step * geometry.width_q * channels * itemsize)
-    strip = np.zeros((n, geometry.strip_rows(block), step, geometry.width_q, channels), dtype=dtype)
+    strip = np.empty((n, geometry.strip_rows(block), step, geometry.width_q, channels), dtype=dtype)
+    zero_padding_columns(strip, geometry)
     acc = np.empty((n, o_h, o_w * channels), dtype=dtype)
     for y0 in range(0, o_h, block):
         rows = min(block, o_h - y0)
