@@ -142,7 +142,10 @@ def test_output_size_matches_compute_out_size():
 # --------------------------------------------------------------------------- exact integer arithmetic
 
 
-def test_requantize_is_bit_exact_with_the_fixed_point_kernel():
+@pytest.mark.parametrize("block_bytes", [1, 1 << 30], ids=["row-blocks", "one-block"])
+def test_requantize_is_bit_exact_with_the_fixed_point_kernel(monkeypatch: pytest.MonkeyPatch, block_bytes: int):
+    """Ties of both roundings, per-channel and per-tensor, every activation: in one block or one row at a time."""
+    monkeypatch.setattr(conv, "_REQUANTIZE_BLOCK_BYTES", block_bytes)
     rng = np.random.default_rng(RNG_SEED)
     for _ in range(400):
         channels = int(rng.choice([1, 5, 64, 300]))

@@ -20,8 +20,10 @@ are one im2col gather plus one float32 matmul.  Quantized operands are
 zero-point adjusted integers, and float32 arithmetic on integers is exact
 while sums stay within 2**24, so quantized matmuls are cut along the shared
 dimension into chunks that respect that bound (``exact_matmul``).  Depthwise
-convolutions are one ``einsum`` over a strided view of the padded input whose
-innermost axis is a whole output row.  Requantization estimates each output
+convolutions run in blocks of output rows: each block's input rows are copied
+into a small padded strip, summed by one ``einsum`` over a strided view whose
+innermost axis is a run of whole output pixels, and (for floats) finished
+with bias and activation while still in cache.  Requantization estimates each output
 with one float product and redoes with the integer kernel only the elements
 the estimate cannot decide (``requantize``), so results are bit-identical to
 the int32 kernels.  Filter conversions are cached per constant array.
@@ -345,7 +347,8 @@ def float_conv(xp: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int,
 
     ``finish_rows`` gets the result as whole output rows [N * oh, ow * O].
     (Running the matmul in cache-sized row blocks, each finished at once,
-    measured no faster: BLAS repacks the weights for every block.)
+    measured no faster: BLAS repacks the weights for every block; nor did
+    finishing the whole matmul's result block by block.)
     """
     acc = conv_accumulate(xp, w, window, out_hw)
     finish_rows(acc.reshape(-1, out_hw[1] * w.shape[0]))
@@ -454,31 +457,67 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
     the zero point every x < 0 ends at the floor, so t is only computed when
     the activation lets negative values through.
     """
+    acc = np.ascontiguousarray(acc)
     channels = acc.shape[-1]
     use_f32 = acc.dtype == np.float32
     rows, repeat = channel_rows_view(acc)
     plan = _requantize_plan(tuple(multipliers.tolist()), tuple(shifts.tolist()),
                             None if bias is None else bias.astype(np.int32).tobytes(), channels, repeat,
                             float(out.scale), int(out.zero_point), out.dtype.str, int(activation), use_f32)
+    result = np.empty(acc.shape, dtype=np.uint8 if plan.truncate else out.dtype)
+    if acc.size:
+        rows = rows.reshape(-1, rows.shape[-1])
+        results = result.reshape(rows.shape)
+        block = max(1, _REQUANTIZE_BLOCK_BYTES // (rows.shape[1] * np.dtype(plan.dtype).itemsize))
+        exact = ExactRequantizer(bias, multipliers, shifts, out.zero_point, channels)
+        for start in range(0, rows.shape[0], block):
+            requantize_rows(rows[start:start + block], results[start:start + block], plan, exact)
+    if plan.byte_shift:
+        result = np.bitwise_xor(result, np.uint8(plan.byte_shift), out=result).view(np.int8)
+    return result
+
+
+# ``requantize`` works through the accumulators in blocks of about this many bytes of estimates, so its
+# half-dozen passes run in cache instead of each streaming the whole layer through memory.
+_REQUANTIZE_BLOCK_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ExactRequantizer:
+    """The integer kernel for the few accumulators the float estimate of ``requantize`` cannot decide."""
+
+    bias: np.ndarray | None
+    multipliers: np.ndarray
+    shifts: np.ndarray
+    zero_point: int
+    channels: int
+
+    def __call__(self, values: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """``fixed_point_multiply(acc + bias) + zero_point`` of accumulators at flat ``positions`` of whole pixels."""
+        channel = positions % self.channels
+        exact = values.astype(np.int64)
+        if self.bias is not None:
+            exact += self.bias.astype(np.int64)[channel]
+        pick = channel if self.multipliers.size > 1 else 0
+        return fixed_point_multiply(exact, self.multipliers[pick], self.shifts[pick]) + self.zero_point
+
+
+def requantize_rows(rows: np.ndarray, result: np.ndarray, plan: RequantizePlan, exact: ExactRequantizer) -> None:
+    """``requantize`` of contiguous rows of whole pixels into ``result`` (before the int8 flip)."""
     estimate = np.multiply(rows, plan.real, dtype=plan.dtype)
     estimate += plan.offset
     if plan.signed_rounding:
         np.subtract(estimate, plan.step, out=estimate, where=rows < plan.negative_below)
     np.clip(estimate, plan.low + 0.5 + plan.byte_shift, plan.high + 0.5 + plan.byte_shift, out=estimate)
-    result = estimate.astype(np.uint8) if plan.truncate else np.floor(estimate).astype(out.dtype)
+    if plan.truncate:
+        np.copyto(result, estimate, casting="unsafe")
+    else:
+        np.copyto(result, np.floor(estimate), casting="unsafe")
     estimate -= result  # the fraction: below 2 * tolerance the estimate cannot tell which integer it is
     near = np.flatnonzero(estimate < plan.near_limit)
     if near.size:
-        channel = near % channels
-        exact = acc.reshape(-1)[near].astype(np.int64)
-        if bias is not None:
-            exact += bias.astype(np.int64)[channel]
-        pick = channel if multipliers.size > 1 else 0
-        fixed = fixed_point_multiply(exact, multipliers[pick], shifts[pick]) + out.zero_point
+        fixed = exact(rows.reshape(-1)[near], near)
         result.reshape(-1)[near] = np.clip(fixed, plan.low, plan.high) + plan.byte_shift
-    if plan.byte_shift:
-        result = np.bitwise_xor(result, np.uint8(plan.byte_shift), out=result).view(np.int8)
-    return result.reshape(acc.shape)
 
 
 @dataclass(frozen=True, slots=True)
