@@ -47,8 +47,8 @@ class Tensor:
         return self.value.astype(np.float64)
 
     def item(self) -> int | float | bool:
-        """The scalar this operand holds (scalars and one-element tensors)."""
-        return self.value.reshape(-1)[0].item()
+        """The scalar this operand holds (scalars and one-element tensors): the first element, as Python's."""
+        return self.value.item(0)
 
 
 _QUANT = frozenset(

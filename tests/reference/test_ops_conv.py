@@ -142,7 +142,10 @@ def test_output_size_matches_compute_out_size():
 # --------------------------------------------------------------------------- exact integer arithmetic
 
 
-def test_requantize_is_bit_exact_with_the_fixed_point_kernel():
+@pytest.mark.parametrize("block_bytes", [1, 1 << 30], ids=["row-blocks", "one-block"])
+def test_requantize_is_bit_exact_with_the_fixed_point_kernel(monkeypatch: pytest.MonkeyPatch, block_bytes: int):
+    """Ties of both roundings, per-channel and per-tensor, every activation: in one block or one row at a time."""
+    monkeypatch.setattr(conv, "_REQUANTIZE_BLOCK_BYTES", block_bytes)
     rng = np.random.default_rng(RNG_SEED)
     for _ in range(400):
         channels = int(rng.choice([1, 5, 64, 300]))
@@ -266,34 +269,78 @@ def test_im2col_convolution_matches_direct_convolution():
         np.testing.assert_array_equal(got, _naive_conv(x, f, pads, strides, dilations))
 
 
-def test_depthwise_phases_match_direct_convolution():
+DepthwiseCase = tuple[conv.Window, tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, int], tuple[int, int],
+                      tuple[int, int]]
+
+
+def _depthwise_case(rng: np.random.Generator) -> DepthwiseCase | None:
+    """A random depthwise geometry (odd sizes, strides, dilations, paddings), or None when the window does not fit."""
+    kh, kw = (int(v) for v in rng.integers(1, 5, 2))
+    strides = tuple(int(v) for v in rng.integers(1, 4, 2))
+    dilations = tuple(int(v) for v in rng.integers(1, 4, 2))
+    pads = tuple(int(v) for v in rng.integers(0, 3, 4))
+    h, w = (int(v) for v in rng.integers(1, 12, 2))
+    window = conv.Window(*pads, *strides, *dilations)
+    try:
+        out_hw = conv.output_hw("DEPTHWISE_CONV_2D", (h, w), (kh, kw), window)
+    except DriverError:
+        return None
+    return window, pads, strides, dilations, (h, w), (kh, kw), out_hw
+
+
+def _block_diagonal(f: np.ndarray) -> np.ndarray:
+    """A [kh, kw, C] depthwise filter as the equivalent full [C, kh, kw, C] filter."""
+    kh, kw, channels = f.shape
+    full = np.zeros((channels, kh, kw, channels), dtype=f.dtype)
+    for c in range(channels):
+        full[c, :, :, c] = f[:, :, c]
+    return full
+
+
+@pytest.mark.parametrize("strip_bytes", [1, 512, 1 << 20], ids=["row-blocks", "small-blocks", "one-block"])
+def test_depthwise_blocks_match_direct_convolution(monkeypatch: pytest.MonkeyPatch, strip_bytes: int):
+    """Exact integer sums with a zero point, whatever the strip size: one output row per block, a few, or all."""
+    monkeypatch.setattr(conv, "_STRIP_BYTES", strip_bytes)
     rng = np.random.default_rng(RNG_SEED + 5)
     checked = 0
     for _ in range(150):
-        kh, kw = (int(v) for v in rng.integers(1, 5, 2))
-        strides = tuple(int(v) for v in rng.integers(1, 4, 2))
-        dilations = tuple(int(v) for v in rng.integers(1, 4, 2))
-        pads = tuple(int(v) for v in rng.integers(0, 3, 4))
-        h, w = (int(v) for v in rng.integers(1, 12, 2))
-        window = conv.Window(*pads, *strides, *dilations)
-        try:
-            out_hw = conv.output_hw("DEPTHWISE_CONV_2D", (h, w), (kh, kw), window)
-        except DriverError:
+        case = _depthwise_case(rng)
+        if case is None:
             continue
+        window, pads, strides, dilations, (h, w), (kh, kw), out_hw = case
         x = rng.integers(0, 60, (2, h, w, 3)).astype(np.uint8)
         f = rng.integers(-20, 20, (kh, kw, 3)).astype(np.float32)
-        blocks = (kw - 1) * dilations[1] // strides[1] + 1
-        width = max(-(-(w + pads[2] + pads[3]) // strides[1]), out_hw[1] + blocks - 1)
-        phased = conv.phased_input(x, window, 7, width, np.float32)
-        got = conv.depthwise_accumulate(phased, f, window, out_hw)
-        # a depthwise filter is a block-diagonal full filter
-        full = np.zeros((3, kh, kw, 3), dtype=np.float32)
-        for c in range(3):
-            full[c, :, :, c] = f[:, :, c]
-        expected = _naive_conv(x.astype(np.int64) - 7, full.astype(np.int64), pads, strides, dilations)
+        geometry = conv.DepthwiseGeometry.of(w, (kh, kw), window, out_hw)
+        got = conv.depthwise_accumulate(x, f, geometry, 7, np.float32)
+        expected = _naive_conv(x.astype(np.int64) - 7, _block_diagonal(f).astype(np.int64), pads, strides, dilations)
         np.testing.assert_array_equal(got.astype(np.int64), expected)
         checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize("strip_bytes", [1, 1 << 20], ids=["row-blocks", "one-block"])
+def test_float_depthwise_finishes_every_block_with_bias_and_activation(monkeypatch: pytest.MonkeyPatch,
+                                                                       strip_bytes: int):
+    """Float sums plus bias, clamped to RELU1, per block, against a direct float64 convolution."""
+    monkeypatch.setattr(conv, "_STRIP_BYTES", strip_bytes)
+    rng = np.random.default_rng(RNG_SEED + 8)
+    checked = 0
+    for _ in range(80):
+        case = _depthwise_case(rng)
+        if case is None:
+            continue
+        window, pads, strides, dilations, (h, w), (kh, kw), out_hw = case
+        channels = int(rng.integers(1, 6))
+        x = rng.standard_normal((2, h, w, channels)).astype(np.float32)
+        f = rng.standard_normal((kh, kw, channels)).astype(np.float32)
+        bias = rng.standard_normal(channels).astype(np.float32)
+        geometry = conv.DepthwiseGeometry.of(w, (kh, kw), window, out_hw)
+        finish = conv.FloatRowFinish.of(bias, 2, out_hw[1])  # RELU1: [-1, 1]
+        got = conv.depthwise_accumulate(x, f, geometry, 0, np.float32, finish)
+        direct = _naive_conv(x.astype(np.float64), _block_diagonal(f).astype(np.float64), pads, strides, dilations)
+        np.testing.assert_allclose(got, np.clip(direct + bias, -1.0, 1.0), rtol=1e-5, atol=1e-5)
+        checked += 1
+    assert checked > 25
 
 
 # --------------------------------------------------------------------------- operations

@@ -20,8 +20,10 @@ are one im2col gather plus one float32 matmul.  Quantized operands are
 zero-point adjusted integers, and float32 arithmetic on integers is exact
 while sums stay within 2**24, so quantized matmuls are cut along the shared
 dimension into chunks that respect that bound (``exact_matmul``).  Depthwise
-convolutions are one ``einsum`` over a strided view of the padded input whose
-innermost axis is a whole output row.  Requantization estimates each output
+convolutions run in blocks of output rows: each block's input rows are copied
+into a small padded strip, summed by one ``einsum`` over a strided view whose
+innermost axis is a run of whole output pixels, and (for floats) finished
+with bias and activation while still in cache.  Requantization estimates each output
 with one float product and redoes with the integer kernel only the elements
 the estimate cannot decide (``requantize``), so results are bit-identical to
 the int32 kernels.  Filter conversions are cached per constant array.
@@ -33,6 +35,7 @@ import functools
 import math
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +55,8 @@ CONV_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16, T.TENSOR_QUANT8_ASYMM, T.TENSO
 QUANT8 = (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
 PADDING_SAME = 1
 PADDING_VALID = 2
+# Finishes (bias, activation) a block of output rows in place, while it is still in cache.
+BlockFinish = Callable[[np.ndarray], None]
 
 
 # --------------------------------------------------------------------------- windows and padding
@@ -336,6 +341,20 @@ def conv_accumulate(xp: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple
     return acc.reshape(n, out_hw[0], out_hw[1], w.shape[0])
 
 
+def float_conv(xp: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int],
+               finish_rows: BlockFinish) -> np.ndarray:
+    """Float32 convolution of padded NHWC ``xp`` with [O, kh, kw, C] ``w``, finished in place: N, oh, ow, O.
+
+    ``finish_rows`` gets the result as whole output rows [N * oh, ow * O].
+    (Running the matmul in cache-sized row blocks, each finished at once,
+    measured no faster: BLAS repacks the weights for every block; nor did
+    finishing the whole matmul's result block by block.)
+    """
+    acc = conv_accumulate(xp, w, window, out_hw)
+    finish_rows(acc.reshape(-1, out_hw[1] * w.shape[0]))
+    return acc
+
+
 # --------------------------------------------------------------------------- operands and requantization
 
 
@@ -408,15 +427,6 @@ def channel_rows_view(array: np.ndarray) -> tuple[np.ndarray, int]:
     return array.reshape(-1, repeat * channels), repeat
 
 
-def channel_rows(array: np.ndarray, *vectors: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """``channel_rows_view`` with per-channel vectors tiled to match the rows."""
-    rows, repeat = channel_rows_view(array)
-    channels = array.shape[-1]
-    if repeat == 1:
-        return rows, list(vectors)
-    return rows, [np.tile(v, repeat) if v.ndim == 1 and v.size == channels and channels > 1 else v for v in vectors]
-
-
 # Error bounds of the estimate in ``requantize``.  In float32, with |offset| <= 2**9 (plus the int8 shift of
 # 128), every estimate that can land inside an 8-bit output range is within 1.4 * 2**-12 of the exact value
 # (anything beyond is clamped whatever its error); the tolerance leaves a factor of about 3.  float64 keeps
@@ -447,31 +457,67 @@ def requantize(acc: np.ndarray, bias: np.ndarray | None, multipliers: np.ndarray
     the zero point every x < 0 ends at the floor, so t is only computed when
     the activation lets negative values through.
     """
+    acc = np.ascontiguousarray(acc)
     channels = acc.shape[-1]
     use_f32 = acc.dtype == np.float32
     rows, repeat = channel_rows_view(acc)
     plan = _requantize_plan(tuple(multipliers.tolist()), tuple(shifts.tolist()),
                             None if bias is None else bias.astype(np.int32).tobytes(), channels, repeat,
                             float(out.scale), int(out.zero_point), out.dtype.str, int(activation), use_f32)
+    result = np.empty(acc.shape, dtype=np.uint8 if plan.truncate else out.dtype)
+    if acc.size:
+        rows = rows.reshape(-1, rows.shape[-1])
+        results = result.reshape(rows.shape)
+        block = max(1, _REQUANTIZE_BLOCK_BYTES // (rows.shape[1] * np.dtype(plan.dtype).itemsize))
+        exact = ExactRequantizer(bias, multipliers, shifts, out.zero_point, channels)
+        for start in range(0, rows.shape[0], block):
+            requantize_rows(rows[start:start + block], results[start:start + block], plan, exact)
+    if plan.byte_shift:
+        result = np.bitwise_xor(result, np.uint8(plan.byte_shift), out=result).view(np.int8)
+    return result
+
+
+# ``requantize`` works through the accumulators in blocks of about this many bytes of estimates, so its
+# half-dozen passes run in cache instead of each streaming the whole layer through memory.
+_REQUANTIZE_BLOCK_BYTES = 512 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ExactRequantizer:
+    """The integer kernel for the few accumulators the float estimate of ``requantize`` cannot decide."""
+
+    bias: np.ndarray | None
+    multipliers: np.ndarray
+    shifts: np.ndarray
+    zero_point: int
+    channels: int
+
+    def __call__(self, values: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """``fixed_point_multiply(acc + bias) + zero_point`` of accumulators at flat ``positions`` of whole pixels."""
+        channel = positions % self.channels
+        exact = values.astype(np.int64)
+        if self.bias is not None:
+            exact += self.bias.astype(np.int64)[channel]
+        pick = channel if self.multipliers.size > 1 else 0
+        return fixed_point_multiply(exact, self.multipliers[pick], self.shifts[pick]) + self.zero_point
+
+
+def requantize_rows(rows: np.ndarray, result: np.ndarray, plan: RequantizePlan, exact: ExactRequantizer) -> None:
+    """``requantize`` of contiguous rows of whole pixels into ``result`` (before the int8 flip)."""
     estimate = np.multiply(rows, plan.real, dtype=plan.dtype)
     estimate += plan.offset
     if plan.signed_rounding:
         np.subtract(estimate, plan.step, out=estimate, where=rows < plan.negative_below)
     np.clip(estimate, plan.low + 0.5 + plan.byte_shift, plan.high + 0.5 + plan.byte_shift, out=estimate)
-    result = estimate.astype(np.uint8) if plan.truncate else np.floor(estimate).astype(out.dtype)
+    if plan.truncate:
+        np.copyto(result, estimate, casting="unsafe")
+    else:
+        np.copyto(result, np.floor(estimate), casting="unsafe")
     estimate -= result  # the fraction: below 2 * tolerance the estimate cannot tell which integer it is
     near = np.flatnonzero(estimate < plan.near_limit)
     if near.size:
-        channel = near % channels
-        exact = acc.reshape(-1)[near].astype(np.int64)
-        if bias is not None:
-            exact += bias.astype(np.int64)[channel]
-        pick = channel if multipliers.size > 1 else 0
-        fixed = fixed_point_multiply(exact, multipliers[pick], shifts[pick]) + out.zero_point
+        fixed = exact(rows.reshape(-1)[near], near)
         result.reshape(-1)[near] = np.clip(fixed, plan.low, plan.high) + plan.byte_shift
-    if plan.byte_shift:
-        result = np.bitwise_xor(result, np.uint8(plan.byte_shift), out=result).view(np.int8)
-    return result.reshape(acc.shape)
 
 
 @dataclass(frozen=True, slots=True)
@@ -555,17 +601,42 @@ def fixed_point_multiply(x: np.ndarray, multipliers: np.ndarray, shifts: np.ndar
     return np.right_shift(x * multipliers + rounding, 31 + exponent)
 
 
+@dataclass(frozen=True, slots=True)
+class FloatRowFinish:
+    """Bias and fused activation for float32 accumulators given as whole output rows ([..., ow * C]).
+
+    The bias is tiled over a row once so numpy adds it in long inner loops
+    (a per-channel vector of a few channels would cost one short loop per
+    pixel); depthwise convolutions finish each block of rows while it is
+    still in cache.
+    """
+
+    bias_row: np.ndarray | None
+    low: float
+    high: float
+    clamp: bool
+
+    @classmethod
+    def of(cls, bias: np.ndarray | None, activation: int, out_w: int) -> FloatRowFinish:
+        low, high = activation_range_float(activation)
+        bias_row = np.tile(bias, out_w) if bias is not None and bias.size else None
+        return cls(bias_row, low, high, bool(activation))
+
+    def __call__(self, rows: np.ndarray) -> None:
+        """Finish ``rows`` in place."""
+        if self.bias_row is not None:
+            np.add(rows, self.bias_row, out=rows)
+        if self.clamp:
+            np.clip(rows, self.low, self.high, out=rows)
+
+
 def float_finish(acc: np.ndarray, bias: np.ndarray | None, activation: int, out: OutputSpec) -> np.ndarray:
     """Add the bias, clamp to the fused activation, round to the output type (float16 rounds last).
 
     ``acc`` is a fresh float32 array owned by the caller, so it is updated in place.
     """
-    if bias is not None and bias.size:
-        rows, (bias_t,) = channel_rows(acc, bias)
-        rows += bias_t
-    low, high = activation_range_float(activation)
-    if activation:
-        np.clip(acc, low, high, out=acc)
+    rows, repeat = channel_rows_view(acc)
+    FloatRowFinish.of(bias, activation, repeat)(rows)
     return acc.astype(out.dtype, copy=False)
 
 
@@ -649,8 +720,12 @@ def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
     out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
     xp, w, bound = compute_operands(input_, filt, x_raw, window)
-    acc = conv_accumulate(xp, w, window, out_hw, bound)
-    return from_nhwc(finish(ctx, acc, input_, filt, bias, args.activation), args.nchw)
+    if bound is not None:
+        acc = conv_accumulate(xp, w, window, out_hw, bound)
+        return from_nhwc(quant_finish(ctx, acc, input_, filt, bias, args.activation), args.nchw)
+    finish_rows = FloatRowFinish.of(float_bias(bias), args.activation, out_hw[1])
+    acc = float_conv(xp, w, window, out_hw, finish_rows)
+    return from_nhwc(acc.astype(ctx.output().dtype, copy=False), args.nchw)
 
 
 @register_op(Op.CONV_2D, types=CONV_TYPES)
@@ -672,52 +747,187 @@ def _depthwise_args(ctx: OpContext) -> tuple[ConvArgs, int]:
     return args, int(ctx.scalar(i))
 
 
-def phased_input(x: np.ndarray, window: Window, zero_point: int, width_q: int, dtype: type) -> np.ndarray:
-    """``x - zero_point`` zero-padded and split into W stride phases, [N, Hp, stride, width_q, C], in one copy.
+# Depthwise convolutions run in blocks of output rows: the input rows a block reads are copied into a small
+# zero-bordered strip (padding, W-stride phases and zero-point adjustment in that one copy), summed into the
+# output block, and the float bias and activation are applied before the block leaves the cache.  Larger
+# strips pay less per-block overhead, smaller ones stay in L2; about this many bytes balances the two.
+_STRIP_BYTES = 512 * 1024
+# The einsum's innermost axis is cut into runs of whole pixels of at most this many bytes, so that the
+# tap row it multiplies by (the same for every run) stays in L1 next to the input and output runs.
+_TAP_RUN_BYTES = 8 * 1024
 
-    Padded column q*stride + r is element q of phase r, so a strided walk
-    along W becomes a contiguous one inside a phase.  Columns past the
-    padded width (only ever multiplied by zero taps) are zero.
-    """
-    n, h, w, c = x.shape
-    step = window.stride_w
-    top, left = window.pad_top, window.pad_left
-    phased = np.zeros((n, h + top + window.pad_bottom, step, width_q, c), dtype=dtype)
+
+@dataclass(frozen=True, slots=True)
+class PhaseColumns:
+    """The input columns of one W-stride phase: input ``first_column``, ``first_column + stride``, ...
+    land at phase columns ``q_first..q_last``; the phase's other columns are padding."""
+
+    phase: int
+    q_first: int
+    q_last: int
+    first_column: int
+
+
+def phase_columns(in_w: int, window: Window, width_q: int) -> tuple[PhaseColumns, ...]:
+    """Padded column q*stride + r is input column q*stride + r - pad_left: where each phase holds input."""
+    step, left = window.stride_w, window.pad_left
+    phases = []
     for r in range(step):
         q_first = max(0, -(-(left - r) // step))
-        q_last = min(width_q - 1, (left + w - 1 - r) // step)
-        if q_last < q_first:
-            continue
-        column = q_first * step + r - left
-        source = x[:, :, column:column + step * (q_last - q_first) + 1:step, :]
-        target = phased[:, top:top + h, r, q_first:q_last + 1, :]
-        np.subtract(source, dtype(zero_point), out=target, dtype=dtype)
-    return phased
+        q_last = min(width_q - 1, (left + in_w - 1 - r) // step)
+        phases.append(PhaseColumns(r, q_first, q_last, q_first * step + r - left))
+    return tuple(phases)
 
 
-def depthwise_accumulate(phased: np.ndarray, w: np.ndarray, window: Window, out_hw: tuple[int, int]) -> np.ndarray:
-    """Depthwise sum over the window for a ``phased_input`` and [kh, kw, C] ``w`` (same dtype): N, oh, ow, C.
+@dataclass(frozen=True, slots=True)
+class DepthwiseGeometry:
+    """Where a depthwise convolution reads, in the phase-split layout of its input strips.
 
-    The sum is one ``einsum`` over a strided view whose innermost axis is a
-    whole output row (ow*C contiguous values), so every filter tap is a single
-    fused multiply-add pass.  Input column t*stride + j*dilation is element
-    t + q of phase r (q, r = divmod(j*dilation, stride)); taps of the (q, r)
-    grid that no filter column maps to are zero.
+    Padded column q*stride + r is element q of phase r, so a strided walk
+    along W becomes a contiguous one inside a phase; ``width_q`` columns per
+    phase cover the padded width and every column a filter tap reaches.
+    ``blocks_q`` is how many phase columns the (dilated) filter spans.
     """
-    n, _, step, _, channels = phased.shape
-    (k_h, k_w, _), (o_h, o_w) = w.shape, out_hw
-    blocks_q = (k_w - 1) * window.dilation_w // step + 1
-    size, row = phased.itemsize, phased.strides[1]
-    view = np.lib.stride_tricks.as_strided(
-        phased, shape=(n, o_h, k_h, blocks_q, step, o_w * channels),
-        strides=(phased.strides[0], window.stride_h * row, window.dilation_h * row, channels * size,
-                 phased.strides[2], size),
-        writeable=False)
-    taps = np.zeros((k_h, blocks_q, step, o_w, channels), dtype=phased.dtype)
+
+    window: Window
+    filter_hw: tuple[int, int]
+    out_hw: tuple[int, int]
+    blocks_q: int
+    width_q: int
+    phases: tuple[PhaseColumns, ...]
+
+    @classmethod
+    def of(cls, in_w: int, filter_hw: tuple[int, int], window: Window,
+           out_hw: tuple[int, int]) -> DepthwiseGeometry:
+        step = window.stride_w
+        blocks_q = (filter_hw[1] - 1) * window.dilation_w // step + 1
+        padded_w = in_w + window.pad_left + window.pad_right
+        width_q = max(-(-padded_w // step), out_hw[1] + blocks_q - 1)
+        return cls(window, filter_hw, out_hw, blocks_q, width_q, phase_columns(in_w, window, width_q))
+
+    @property
+    def extent_h(self) -> int:
+        return (self.filter_hw[0] - 1) * self.window.dilation_h + 1
+
+    def rows_per_block(self, strip_row_bytes: int) -> int:
+        """Output rows per block so that the input strip is about ``_STRIP_BYTES``."""
+        strip_rows = max(_STRIP_BYTES // max(strip_row_bytes, 1), self.extent_h)
+        return max(1, min(self.out_hw[0], (strip_rows - self.extent_h) // self.window.stride_h + 1))
+
+    def strip_rows(self, out_rows: int) -> int:
+        return (out_rows - 1) * self.window.stride_h + self.extent_h
+
+
+def zero_padding_columns(strip: np.ndarray, geometry: DepthwiseGeometry) -> None:
+    """Zero the strip columns no input column lands in; ``fill_strip`` never writes them."""
+    for columns in geometry.phases:
+        if columns.q_last < columns.q_first:
+            strip[:, :, columns.phase] = 0
+            continue
+        strip[:, :, columns.phase, :columns.q_first] = 0
+        strip[:, :, columns.phase, columns.q_last + 1:] = 0
+
+
+def fill_strip(strip: np.ndarray, x: np.ndarray, first_row: int, geometry: DepthwiseGeometry,
+               zero_point: int) -> None:
+    """Copy padded input rows ``first_row...`` of NHWC ``x`` into ``strip`` [N, rows, stride, width_q, C].
+
+    ``x - zero_point`` is converted to the strip's dtype on the way.  Rows
+    outside the input are zeroed; padding columns are left as they are
+    (``zero_padding_columns`` zeroed them once for every block).
+    """
+    h = x.shape[1]
+    rows = strip.shape[1]
+    low, high = max(first_row, 0), min(first_row + rows, h)
+    if low > first_row:
+        strip[:, :min(low - first_row, rows)] = 0
+    if high < first_row + rows:
+        strip[:, max(high - first_row, 0):] = 0
+    if high <= low:
+        return
+    step, dtype = geometry.window.stride_w, strip.dtype.type
+    for columns in geometry.phases:
+        if columns.q_last < columns.q_first:
+            continue
+        stop = columns.first_column + step * (columns.q_last - columns.q_first) + 1
+        source = x[:, low:high, columns.first_column:stop:step, :]
+        target = strip[:, low - first_row:high - first_row, columns.phase, columns.q_first:columns.q_last + 1, :]
+        if zero_point:
+            np.subtract(source, dtype(zero_point), out=target, dtype=dtype)
+        else:
+            target[...] = source
+
+
+def tap_run(w: np.ndarray, geometry: DepthwiseGeometry, run_pixels: int) -> np.ndarray:
+    """The [kh, kw, C] filter as [kh, blocks_q, stride, run_pixels * C]: one multiplier per strip element.
+
+    Filter column j reads phase r = (j*dilation) % stride at offset
+    q = (j*dilation) // stride; (q, r) pairs no column maps to are zero taps.
+    """
+    k_h, k_w, channels = w.shape
+    step = geometry.window.stride_w
+    taps = np.zeros((k_h, geometry.blocks_q, step, run_pixels, channels), dtype=w.dtype)
     for j in range(k_w):
-        q, r = divmod(j * window.dilation_w, step)
+        q, r = divmod(j * geometry.window.dilation_w, step)
         taps[:, q, r] = w[:, j, None, :]
-    acc = np.einsum("nyiqrl,iqrl->nyl", view, taps.reshape(k_h, blocks_q, step, o_w * channels))
+    return taps.reshape(k_h, geometry.blocks_q, step, run_pixels * channels)
+
+
+def pixels_per_run(out_w: int, channels: int, itemsize: int) -> int:
+    """The largest divisor of the output width whose pixels fit in ``_TAP_RUN_BYTES`` (at least one)."""
+    limit = max(1, _TAP_RUN_BYTES // max(channels * itemsize, 1))
+    return max(d for d in range(1, min(out_w, limit) + 1) if out_w % d == 0)
+
+
+def strip_view(strip: np.ndarray, geometry: DepthwiseGeometry, out_rows: int, run_pixels: int) -> np.ndarray:
+    """Every input element each tap multiplies, [N, rows, kh, blocks_q, stride, runs, run], over ``strip``.
+
+    Output pixel t = run * run_pixels + l // C of a row reads, for tap (i, q, r),
+    strip row y*stride_h + i*dilation_h, phase r, column q + t: in the flat
+    phase row that is offset (q * C) + (run * run_pixels * C) + l, so the
+    innermost axis is contiguous.
+    """
+    n, _, step, _, channels = strip.shape
+    window, out_w = geometry.window, geometry.out_hw[1]
+    size, row = strip.itemsize, strip.strides[1]
+    run = run_pixels * channels
+    view = np.ndarray(
+        shape=(n, out_rows, geometry.filter_hw[0], geometry.blocks_q, step, out_w // run_pixels, run),
+        dtype=strip.dtype, buffer=strip,
+        strides=(strip.strides[0], window.stride_h * row, window.dilation_h * row, channels * size,
+                 strip.strides[2], run * size, size))
+    view.flags.writeable = False  # overlapping windows: a write through the view would change several taps
+    return view
+
+
+
+def depthwise_accumulate(x: np.ndarray, w: np.ndarray, geometry: DepthwiseGeometry, zero_point: int,
+                         dtype: type, finish_block: BlockFinish | None = None) -> np.ndarray:
+    """Depthwise sum of NHWC ``x - zero_point`` with [kh, kw, C] ``w`` in ``dtype``: [N, oh, ow, C].
+
+    Each block of output rows is one ``einsum`` over a strided view of its
+    input strip whose innermost axis is a run of whole output pixels, so
+    every filter tap is a single fused multiply-add pass.  ``finish_block``
+    gets each finished block as [N, rows, ow * C] (in place), while it is
+    still in cache.
+    """
+    n, _, _, channels = x.shape
+    (o_h, o_w), step = geometry.out_hw, geometry.window.stride_w
+    itemsize = np.dtype(dtype).itemsize
+    run_pixels = pixels_per_run(o_w, channels, itemsize)
+    taps = tap_run(w.astype(dtype, copy=False), geometry, run_pixels)
+    block = geometry.rows_per_block(n * step * geometry.width_q * channels * itemsize)
+    strip = np.empty((n, geometry.strip_rows(block), step, geometry.width_q, channels), dtype=dtype)
+    zero_padding_columns(strip, geometry)
+    acc = np.empty((n, o_h, o_w * channels), dtype=dtype)
+    for y0 in range(0, o_h, block):
+        rows = min(block, o_h - y0)
+        fill_strip(strip, x, y0 * geometry.window.stride_h - geometry.window.pad_top, geometry, zero_point)
+        out = acc[:, y0:y0 + rows]
+        np.einsum("nyiqrkl,iqrl->nykl", strip_view(strip, geometry, rows, run_pixels), taps,
+                  out=out.reshape(n, rows, o_w // run_pixels, run_pixels * channels))
+        if finish_block is not None:
+            finish_block(out)
     return acc.reshape(n, o_h, o_w, channels)
 
 
@@ -735,21 +945,21 @@ def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
     in_hw = (x_raw.shape[1], x_raw.shape[2])
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
     _check_padding_within_filter(ctx.name, window, (k_h, k_w))
-    out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
-    quantized = input_.type in QUANT8
-    w = filter_values(filt)
-    dtype: type = np.float32
-    if quantized and k_h * k_w * value_bound(input_) * value_bound(filt) > FLOAT32_EXACT:
-        dtype, w = np.float64, w.astype(np.float64)  # too many taps for exact float32 sums
+    geometry = DepthwiseGeometry.of(in_hw[1], (k_h, k_w), window, output_hw(ctx.name, in_hw, (k_h, k_w), window))
     if multiplier > 1:
         x_raw = np.repeat(x_raw, multiplier, axis=3)
-    step = window.stride_w
-    padded_w = in_hw[1] + window.pad_left + window.pad_right
-    blocks_q = (k_w - 1) * window.dilation_w // step + 1
-    width_q = max(-(-padded_w // step), out_hw[1] + blocks_q - 1)
-    phased = phased_input(x_raw, window, input_.zero_point if quantized else 0, width_q, dtype)
-    acc = depthwise_accumulate(phased, w[0], window, out_hw)
-    return from_nhwc(finish(ctx, acc, input_, filt, bias, args.activation), args.nchw)
+    w = filter_values(filt)[0]
+    if input_.type in QUANT8:
+        dtype: type = np.float32
+        if k_h * k_w * value_bound(input_) * value_bound(filt) > FLOAT32_EXACT:
+            dtype = np.float64  # too many taps for exact float32 sums
+        acc = depthwise_accumulate(x_raw, w, geometry, input_.zero_point, dtype)
+        result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
+    else:
+        finish_rows = FloatRowFinish.of(float_bias(bias), args.activation, geometry.out_hw[1])
+        acc = depthwise_accumulate(x_raw, w, geometry, 0, np.float32, finish_rows)
+        result = acc.astype(ctx.output().dtype, copy=False)
+    return from_nhwc(result, args.nchw)
 
 
 def _check_padding_within_filter(name: str, window: Window, filter_hw: tuple[int, int]) -> None:
