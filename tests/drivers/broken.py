@@ -7,6 +7,7 @@ fault into the prepared model's answers; each public factory below is a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
@@ -209,6 +210,48 @@ class _DeadlineBlindDevice(FaultyDevice):
 def ignores_deadlines() -> Device:
     """Runs every preparation and execution to the end, whatever the deadline."""
     return _DeadlineBlindDevice("broken-deadlines")
+
+
+#: How long the fast deadline-blind driver takes for any execution after its first.
+FAST_EXECUTION_S = 0.02
+
+
+class _FastDeadlineBlindPreparedModel(FaultyPreparedModel):
+    """Computes the first execution; every later one takes FAST_EXECUTION_S and replays its answer.
+
+    The harness reuses one request (and so its output pool, which still holds
+    the first answer's bytes) for the executions of a case: from the second
+    on, this behaves like an accelerator that runs the model in 20 ms and
+    never looks at the deadline.
+    """
+
+    answer: ExecutionResult | None = None
+
+    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                loop_timeout: int | None = None) -> ExecutionResult:
+        if self.answer is None:
+            self.answer = self.inner.execute(request, measure, None, loop_timeout)
+        else:
+            time.sleep(FAST_EXECUTION_S)
+        return self.answer
+
+    def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                      deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
+        future: Future[ExecutionResult] = Future()
+        future.set_result(self.execute(request, measure, deadline, loop_timeout))
+        return future
+
+
+class _FastDeadlineBlindDevice(FaultyDevice):
+    def prepare_model(self, model: Model, preference: Any = 1, priority: Any = 1, deadline: Any = None,
+                      *args: Any, **kwargs: Any) -> PreparedModel:
+        prepared = self.inner.prepare_model(model, preference, priority, None, *args, **kwargs)
+        return _FastDeadlineBlindPreparedModel(prepared, model, None, None)
+
+
+def ignores_deadlines_fast() -> Device:
+    """Ignores deadlines, and is fast: the long chain ends 20 ms after its start, within a fixed 100 ms grace."""
+    return _FastDeadlineBlindDevice("broken-deadlines-fast")
 
 
 class _PriorityClampingDevice(FaultyDevice):
