@@ -77,6 +77,7 @@ class CompiledModel:
         self.extensions = ModelExtensions(model)
         self.constants: list[list[Tensor | None]] = []
         self.op_defs: list[list[OpDef | ExtensionOp]] = []
+        self.releases: list[list[tuple[int, ...]]] = []  # per subgraph and operation: ``release_after``
         for graph in self.subgraphs:
             values: list[Tensor | None] = [None] * len(graph.operands)
             for index, operand in enumerate(graph.operands):
@@ -93,6 +94,7 @@ class CompiledModel:
                                       f"operation {enum_name(OperationType, op.type)} is not supported")
                 defs.append(op_def)
             self.op_defs.append(defs)
+            self.releases.append(release_after(graph))
 
     def dtype_of(self, operand_type: int) -> np.dtype:
         """Element dtype of a base or (per-model encoded) extension operand type."""
@@ -119,10 +121,12 @@ class CompiledModel:
                 raise op_failure(f"referenced subgraph {child} does not exist")
             return self.run_subgraph(child + 1, child_inputs, clock, loop_timeout_ns)
 
-        for op, op_def in zip(graph.operations, self.op_defs[index], strict=True):
+        for op, op_def, dead in zip(graph.operations, self.op_defs[index], self.releases[index], strict=True):
             clock.check()
             self._run_operation(graph, op.inputs, op.outputs, op_def, values, run_child, clock,
                                 loop_timeout_ns)
+            for operand_index in dead:  # no later operation reads these (``release_after``)
+                values[operand_index] = None
         outputs = []
         for operand_index in graph.output_indexes:
             tensor = values[operand_index]
@@ -175,3 +179,26 @@ def check_shape(name: str, operand: Operand, shape: tuple[int, ...]) -> None:
         return
     if len(dims) != len(shape) or any(d and d != s for d, s in zip(dims, shape, strict=True)):
         raise op_failure(f"{name}: computed output shape {list(shape)} conflicts with declared {list(dims)}")
+
+
+
+def release_after(graph: Subgraph) -> list[tuple[int, ...]]:
+    """For each operation, the temporaries that no later operation reads: dropped once it has run.
+
+    Android's ``CpuExecutor`` frees a temporary when its count of uses left
+    reaches zero; here that lets numpy hand the memory of a dead activation
+    to the next one, so a deep network keeps reusing a few cache-warm
+    buffers instead of holding every intermediate result until the end.
+    Subgraph inputs, outputs and constants are never released (they are not
+    TEMPORARY_VARIABLE).
+    """
+    last_reader: dict[int, int] = {}
+    for position, op in enumerate(graph.operations):
+        for operand_index in (*op.inputs, *op.outputs):
+            last_reader[operand_index] = position
+    releases: list[list[int]] = [[] for _ in graph.operations]
+    for operand_index, position in sorted(last_reader.items()):
+        if (0 <= operand_index < len(graph.operands)
+                and graph.operands[operand_index].lifetime == OperandLifeTime.TEMPORARY_VARIABLE):
+            releases[position].append(operand_index)
+    return [tuple(indexes) for indexes in releases]
