@@ -124,6 +124,8 @@ _NUMBER = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
 def reason_pattern(reason: str) -> str:
     """The reason without its particulars: numbers blanked, operand names and value details dropped."""
     text = reason.split(" (")[0] if reason.startswith("sync execution returned") else reason
+    text = re.sub(r"^random input \d+, \w+ execution: ", "", text)  # which draw and path: particulars
+    text = text.replace(" (expected: the oracle's answer)", "")
     text = re.sub(r"output\w*:", "OUTPUT:", text)
     text = re.sub(r"; worst at .*", "", text)
     text = _NUMBER.sub("#", text)
