@@ -26,10 +26,12 @@ Each engine is also the *oracle* of the reference driver once: ``nnvts run
 reports/engines/reference-oracle-ENGINE-SOURCE.jsonl (a few minutes each).
 The page counts agreements (passed), disagreements (failed) and skips,
 classifies the disagreements, and names the side each class is wrong on
-where a golden decides it: the engine, when its own ``generated`` run
-failed the golden of the same model (the reference passes every golden of
-the corpus and specs/: ``make test``).  A class no golden decides says so,
-and the prose below the tables reasons it out from NNAPI's semantics.  Skip
+where a golden decides it: whichever failed the golden of the same model
+in the ``generated`` family -- the engine's own run, and one run of the
+reference (``nnvts run --driver reference --family generated``, into
+reports/engines/reference-generated-SOURCE.jsonl).  A class no golden
+decides says so, and the prose below the tables reasons it out from
+NNAPI's semantics.  Skip
 classes carry the engine's own reason, asked in-process as above.
 """
 
@@ -82,7 +84,7 @@ def oracle_report_path(engine: str, source: str) -> Path:
 
 
 def _run(arguments: list[str], path: Path) -> None:
-    """One ``nnvts run`` per spec source (``{specs}`` in ``arguments``), its JSON lines into ``path``."""
+    """``nnvts run ARGUMENTS`` at low priority, its JSON lines into ``path`` (replaced)."""
     path.unlink(missing_ok=True)
     command = [str(ROOT / ".venv" / "bin" / "nnvts"), "run", *arguments, "--jsonl", str(path)]
     print("$", " ".join(command[1:]), flush=True)
@@ -96,6 +98,18 @@ def run_family(engine: str, family: str, jobs: int) -> None:
         if family in SHARDED:
             arguments += ["--shard", SHARDED[family]]
         _run(arguments, report_path(engine, family, source))
+
+
+def reference_golden_path(source: str) -> Path:
+    return OUT / f"reference-generated-{source}.jsonl"
+
+
+def run_reference_goldens(jobs: int) -> None:
+    """The reference on the goldens, once: the other side of every disagreement's golden verdict."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    for source, specs in SOURCES.items():
+        _run(["--driver", "reference", "--specs", specs, "--family", "generated", "-j", str(jobs)],
+             reference_golden_path(source))
 
 
 def run_oracle_comparison(engine: str, jobs: int) -> None:
@@ -200,18 +214,21 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def golden_verdict(engine: str, case: dict, generated: list[dict]) -> str:
-    """Which side a disagreement is wrong on, where the golden of the same model decides it."""
+def golden_verdict(engine: str, case: dict, generated: dict[str, list[dict]]) -> str:
+    """Which side a disagreement is wrong on: whoever fails the golden of the same model (``generated``
+    holds each side's generated-family cases, by driver name)."""
     model = case["name"].removeprefix("differential/")
-    verdicts = {c["verdict"] for c in generated if c["name"] == model}
-    if "failed" in verdicts:
-        return f"{engine}: it fails this model's golden in the generated family"
-    if "passed" in verdicts:
-        return f"no golden decides: {engine} passes this model's golden (see below)"
-    return "no golden for this model (see below)"
+    verdicts = {side: {c["verdict"] for c in cases if c["name"] == model} for side, cases in generated.items()}
+    wrong = [side for side in (engine, "reference") if "failed" in verdicts.get(side, set())]
+    if wrong:
+        return " and ".join(wrong) + ": fails this model's golden in the generated family"
+    if all("passed" in verdicts.get(side, set()) for side in (engine, "reference")):
+        return "no golden decides: both pass this model's golden (see below)"
+    return "no golden verdict for this model (see below)"
 
 
 def render_oracle_comparison(comparisons: dict[str, list[dict]], results: dict[str, dict[str, list[dict]]],
+                             reference_goldens: list[dict],
                              reasons: Callable[[str], DriverReasons | None]) -> list[str]:
     """The reference driver against each engine as its oracle: counts, disagreement and skip classes."""
     lines = ["", "### The reference driver with each engine as oracle (differential family)", "",
@@ -222,7 +239,7 @@ def render_oracle_comparison(comparisons: dict[str, list[dict]], results: dict[s
         counts = collections.Counter(c["verdict"] for c in cases)
         lines.append(f"| {engine} | {len(cases)} | " + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |")
     for engine, cases in comparisons.items():
-        generated = results.get(engine, {}).get("generated", [])
+        generated = {engine: results.get(engine, {}).get("generated", []), "reference": reference_goldens}
         lines += ["", f"#### reference against {engine}: disagreement classes", "",
                   "| operation | operand types | verdict: reason pattern | cases | example | wrong side |",
                   "| --- | --- | --- | ---: | --- | --- |"]
@@ -254,7 +271,7 @@ def render_oracle_comparison(comparisons: dict[str, list[dict]], results: dict[s
 
 
 def render(results: dict[str, dict[str, list[dict]]], comparisons: dict[str, list[dict]],
-           skip_reasons: bool) -> str:
+           reference_goldens: list[dict], skip_reasons: bool) -> str:
     askers: dict[str, DriverReasons] = {}
 
     def reasons(engine: str) -> DriverReasons | None:
@@ -301,7 +318,7 @@ def render(results: dict[str, dict[str, list[dict]]], comparisons: dict[str, lis
         rest = ranked[SKIP_ROWS:]
         if rest:
             lines.append(f"| ({len(rest)} more classes) | | {sum(g.count for _, g in rest)} | |")
-    lines += render_oracle_comparison(comparisons, results, reasons)
+    lines += render_oracle_comparison(comparisons, results, reference_goldens, reasons)
     lines += ["", END]
     return "\n".join(lines)
 
@@ -332,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
                 run_family(engine, family, args.jobs)
             if args.family is None or "differential" in args.family:
                 run_oracle_comparison(engine, args.jobs)
+        if args.family is None or "differential" in args.family or "generated" in args.family:
+            run_reference_goldens(args.jobs)
     # The page covers every report present, so running one engine or family keeps the others' tables.
     results: dict[str, dict[str, list[dict]]] = {}
     for engine in ENGINES:
@@ -344,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
         paths = [p for p in (oracle_report_path(engine, source) for source in SOURCES) if p.exists()]
         if paths:
             comparisons[engine] = read_cases(paths)
-    write_doc(render(results, comparisons, not args.no_skip_reasons))
+    goldens = read_cases([p for p in map(reference_golden_path, SOURCES) if p.exists()])
+    write_doc(render(results, comparisons, goldens, not args.no_skip_reasons))
     print(f"wrote {DOC.relative_to(ROOT)}")
     return 0
 

@@ -59,15 +59,26 @@ def test_oracle_comparison_counts_and_names_the_side_a_golden_proves_wrong():
     ]
     generated = [_case("equal.q1", "failed", "sync execution: output0: 1/1 elements out of tolerance"),
                  _case("topk.ties", "passed", "", ("TOPK_V2",))]
+    reference = [_case("equal.q1", "passed", ""), _case("topk.ties", "passed", "", ("TOPK_V2",))]
     lines = report.render_oracle_comparison({"litert": comparison}, {"litert": {"generated": generated}},
-                                            lambda engine: None)
+                                            reference, lambda engine: None)
     text = "\n".join(lines)
     assert "| litert | 4 | 1 | 2 | 1 | 0 | 0 | 0 |" in text
     equal_row = next(line for line in lines if line.startswith("| EQUAL |"))
-    assert equal_row.endswith("| litert: it fails this model's golden in the generated family |")
+    assert equal_row.endswith("| litert: fails this model's golden in the generated family |")
     topk_row = next(line for line in lines if line.startswith("| TOPK_V2 |"))
-    assert "no golden decides: litert passes this model's golden" in topk_row
+    assert "no golden decides: both pass this model's golden" in topk_row
     assert "does not support the model (unsupported: LSTM) | 1 |" in text
+
+
+def test_a_disagreement_is_blamed_on_whichever_side_fails_the_golden():
+    report = _report()
+    case = _case("differential/cast.q", "failed", "", ("CAST",))
+    engine_side = [_case("cast.q", "passed", "")]
+    assert report.golden_verdict("litert", case, {"litert": engine_side, "reference": [_case("cast.q", "failed", "")]}
+                                 ).startswith("reference: fails")
+    assert report.golden_verdict("litert", case, {"litert": engine_side, "reference": []}
+                                 ).startswith("no golden verdict")
 
 
 def test_disagreements_on_different_draws_and_paths_share_a_pattern():
