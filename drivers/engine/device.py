@@ -51,6 +51,7 @@ from vts.hal.enums import (
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import CacheFiles, Device, FencedExecutionCallback, PreparedModel, SyncFence
 from vts.hal.memory import POOL_KINDS, Memory
+from vts.hal.operations import beyond_hal_rule_broken
 from vts.hal.types import (
     NO_TIMING_INFO,
     Capabilities,
@@ -155,10 +156,20 @@ def require_engine(module: str, extra: str) -> None:
 
 
 def _validated(model: Model) -> None:
+    """ValidateHal's driver-mode rules: INVALID_ARGUMENT.  NeuralNetworks.h rules it leaves to the
+    executor (a CONV_2D input of rank 3) make an operation unsupported instead (``unsupported_reasons``)."""
     try:
-        validate_model(model)
+        validate_model(model, hal_rules_only=True)
     except ValidationError as error:
         raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+
+
+def _rule_broken(model: Model, op: Operation) -> str | None:
+    """The NeuralNetworks.h rule beyond ValidateHal's that ``op`` breaks: no engine is asked to run it."""
+    operands = model.main.operands
+    broken = beyond_hal_rule_broken(op.type, [operands[i] for i in op.inputs], [operands[i] for i in op.outputs],
+                                    model.referenced)
+    return None if broken is None else str(broken)
 
 
 def _check_pools(pools: Sequence[object], where: str) -> None:
@@ -194,7 +205,8 @@ class EngineDevice(Device):
         """One entry per main-subgraph operation: None when supported, else why not."""
         view = ModelView(model)
         with self._support_lock:  # translators cache probes; the host may call from several threads
-            return [self.translator.unsupported_reason(view, i) for i in range(len(model.main.operations))]
+            return [_rule_broken(model, op) or self.translator.unsupported_reason(view, i)
+                    for i, op in enumerate(model.main.operations)]
 
     def prepare_model(
         self,
