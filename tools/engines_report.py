@@ -20,6 +20,19 @@ with its numbers and names of operands blanked, up to the first detail.
 ``--reuse`` classifies existing JSON-lines files without running anything;
 the page always covers every report present under reports/engines/, so
 ``--engine``/``--family`` rerun a part and keep the rest.
+
+Each engine is also the *oracle* of the reference driver once: ``nnvts run
+--driver reference --family differential --oracle ENGINE`` per source, into
+reports/engines/reference-oracle-ENGINE-SOURCE.jsonl (a few minutes each).
+The page counts agreements (passed), disagreements (failed) and skips,
+classifies the disagreements, and names the side each class is wrong on
+where a golden decides it: whichever failed the golden of the same model
+in the ``generated`` family -- the engine's own run, and one run of the
+reference (``nnvts run --driver reference --family generated``, into
+reports/engines/reference-generated-SOURCE.jsonl).  A class no golden
+decides says so, and the prose below the tables reasons it out from
+NNAPI's semantics.  Skip
+classes carry the engine's own reason, asked in-process as above.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,17 +79,45 @@ def report_path(engine: str, family: str, source: str) -> Path:
     return OUT / f"{engine}-{family}-{source}.jsonl"
 
 
+def oracle_report_path(engine: str, source: str) -> Path:
+    return OUT / f"reference-oracle-{engine}-{source}.jsonl"
+
+
+def _run(arguments: list[str], path: Path) -> None:
+    """``nnvts run ARGUMENTS`` at low priority, its JSON lines into ``path`` (replaced)."""
+    path.unlink(missing_ok=True)
+    command = [str(ROOT / ".venv" / "bin" / "nnvts"), "run", *arguments, "--jsonl", str(path)]
+    print("$", " ".join(command[1:]), flush=True)
+    subprocess.run(["nice", "-n", "10", *command], cwd=ROOT, stdout=subprocess.DEVNULL, check=False)
+
+
 def run_family(engine: str, family: str, jobs: int) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for source, specs in SOURCES.items():
-        path = report_path(engine, family, source)
-        path.unlink(missing_ok=True)
-        command = [str(ROOT / ".venv" / "bin" / "nnvts"), "run", "--driver", engine, "--specs", specs,
-                   "--family", family, "-j", str(jobs), "--jsonl", str(path)]
+        arguments = ["--driver", engine, "--specs", specs, "--family", family, "-j", str(jobs)]
         if family in SHARDED:
-            command += ["--shard", SHARDED[family]]
-        print("$", " ".join(command[1:]), flush=True)
-        subprocess.run(["nice", "-n", "10", *command], cwd=ROOT, stdout=subprocess.DEVNULL, check=False)
+            arguments += ["--shard", SHARDED[family]]
+        _run(arguments, report_path(engine, family, source))
+
+
+def reference_golden_path(source: str) -> Path:
+    return OUT / f"reference-generated-{source}.jsonl"
+
+
+def run_reference_goldens(jobs: int) -> None:
+    """The reference on the goldens, once: the other side of every disagreement's golden verdict."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    for source, specs in SOURCES.items():
+        _run(["--driver", "reference", "--specs", specs, "--family", "generated", "-j", str(jobs)],
+             reference_golden_path(source))
+
+
+def run_oracle_comparison(engine: str, jobs: int) -> None:
+    """The reference driver judged against ``engine`` as the differential family's oracle."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    for source, specs in SOURCES.items():
+        _run(["--driver", "reference", "--oracle", engine, "--specs", specs, "--family", "differential",
+              "-j", str(jobs)], oracle_report_path(engine, source))
 
 
 def read_cases(paths: list[Path]) -> list[dict]:
@@ -96,6 +138,8 @@ _NUMBER = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
 def reason_pattern(reason: str) -> str:
     """The reason without its particulars: numbers blanked, operand names and value details dropped."""
     text = reason.split(" (")[0] if reason.startswith("sync execution returned") else reason
+    text = re.sub(r"^random input \d+, \w+ execution: ", "", text)  # which draw and path: particulars
+    text = text.replace(" (expected: the oracle's answer)", "")
     text = re.sub(r"output\w*:", "OUTPUT:", text)
     text = re.sub(r"; worst at .*", "", text)
     text = _NUMBER.sub("#", text)
@@ -148,8 +192,9 @@ class DriverReasons:
             return ""
         if spec not in self._specs:
             self._specs[spec] = parse_spec(load_file(str(ROOT / spec)).document)
+        name = case["name"].removeprefix(f"{case.get('family')}/")
         candidates = [m for m in self._specs[spec]
-                      if case["name"] == m.case_name() or case["name"].startswith(m.case_name() + ".")]
+                      if name == m.case_name() or name.startswith(m.case_name() + ".")]
         for model in sorted(candidates, key=lambda m: -len(m.case_name()))[:1]:
             try:
                 hal = to_hal_model(model)
@@ -169,7 +214,71 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render(results: dict[str, dict[str, list[dict]]], skip_reasons: bool) -> str:
+def golden_verdict(engine: str, case: dict, generated: dict[str, list[dict]]) -> str:
+    """Which side a disagreement is wrong on: whoever fails the golden of the same model (``generated``
+    holds each side's generated-family cases, by driver name)."""
+    model = case["name"].removeprefix("differential/")
+    verdicts = {side: {c["verdict"] for c in cases if c["name"] == model} for side, cases in generated.items()}
+    wrong = [side for side in (engine, "reference") if "failed" in verdicts.get(side, set())]
+    if wrong:
+        return " and ".join(wrong) + ": fails this model's golden in the generated family"
+    if all("passed" in verdicts.get(side, set()) for side in (engine, "reference")):
+        return "no golden decides: both pass this model's golden (see below)"
+    return "no golden verdict for this model (see below)"
+
+
+def render_oracle_comparison(comparisons: dict[str, list[dict]], results: dict[str, dict[str, list[dict]]],
+                             reference_goldens: list[dict],
+                             reasons: Callable[[str], DriverReasons | None]) -> list[str]:
+    """The reference driver against each engine as its oracle: counts, disagreement and skip classes."""
+    lines = ["", "### The reference driver with each engine as oracle (differential family)", "",
+             "`nnvts run --driver reference --family differential --oracle ENGINE`, corpus and specs/.", "",
+             "| oracle | cases | agreed (passed) | disagreed (failed) | skipped | error | crash | timeout |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for engine, cases in comparisons.items():
+        counts = collections.Counter(c["verdict"] for c in cases)
+        lines.append(f"| {engine} | {len(cases)} | " + " | ".join(str(counts.get(v, 0)) for v in VERDICTS) + " |")
+    for engine, cases in comparisons.items():
+        generated = {engine: results.get(engine, {}).get("generated", []), "reference": reference_goldens}
+        lines += ["", f"#### reference against {engine}: disagreement classes", "",
+                  "| operation | operand types | verdict: reason pattern | cases | example | wrong side |",
+                  "| --- | --- | --- | ---: | --- | --- |"]
+        disagreements = classify(cases, ("failed", "error", "crash", "timeout"))
+        for (ops, types, pattern), group in disagreements.items():
+            example = group.examples[0]
+            lines.append(f"| {ops} | {types} | {_cell(pattern)} | {group.count} | "
+                         f"`{example['name']}`: {_cell(example.get('reason', '')[:220])} | "
+                         f"{_cell(golden_verdict(engine, example, generated))} |")
+        if not disagreements:
+            lines.append("| - | - | no disagreements | 0 | - | - |")
+        by_reason: dict[str, Group] = collections.defaultdict(Group)
+        for group in classify(cases, ("skipped",)).values():
+            key = reason_pattern(group.examples[0].get("reason", ""))
+            by_reason[key].count += group.count
+            by_reason[key].examples += group.examples
+        ranked = sorted(by_reason.items(), key=lambda item: (-item[1].count, item[0]))
+        asker = reasons(engine)
+        lines += ["", f"#### reference against {engine}: skip classes", "",
+                  f"| skip reason | cases | {engine}'s own reason (one example) |", "| --- | ---: | --- |"]
+        for pattern, group in ranked[:SKIP_ROWS // 2]:
+            example = group.examples[0]
+            own = asker.reason(example) if asker and "does not support" in example.get("reason", "") else ""
+            lines.append(f"| {_cell(pattern)} | {group.count} | {_cell(own)} |")
+        rest = ranked[SKIP_ROWS // 2:]
+        if rest:
+            lines.append(f"| ({len(rest)} more classes) | {sum(g.count for _, g in rest)} | |")
+    return lines
+
+
+def render(results: dict[str, dict[str, list[dict]]], comparisons: dict[str, list[dict]],
+           reference_goldens: list[dict], skip_reasons: bool) -> str:
+    askers: dict[str, DriverReasons] = {}
+
+    def reasons(engine: str) -> DriverReasons | None:
+        if skip_reasons and engine not in askers:
+            askers[engine] = DriverReasons(engine)
+        return askers.get(engine)
+
     lines = [BEGIN, "", "### Counts", ""]
     lines.append("| engine | family | cases | " + " | ".join(VERDICTS) + " |")
     lines.append("| --- | --- | ---: | " + " | ".join("---:" for _ in VERDICTS) + " |")
@@ -192,9 +301,9 @@ def render(results: dict[str, dict[str, list[dict]]], skip_reasons: bool) -> str
                              f"`{example['name']}`: {_cell(example.get('reason', '')[:220])} |")
         if not any_failure:
             lines.append("| - | - | - | no failures | 0 | - |")
-        if not skip_reasons:
+        asker = reasons(engine)
+        if asker is None:
             continue
-        reasons = DriverReasons(engine)
         lines += ["", f"### {engine}: skip classes (generated family)", "",
                   "| operation | operand types | cases | the driver's reason (one example) |",
                   "| --- | --- | ---: | --- |"]
@@ -205,10 +314,11 @@ def render(results: dict[str, dict[str, list[dict]]], skip_reasons: bool) -> str
             merged[(ops, types)].examples += group.examples
         ranked = sorted(merged.items(), key=lambda item: (-item[1].count, item[0]))
         for (ops, types), group in ranked[:SKIP_ROWS]:
-            lines.append(f"| {ops} | {types} | {group.count} | {_cell(reasons.reason(group.examples[0]))} |")
+            lines.append(f"| {ops} | {types} | {group.count} | {_cell(asker.reason(group.examples[0]))} |")
         rest = ranked[SKIP_ROWS:]
         if rest:
             lines.append(f"| ({len(rest)} more classes) | | {sum(g.count for _, g in rest)} | |")
+    lines += render_oracle_comparison(comparisons, results, reference_goldens, reasons)
     lines += ["", END]
     return "\n".join(lines)
 
@@ -237,6 +347,10 @@ def main(argv: list[str] | None = None) -> int:
         for engine in engines:
             for family in families:
                 run_family(engine, family, args.jobs)
+            if args.family is None or "differential" in args.family:
+                run_oracle_comparison(engine, args.jobs)
+        if args.family is None or "differential" in args.family or "generated" in args.family:
+            run_reference_goldens(args.jobs)
     # The page covers every report present, so running one engine or family keeps the others' tables.
     results: dict[str, dict[str, list[dict]]] = {}
     for engine in ENGINES:
@@ -244,7 +358,13 @@ def main(argv: list[str] | None = None) -> int:
             paths = [p for p in (report_path(engine, family, source) for source in SOURCES) if p.exists()]
             if paths:
                 results.setdefault(engine, {})[family] = read_cases(paths)
-    write_doc(render(results, not args.no_skip_reasons))
+    comparisons = {}
+    for engine in ENGINES:
+        paths = [p for p in (oracle_report_path(engine, source) for source in SOURCES) if p.exists()]
+        if paths:
+            comparisons[engine] = read_cases(paths)
+    goldens = read_cases([p for p in map(reference_golden_path, SOURCES) if p.exists()])
+    write_doc(render(results, comparisons, goldens, not args.no_skip_reasons))
     print(f"wrote {DOC.relative_to(ROOT)}")
     return 0
 

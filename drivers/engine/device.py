@@ -29,13 +29,14 @@ from __future__ import annotations
 import abc
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import ClassVar
 
 import numpy as np
 
-from drivers.engine.nnapi import ModelView
+from drivers.engine.isolation import run_forked
+from drivers.engine.nnapi import ModelView, Unsupported
 from vts.hal.enums import (
     NUMPY_DTYPE,
     DeviceType,
@@ -43,11 +44,14 @@ from vts.hal.enums import (
     ExecutionPreference,
     MeasureTiming,
     OperandType,
+    OperationType,
     Priority,
+    enum_name,
 )
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import CacheFiles, Device, FencedExecutionCallback, PreparedModel, SyncFence
 from vts.hal.memory import POOL_KINDS, Memory
+from vts.hal.operations import beyond_hal_rule_broken
 from vts.hal.types import (
     NO_TIMING_INFO,
     Capabilities,
@@ -55,6 +59,7 @@ from vts.hal.types import (
     MemoryToken,
     Model,
     OperandPerformance,
+    Operation,
     OutputShape,
     PerformanceInfo,
     Request,
@@ -76,11 +81,46 @@ class Program(abc.ABC):
 
 
 class Translator(abc.ABC):
-    """NNAPI model -> engine program."""
+    """NNAPI model -> engine program, and support asked of the engine one operation at a time.
 
-    @abc.abstractmethod
+    ``unsupported_reason`` is the same for every engine: no handler, or a
+    handler that raises ``Unsupported``, is the translator's own refusal;
+    otherwise the one-operation model is probed in the engine (in a forked
+    child: engines abort on some models) and the engine's complaint, if
+    any, is the reason.  Probes are cached by the bytes of the
+    one-operation model.  A subclass says how it builds and probes that model.
+    """
+
+    #: The target format named in reasons ("no TFLite translation").
+    target: ClassVar[str]
+    #: NNAPI operation type -> the handler that translates it.
+    handlers: ClassVar[Mapping[int, Callable[..., object]]]
+
+    def __init__(self) -> None:
+        self._probes: dict[bytes, str | None] = {}
+
     def unsupported_reason(self, view: ModelView, op_index: int) -> str | None:
         """Why operation ``op_index`` of the main subgraph cannot run on this engine, or None if it can."""
+        op = view.graph.operations[op_index]
+        name = enum_name(OperationType, op.type)
+        if op.type not in self.handlers:
+            return f"{name}: no {self.target} translation"
+        try:
+            inputs, content = self.one_operation_model(view, op)
+        except Unsupported as error:
+            return f"{name}: {error}"
+        if content not in self._probes:
+            self._probes[content] = run_forked(lambda: self.probe(view, inputs, content))
+        reason = self._probes[content]
+        return None if reason is None else f"{name}: {reason}"
+
+    @abc.abstractmethod
+    def one_operation_model(self, view: ModelView, op: Operation) -> tuple[list[int], bytes]:
+        """``op`` translated alone: the operands its model reads, and the model's bytes; raise ``Unsupported``."""
+
+    @abc.abstractmethod
+    def probe(self, view: ModelView, inputs: list[int], content: bytes) -> str | None:
+        """None if the engine loads and runs the one-operation model; else its complaint (runs in a child)."""
 
     @abc.abstractmethod
     def compile(self, view: ModelView) -> Program:
@@ -116,10 +156,20 @@ def require_engine(module: str, extra: str) -> None:
 
 
 def _validated(model: Model) -> None:
+    """ValidateHal's driver-mode rules: INVALID_ARGUMENT.  NeuralNetworks.h rules it leaves to the
+    executor (a CONV_2D input of rank 3) make an operation unsupported instead (``unsupported_reasons``)."""
     try:
-        validate_model(model)
+        validate_model(model, hal_rules_only=True)
     except ValidationError as error:
         raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+
+
+def _rule_broken(model: Model, op: Operation) -> str | None:
+    """The NeuralNetworks.h rule beyond ValidateHal's that ``op`` breaks: no engine is asked to run it."""
+    operands = model.main.operands
+    broken = beyond_hal_rule_broken(op.type, [operands[i] for i in op.inputs], [operands[i] for i in op.outputs],
+                                    model.referenced)
+    return None if broken is None else str(broken)
 
 
 def _check_pools(pools: Sequence[object], where: str) -> None:
@@ -155,7 +205,8 @@ class EngineDevice(Device):
         """One entry per main-subgraph operation: None when supported, else why not."""
         view = ModelView(model)
         with self._support_lock:  # translators cache probes; the host may call from several threads
-            return [self.translator.unsupported_reason(view, i) for i in range(len(model.main.operations))]
+            return [_rule_broken(model, op) or self.translator.unsupported_reason(view, i)
+                    for i, op in enumerate(model.main.operations)]
 
     def prepare_model(
         self,

@@ -210,3 +210,33 @@ def _transpose_padding(out_size: int, stride: int, kernel: int, scheme: int) -> 
     excess = (count - 1) * stride + kernel - out_size
     head = excess // 2 if excess > 0 else 0
     return head, excess - head
+
+
+@dataclass(frozen=True, slots=True)
+class Resize:
+    """RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR arguments, the output size made explicit.
+
+    Inputs: (x, width, height | width scale, height scale, [layout,
+    align_corners, half_pixel_centers]).  Given scales, the output size is
+    Android's ``static_cast<int32_t>(inputSize * scale)`` in float32.
+    """
+
+    in_size: tuple[int, int]
+    out_size: tuple[int, int]
+    nchw: bool
+    align_corners: bool
+    half_pixel_centers: bool
+
+
+def resize_arguments(view: ModelView, op: Operation) -> Resize:
+    x, width, height = op.inputs[:3]
+    nchw = layout_flag(view, op, 3)
+    dims = view.dims(x)
+    in_h, in_w = (dims[2], dims[3]) if nchw else (dims[1], dims[2])
+    if view.type_of(width) == OperandType.INT32:
+        out_w, out_h = int(view.scalar(width)), int(view.scalar(height))
+    else:
+        out_w = int(np.float32(in_w) * np.float32(view.scalar(width)))
+        out_h = int(np.float32(in_h) * np.float32(view.scalar(height)))
+    return Resize((in_h, in_w), (out_h, out_w), nchw, bool(view.optional_scalar(op, 4, False)),
+                  bool(view.optional_scalar(op, 5, False)))

@@ -49,6 +49,7 @@ from drivers.engine.nnapi import (
     implicit_padding,
     layout_flag,
     pool_window,
+    resize_arguments,
     transpose_conv_window,
 )
 from drivers.litert.flatbuffer import FlatbufferBuilder
@@ -581,22 +582,13 @@ def _batch_to_space(g: Graph, op: Operation) -> None:
 
 
 def _resize(name: str, options: str) -> Handler:
-    """RESIZE_*: (x, width, height | width scale, height scale, [layout, align_corners, half_pixel_centers])."""
+    """RESIZE_*: TFLite's kernels take NNAPI's arguments as they are (NNAPI's came from them)."""
     def handler(g: Graph, op: Operation) -> None:
-        x, a, b = op.inputs[:3]
-        nchw = layout_flag(g.view, op, 3)
-        dims = g.view.dims(x)
-        in_h, in_w = (dims[2], dims[3]) if nchw else (dims[1], dims[2])
-        if g.view.type_of(a) == T.INT32:
-            width, height = _int_scalar(g, a), _int_scalar(g, b)
-        else:  # scales: the output size is floor(input size * scale)
-            width, height = int(in_w * float(g.view.scalar(a))), int(in_h * float(g.view.scalar(b)))
-        align = bool(g.view.optional_scalar(op, 4, False))
-        half = bool(g.view.optional_scalar(op, 5, False))
-        source = g.nhwc_input(x, nchw)
-        out, back = g.nhwc_output(op.outputs[0], nchw)
-        g.emit(name, [source, g.const(np.array([height, width], np.int32))], [out], options,
-               alignCorners=align, halfPixelCenters=half)
+        resize = resize_arguments(g.view, op)
+        source = g.nhwc_input(op.inputs[0], resize.nchw)
+        out, back = g.nhwc_output(op.outputs[0], resize.nchw)
+        g.emit(name, [source, g.const(np.array(resize.out_size, np.int32))], [out], options,
+               alignCorners=resize.align_corners, halfPixelCenters=resize.half_pixel_centers)
         back()
     return handler
 

@@ -22,10 +22,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from drivers.engine.device import EngineFailure, Program, Translator
-from drivers.engine.isolation import run_forked
 from drivers.engine.nnapi import ModelView, Unsupported
 from drivers.litert.ops import HANDLERS, Graph
-from vts.hal.enums import OperationType, enum_name
+from vts.hal.types import Operation
 
 
 def _interpreter(content: bytes) -> object:
@@ -86,29 +85,16 @@ def _known_dims(view: ModelView, index: int) -> bool:
 
 
 class LiteRtTranslator(Translator):
-    def __init__(self) -> None:
-        self._probes: dict[bytes, str | None] = {}
+    target = "TFLite"
+    handlers = HANDLERS
 
-    def unsupported_reason(self, view: ModelView, op_index: int) -> str | None:
-        op = view.graph.operations[op_index]
-        name = enum_name(OperationType, op.type)
-        handler = HANDLERS.get(op.type)  # type: ignore[call-overload]
-        if handler is None:
-            return f"{name}: no TFLite translation"
-        try:
-            g = Graph(view)
-            handler(g, op)
-            inputs = _tensor_inputs(g, op.inputs)
-            content = g.finish(inputs, op.outputs)
-        except Unsupported as error:
-            return f"{name}: {error}"
-        if content not in self._probes:
-            self._probes[content] = run_forked(lambda: self._probe(view, inputs, content))
-        reason = self._probes[content]
-        return None if reason is None else f"{name}: {reason}"
+    def one_operation_model(self, view: ModelView, op: Operation) -> tuple[list[int], bytes]:
+        g = Graph(view)
+        HANDLERS[op.type](g, op)  # type: ignore[index]
+        inputs = _tensor_inputs(g, op.inputs)
+        return inputs, g.finish(inputs, op.outputs)
 
-    @staticmethod
-    def _probe(view: ModelView, inputs: list[int], content: bytes) -> str | None:
+    def probe(self, view: ModelView, inputs: list[int], content: bytes) -> str | None:
         """None if LiteRT loads, allocates and runs the one-operator model; else its complaint."""
         try:
             interpreter = _interpreter(content)

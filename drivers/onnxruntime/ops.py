@@ -47,6 +47,7 @@ from drivers.engine.nnapi import (
     pool_window,
     transpose_conv_window,
 )
+from drivers.onnxruntime.resize import translate_resize
 from vts.hal.enums import OperandType as T
 from vts.hal.enums import OperationType as Op
 from vts.hal.types import Operation
@@ -509,20 +510,47 @@ def _float_only(g: Graph, op: Operation, what: str) -> None:
 
 
 def _lrn(g: Graph, op: Operation) -> None:
-    """ONNX LRN normalises channel axis 1 of 4-D data and divides alpha by the window size; NNAPI does neither."""
+    """ONNX LRN normalises axis 1 of 4-D data and divides alpha by the window size; NNAPI does neither.
+
+    NNAPI's axis (any, in data of rank 1 to 4) is moved to position 1 by a
+    Transpose, data of lower rank gets unit axes up to 4-D, and both are
+    undone after.
+    """
     _float_only(g, op, "LOCAL_RESPONSE_NORMALIZATION")
     x, out = op.inputs[0], op.outputs[0]
-    if len(g.view.dims(x)) != 4:
-        raise Unsupported("LOCAL_RESPONSE_NORMALIZATION of other than 4-D data (ONNX LRN is 4-D NCHW)")
+    rank = len(g.view.dims(x))
+    if not 1 <= rank <= 4:
+        raise Unsupported(f"LOCAL_RESPONSE_NORMALIZATION of {rank}-D data (NNAPI allows 1-D to 4-D)")
     axis = _axis(g, op, 5)
     radius, bias, alpha, beta = (g.view.scalar(i) for i in op.inputs[1:5])
     size = 2 * int(radius) + 1
-    perm = [0, axis, *[d for d in (1, 2, 3) if d != axis]]
-    inverse = [perm.index(d) for d in range(4)]
-    moved, normalised = g.fresh("moved"), g.fresh("lrn")
-    g.node("Transpose", [g.name(x)], [moved], perm=perm)
-    g.node("LRN", [moved], [normalised], size=size, alpha=float(alpha) * size, beta=float(beta), bias=float(bias))
-    g.node("Transpose", [normalised], [g.name(out)], perm=inverse)
+    others = [d for d in range(rank) if d != axis]
+    perm = [*others[:1], axis, *others[1:]]
+    padding = [0, 2, 3] if rank == 1 else list(range(rank, 4))
+    value = g.name(x)
+    if perm != list(range(rank)):
+        value = _transposed(g, value, perm)
+    if padding:
+        value = _with_axes(g, "Unsqueeze", value, padding)
+    normalised = g.fresh("lrn")
+    g.node("LRN", [value], [normalised], size=size, alpha=float(alpha) * size, beta=float(beta), bias=float(bias))
+    value = _with_axes(g, "Squeeze", normalised, padding) if padding else normalised
+    if perm != list(range(rank)):
+        value = _transposed(g, value, [perm.index(d) for d in range(rank)])
+    _finish(g, value, out)
+
+
+def _transposed(g: Graph, value: str, perm: Sequence[int]) -> str:
+    out = g.fresh("transposed")
+    g.node("Transpose", [value], [out], perm=list(perm))
+    return out
+
+
+def _with_axes(g: Graph, onnx_op: str, value: str, axes: Sequence[int]) -> str:
+    """Unsqueeze or Squeeze ``value`` at ``axes``."""
+    out = g.fresh(onnx_op.lower())
+    g.node(onnx_op, [value, g.const(np.array(axes, np.int64), "axes")], [out])
+    return out
 
 
 def _l2_normalization(g: Graph, op: Operation) -> None:
@@ -680,6 +708,56 @@ def _slice(g: Graph, op: Operation) -> None:
     g.node("Slice", [g.name(x), g.const(starts, "starts"), g.const(ends, "ends")], [g.name(op.outputs[0])])
 
 
+def _strided_slice_bounds(dim: int, begin: int, end: int, stride: int, begin_masked: bool,
+                          end_masked: bool) -> tuple[int, int]:
+    """(start, stop) of one axis as Android's STRIDED_SLICE computes them (stop -1: before index 0)."""
+    def clamped(index: int) -> int:  # Android's ClampedIndex
+        if stride > 0:
+            return dim if index >= dim else min(max(index, -dim), dim) % dim
+        return -1 if index < -dim else min(max(index, -dim), dim - 1) % dim
+    start = (0 if stride > 0 else dim - 1) if begin_masked else clamped(begin)
+    stop = (dim if stride > 0 else -1) if end_masked else clamped(end)
+    return start, stop
+
+
+def _strided_slice(g: Graph, op: Operation) -> None:
+    """STRIDED_SLICE: bounds resolved at translation as Android does, then Slice and Squeeze the shrunk axes.
+
+    NNAPI fails an execution that shrinks an axis whose slice is not one
+    element or is walked backwards; ONNX would return a result, so such a
+    model is unsupported rather than run.
+    """
+    x, begin, end, strides, begin_mask, end_mask, shrink = op.inputs
+    out = op.outputs[0]
+    dims = g.view.dims(x)
+    if not dims or not all(d > 0 for d in dims):
+        raise Unsupported("input dimensions not all known")
+    if g.quantized(x) and not _same_quantization(g, [x, out]):
+        raise Unsupported("quantized slice that changes the quantization")
+    begins, ends, steps = (g.view.constant(i).astype(np.int64).reshape(-1) for i in (begin, end, strides))
+    masks = [_int(g, i) for i in (begin_mask, end_mask, shrink)]
+    starts, stops, shrunk = [], [], []
+    for axis, dim in enumerate(dims):
+        stride = int(steps[axis])
+        if stride == 0:
+            raise Unsupported(f"stride 0 on axis {axis}")
+        bit = 1 << axis
+        start, stop = _strided_slice_bounds(dim, int(begins[axis]), int(ends[axis]), stride,
+                                            bool(masks[0] & bit), bool(masks[1] & bit))
+        if masks[2] & bit:
+            if stride < 0 or -(-(stop - start) // stride) != 1:
+                raise Unsupported(f"shrinks axis {axis} whose slice is not one element walked "
+                                  "forwards (NNAPI fails such an execution; ONNX Slice would not)")
+            shrunk.append(axis)
+        starts.append(start)
+        stops.append(np.iinfo(np.int64).min if stop < 0 else stop)  # ONNX reads -1 as "the last element"
+    value = g.fresh("slice")
+    g.node("Slice", [g.name(x), g.const(np.array(starts, np.int64), "starts"),
+                     g.const(np.array(stops, np.int64), "ends"), g.const(np.arange(len(dims), dtype=np.int64), "axes"),
+                     g.const(steps, "steps")], [value])
+    _finish(g, _with_axes(g, "Squeeze", value, shrunk) if shrunk else value, out)
+
+
 def _tile(g: Graph, op: Operation) -> None:
     g.node("Tile", [g.name(op.inputs[0]), g.const(g.view.constant(op.inputs[1]).astype(np.int64), "repeats")],
            [g.name(op.outputs[0])])
@@ -791,6 +869,9 @@ HANDLERS: dict[Op, Handler] = {
     Op.LOGICAL_NOT: _elementwise("Not", 1),
     Op.SELECT: _select,
     Op.SLICE: _slice,
+    Op.STRIDED_SLICE: _strided_slice,
+    Op.RESIZE_BILINEAR: translate_resize,
+    Op.RESIZE_NEAREST_NEIGHBOR: translate_resize,
     Op.TILE: _tile,
     Op.SPLIT: _split,
     Op.LOG_SOFTMAX: _log_softmax,

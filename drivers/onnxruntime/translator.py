@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from drivers.engine.device import EngineFailure, Program, Translator
-from drivers.engine.isolation import run_forked
 from drivers.engine.nnapi import ModelView, Unsupported
 from drivers.onnxruntime.ops import HANDLERS, MS_DOMAIN, OPSET, Graph, onnx_type
 from vts.hal.enums import NUMPY_DTYPE, OperationType, enum_name
@@ -126,29 +125,17 @@ def _interface(g: Graph, op: Operation) -> list[int]:
 
 
 class OrtTranslator(Translator):
-    def __init__(self) -> None:
-        self._probes: dict[bytes, str | None] = {}
+    target = "ONNX"
+    handlers = HANDLERS
 
-    def unsupported_reason(self, view: ModelView, op_index: int) -> str | None:
-        op = view.graph.operations[op_index]
-        name = enum_name(OperationType, op.type)
-        handler = HANDLERS.get(op.type)  # type: ignore[call-overload]
-        if handler is None:
-            return f"{name}: no ONNX translation"
-        try:
-            g = Graph(view)
-            handler(g, op)
-            inputs = _interface(g, op)
-            content = build(g, inputs, op.outputs).SerializeToString()
-        except Unsupported as error:
-            return f"{name}: {error}"
-        if content not in self._probes:
-            self._probes[content] = run_forked(lambda: self._probe(view, inputs, content))
-        reason = self._probes[content]
-        return None if reason is None else f"{name}: {reason}"
+    def one_operation_model(self, view: ModelView, op: Operation) -> tuple[list[int], bytes]:
+        g = Graph(view)
+        HANDLERS[op.type](g, op)  # type: ignore[index]
+        inputs = _interface(g, op)
+        return inputs, build(g, inputs, op.outputs).SerializeToString()
 
-    @staticmethod
-    def _probe(view: ModelView, inputs: list[int], content: bytes) -> str | None:
+    def probe(self, view: ModelView, inputs: list[int], content: bytes) -> str | None:
+        """None if ONNX Runtime creates a session and runs the one-operation model; else its complaint."""
         try:
             probe = session(content)
         except Exception as error:

@@ -24,14 +24,13 @@ from vts.hal.enums import (
     DeviceType,
     ErrorStatus,
     ExecutionPreference,
-    HalVersion,
     OperandLifeTime,
     OperandType,
     Priority,
 )
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer, CacheFiles, Device, PreparedModel
-from vts.hal.operations import validate_operation
+from vts.hal.operations import beyond_hal_rule_broken
 from vts.hal.types import (
     BufferDesc,
     BufferRole,
@@ -43,7 +42,7 @@ from vts.hal.types import (
     PerformanceInfo,
     Subgraph,
 )
-from vts.hal.validation import BeyondHalRule, ValidationError, validate_model
+from vts.hal.validation import ValidationError, validate_model
 
 DEVICE_NAME = "nnvts-reference"
 
@@ -137,7 +136,8 @@ class ReferenceDevice(Device):
                 return extensions.supports(op)
             inputs = [graph.operands[i] for i in op.inputs]
             outputs = [graph.operands[i] for i in op.outputs]
-            if not op_def.supports(inputs, outputs) or not _meets_every_rule(op, inputs, outputs, model):
+            if not op_def.supports(inputs, outputs) or \
+                    beyond_hal_rule_broken(op.type, inputs, outputs, model.referenced) is not None:
                 return False
             return all(subgraph_supported(o.location.offset) for o in inputs
                        if o.lifetime == OperandLifeTime.SUBGRAPH)
@@ -202,17 +202,6 @@ class ReferenceDevice(Device):
                  input_roles: Sequence[BufferRole], output_roles: Sequence[BufferRole]) -> tuple[Buffer, int]:
         """Memory domains as the sample driver has them, plus dynamic shapes (``memory_domain``)."""
         return self.memory.allocate(desc, prepared_models, input_roles, output_roles)
-
-
-def _meets_every_rule(op: Operation, inputs: list, outputs: list, model: Model) -> bool:
-    """Whether the operation also meets the NeuralNetworks.h rules beyond ValidateHal's (BeyondHalRule)."""
-    try:
-        # Driver-mode rules (control-flow sizes among them) were checked by _validate already.
-        validate_operation(op.type, inputs, outputs, HalVersion.V1_3, model.referenced,
-                           allow_unknown_control_flow_sizes=True)
-    except BeyondHalRule:
-        return False
-    return True
 
 
 def create_device(argv: Sequence[str] = ()) -> ReferenceDevice:

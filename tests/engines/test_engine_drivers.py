@@ -146,3 +146,18 @@ def test_float16_operands_compute_in_float32(device, run_generated):
     (model,) = parse_spec(document)
     assert model.has_operand_type(OperandType.TENSOR_FLOAT16)
     assert [r.verdict for r in run_generated(document, device)] == [Verdict.PASSED]
+
+
+def test_a_rule_validatehal_leaves_to_the_executor_makes_the_operation_unsupported_not_the_model_invalid(
+        device, run_generated):
+    """CONV_2D on a rank-3 input is valid for ValidateHal: NONE with CONV_2D unsupported, then a clean refusal."""
+    document = load_file("generated_tests/conv_2d_rank3.json").document
+    (model,) = parse_spec(document)
+    hal = to_hal_model(model)
+    try:
+        assert device.get_supported_operations(hal) == [False]
+        (reason,) = device.unsupported_reasons(hal)
+        assert "rank 3" in reason
+    finally:
+        close_model(hal)
+    assert [r.verdict for r in run_generated(document, device)] == [Verdict.PASSED]

@@ -35,13 +35,14 @@ from vts.hal.operations._core import (
     type_name,
 )
 from vts.hal.types import Operand, Subgraph
-from vts.hal.validation_error import ValidationError
+from vts.hal.validation_error import BeyondHalRule, ValidationError
 
 __all__ = [
     "SPECS",
     "OpSpec",
     "Signature",
     "ValidationError",
+    "beyond_hal_rule_broken",
     "operation_min_hal_version",
     "operation_name",
     "validate_operation",
@@ -139,6 +140,27 @@ def validate_operation(
             f"{operation_name(op_type)}: these operands ({types}) need HAL {needed}, validating for HAL "
             f"{hal_version}"
         )
+
+
+
+def beyond_hal_rule_broken(
+    op_type: int,
+    inputs: Sequence[Operand],
+    outputs: Sequence[Operand],
+    subgraphs: Sequence[Subgraph] | None = None,
+) -> BeyondHalRule | None:
+    """The NeuralNetworks.h rule beyond ValidateHal's (``BeyondHalRule``) this operation breaks, or None.
+
+    Such a rule (a CONV_2D input of rank 3) does not make a model invalid in
+    driver mode: a driver answers the operation unsupported and refuses to
+    prepare it.  Driver-mode rules are assumed checked already (control-flow
+    operands of unknown size are the runtime's relaxation, allowed here).
+    """
+    try:
+        validate_operation(op_type, inputs, outputs, HalVersion.V1_3, subgraphs, allow_unknown_control_flow_sizes=True)
+    except BeyondHalRule as broken:
+        return broken
+    return None
 
 
 def operation_min_hal_version(
