@@ -67,6 +67,14 @@ def test_driver_ignoring_deadlines_fails_deadline_family(driver):
         assert result.verdict is Verdict.FAILED and "ignores deadlines" in result.reason
 
 
+def test_driver_failing_without_a_deadline_fails_the_honoured_check():
+    """The chain is timed without a deadline first; a driver that cannot run it at all fails there."""
+    results = run_family("deadline", broken.wrong_status(), model_cases=False)
+    for executor in ("sync", "async"):
+        result = results[f"deadline/long_add_chain.honoured_{executor}"]
+        assert result.verdict is Verdict.FAILED and "without a deadline returned" in result.reason
+
+
 def test_driver_accepting_invalid_priority_fails_priority_and_validation():
     results = run_family("priority", broken.accepts_invalid_priority(), model_cases=False)
     assert results["priority/prepare_invalid_3"].verdict is Verdict.FAILED

@@ -192,8 +192,6 @@ class DeadlineFamily(Family):
         built = build_request(case.model, case.model.examples[0], options.pool_kind)
         try:
             needed = self._time_without_deadline(prepared, built.request, executor)
-            if isinstance(needed, str):
-                return failed(needed)
             if needed < MIN_CHAIN_NS:
                 return skipped(f"the chain runs in {needed / 1e6:.2f} ms on this driver, too little time to tell "
                                "a driver that honours deadlines from one that ignores them")
@@ -217,13 +215,13 @@ class DeadlineFamily(Family):
         return failed(f"{executor.value} execution with a {budget / 1e6:.1f} ms deadline returned {answer.status.name}")
 
     @staticmethod
-    def _time_without_deadline(prepared: PreparedModel, request: Request, executor: Executor) -> int | str:
-        """The faster of two executions without a deadline, in ns; or why the chain cannot be timed."""
+    def _time_without_deadline(prepared: PreparedModel, request: Request, executor: Executor) -> int:
+        """The faster of two executions without a deadline, in ns (CaseFailure if either fails)."""
         times = []
         for _ in range(2):
             started = time.monotonic_ns()
             answer = execute_with_deadline(prepared, request, executor, None)
             times.append(time.monotonic_ns() - started)
             if not answer.ok:
-                return f"{executor.value} execution without a deadline returned {answer.status.name}"
+                raise CaseFailure(f"{executor.value} execution without a deadline returned {answer.status.name}")
         return min(times)
