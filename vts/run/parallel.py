@@ -242,6 +242,14 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         else:
             pending.append(result)
 
+    def open_sinks(driver_info: dict[str, Any]) -> None:
+        """The reporters, once the driver is known; results that came before them are handed over."""
+        sinks[:] = make_sinks(driver_info)
+        for result in pending:
+            for sink in sinks:
+                sink.add(result)
+        pending.clear()
+
     def launch(slot: _Slot) -> None:
         reader, writer = context.Pipe(duplex=False)
         slot.process = context.Process(target=_worker, args=(plan, slot.index, writer, slot.next_case, tag),
@@ -301,11 +309,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         elif kind == _EXTRA:
             emit(CaseResult.from_json(message[1]))
         elif kind == _HELLO and not sinks:
-            sinks[:] = make_sinks(message[1])
-            for result in pending:
-                for sink in sinks:
-                    sink.add(result)
-            pending.clear()
+            open_sinks(message[1])
         elif kind == _FAILED:
             problems.append(message[1])
         elif kind == _DONE:
@@ -333,10 +337,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
             if slot.process is not None and slot.process.is_alive():
                 slot.process.terminate()
     if not sinks:
-        sinks = make_sinks({"name": plan.driver, "version": "<no worker started>"})
-    for result in pending:
-        for sink in sinks:
-            sink.add(result)
+        open_sinks({"name": plan.driver, "version": "<no worker started>"})
     for slot in slots:
         if slot.process is not None:
             slot.process.join(timeout=5)
