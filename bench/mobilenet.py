@@ -14,7 +14,10 @@ Workloads: the float32 and the uint8 MobileNet-v1 of ``vts.models.mobilenet``
   intra-op and one inter-op thread, sequential execution, timed around
   ``session.run``;
 - ``numpy-int32`` (uint8 model only): ``bench.numpy_quant``, a naive but
-  reasonable numpy interpreter.
+  reasonable numpy interpreter;
+- ``numpy 1x1 matmuls only`` and ``numpy arithmetic floor`` (float model
+  only): ``bench.numpy_floor``, the multiply-adds alone, which no numpy
+  implementation can go below.
 
 Runs are interleaved (one run of each implementation per round), so a
 machine whose load changes during the benchmark skews every implementation
@@ -44,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from drivers.reference import create_device
-from vts.hal.enums import OperandType, OperationType
+from vts.hal.enums import OperandType
 from vts.models.mobilenet import build_mobilenet_v1_float, build_mobilenet_v1_quant8
 from vts.testmodel import TestModel, build_request, close_model, dtype_of, to_hal_model
 
@@ -53,10 +56,11 @@ try:
 except ImportError:  # optional: main() explains; the reference and numpy peers work without it
     ort = None
 
+from bench.numpy_floor import floor_runners
 from bench.numpy_quant import NumpyQuant8
 from bench.prefix import prefix, single
 
-Runner = Callable[[], np.ndarray]
+Runner = Callable[[], np.ndarray | None]  # the floors of bench.numpy_floor return nothing
 
 
 @dataclass
@@ -101,35 +105,6 @@ def ort_session(model: TestModel) -> Implementation:
         return session.run(None, feed)[0]
 
     return Implementation("onnxruntime QLinear" if quantized else "onnxruntime", run)
-
-
-def pointwise_matmuls(model: TestModel) -> Implementation:
-    """The float model's 1x1 convolutions as bare numpy matmuls: the floor of any numpy implementation.
-
-    Only the ``[H*W, C_in] @ [C_in, C_out]`` products of the pointwise
-    CONV_2D layers, on preallocated outputs (no bias, no activation, no
-    depthwise layers): what a numpy driver cannot avoid computing, timed in
-    the same rounds as the reference and ONNX Runtime.
-    """
-    main = model.main
-    rng = np.random.default_rng(0)
-    products = []
-    for op in main.operations:
-        filters = main.operands[op.inputs[1]]
-        if op.type != OperationType.CONV_2D or tuple(filters.dims[1:3]) != (1, 1):
-            continue
-        out_dims = main.operands[op.outputs[0]].dims
-        rows, depth = int(np.prod(out_dims[:-1])), filters.dims[3]
-        products.append((rng.standard_normal((rows, depth), dtype=np.float32),
-                         rng.standard_normal((depth, filters.dims[0]), dtype=np.float32),
-                         np.empty((rows, filters.dims[0]), dtype=np.float32)))
-
-    def run() -> np.ndarray:
-        for activations, weights, out in products:
-            np.matmul(activations, weights, out=out)
-        return products[-1][2]
-
-    return Implementation("numpy 1x1 matmuls only", run)
 
 
 def numpy_baseline(model: TestModel) -> Implementation:
@@ -257,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         impls = [reference(model), ort_session(model)]
         try:
             outputs = {impl.name: impl.run() for impl in impls}
-            floor = [] if kind == "quant8" else [pointwise_matmuls(model)]
+            floor = [] if kind == "quant8" else [Implementation(name, run) for name, run in floor_runners(model)]
             times = time_runs(impls + floor, args.runs, args.warmup)
             peer = impls[1].name
             notes.append(f"{workload}: reference vs {peer}: "

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from drivers.reference.extensions import ExtensionOp, ModelExtensions
 from drivers.reference.ops.registry import OpDef, operations
-from drivers.reference.tensor import OpContext, Tensor, op_failure
+from drivers.reference.tensor import OpContext, OutputSpec, Tensor, op_failure
 from vts.hal.enums import NUMPY_DTYPE, ErrorStatus, OperandLifeTime, OperandType, OperationType, enum_name
 from vts.hal.errors import DriverError
 from vts.hal.types import Model, Operand, Subgraph
@@ -66,6 +67,28 @@ class DeadlineClock:
             raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "deadline passed during execution")
 
 
+CONSTANT_LIFETIMES = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
+
+
+@dataclass(slots=True)
+class OperationSlot:
+    """One operation as every execution runs it, with what only depends on the model worked out once.
+
+    ``memo`` persists across executions: operations keep there what they
+    derive from their constant operands and shapes (``OpContext.memoized``).
+    """
+
+    op_def: OpDef | ExtensionOp
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    input_operands: list[Operand]
+    output_operands: list[Operand]
+    output_specs: list[OutputSpec]
+    constant_inputs: tuple[bool, ...]
+    release: tuple[int, ...]  # ``release_after``
+    memo: dict = field(default_factory=dict)
+
+
 class CompiledModel:
     """A validated model with its constants decoded and its operations resolved."""
 
@@ -76,25 +99,28 @@ class CompiledModel:
         registry = operations()
         self.extensions = ModelExtensions(model)
         self.constants: list[list[Tensor | None]] = []
-        self.op_defs: list[list[OpDef | ExtensionOp]] = []
-        self.releases: list[list[tuple[int, ...]]] = []  # per subgraph and operation: ``release_after``
+        self.slots: list[list[OperationSlot]] = []
         for graph in self.subgraphs:
             values: list[Tensor | None] = [None] * len(graph.operands)
             for index, operand in enumerate(graph.operands):
-                if operand.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
+                if operand.lifetime in CONSTANT_LIFETIMES:
                     values[index] = make_tensor(operand, decode_constant(model, operand, self.dtype_of(operand.type)))
                 elif operand.lifetime == OperandLifeTime.SUBGRAPH:
                     values[index] = Tensor(np.array(operand.location.offset, dtype=np.int32), operand.type)
             self.constants.append(values)
-            defs = []
-            for op in graph.operations:
+            slots = []
+            for op, release in zip(graph.operations, release_after(graph), strict=True):
                 op_def = registry.get(op.type) or self.extensions.bind(op, graph)
                 if op_def is None:
                     raise DriverError(ErrorStatus.INVALID_ARGUMENT,
                                       f"operation {enum_name(OperationType, op.type)} is not supported")
-                defs.append(op_def)
-            self.op_defs.append(defs)
-            self.releases.append(release_after(graph))
+                input_operands = [graph.operands[i] for i in op.inputs]
+                output_operands = [graph.operands[i] for i in op.outputs]
+                slots.append(OperationSlot(
+                    op_def, tuple(op.inputs), tuple(op.outputs), input_operands, output_operands,
+                    [OutputSpec.of(operand) for operand in output_operands],
+                    tuple(operand.lifetime in CONSTANT_LIFETIMES for operand in input_operands), release))
+            self.slots.append(slots)
 
     def dtype_of(self, operand_type: int) -> np.dtype:
         """Element dtype of a base or (per-model encoded) extension operand type."""
@@ -121,11 +147,10 @@ class CompiledModel:
                 raise op_failure(f"referenced subgraph {child} does not exist")
             return self.run_subgraph(child + 1, child_inputs, clock, loop_timeout_ns)
 
-        for op, op_def, dead in zip(graph.operations, self.op_defs[index], self.releases[index], strict=True):
+        for slot in self.slots[index]:
             clock.check()
-            self._run_operation(graph, op.inputs, op.outputs, op_def, values, run_child, clock,
-                                loop_timeout_ns)
-            for operand_index in dead:  # no later operation reads these (``release_after``)
+            self._run_operation(slot, values, run_child, clock, loop_timeout_ns)
+            for operand_index in slot.release:  # no later operation reads these (``release_after``)
                 values[operand_index] = None
         outputs = []
         for operand_index in graph.output_indexes:
@@ -135,24 +160,25 @@ class CompiledModel:
             outputs.append(tensor)
         return outputs
 
-    def _run_operation(self, graph: Subgraph, input_indexes: list[int], output_indexes: list[int],
-                       op_def: OpDef | ExtensionOp, values: list[Tensor | None],
+    def _run_operation(self, slot: OperationSlot, values: list[Tensor | None],
                        run_child: Callable[[int, Sequence[Tensor | None]], list[Tensor]],
                        clock: DeadlineClock, loop_timeout_ns: int | None) -> None:
-        name = op_def.type.name
-        output_operands = [graph.operands[i] for i in output_indexes]
+        name = slot.op_def.type.name
         context = OpContext(
             name,
-            [values[i] for i in input_indexes],
-            output_operands,
+            [values[i] for i in slot.inputs],
+            (),
             relaxed=self.relaxed,
             run_subgraph=run_child,
             check_deadline=clock.check,
             loop_timeout_ns=loop_timeout_ns,
-            input_operands=[graph.operands[i] for i in input_indexes],
+            input_operands=slot.input_operands,
+            output_specs=slot.output_specs,
+            memo=slot.memo,
+            constant_inputs=slot.constant_inputs,
         )
         try:
-            results = op_def.run(context)
+            results = slot.op_def.run(context)
         except DriverError:
             raise
         except (ValueError, IndexError, ZeroDivisionError, FloatingPointError, OverflowError) as error:
@@ -161,9 +187,9 @@ class CompiledModel:
             # A legal model can ask for an enormous result (a RESIZE to a size read from a constant);
             # the sample driver's ANEURALNETWORKS_OUT_OF_MEMORY reaches the client as GENERAL_FAILURE.
             raise op_failure(f"{name}: out of memory: {error}") from error
-        if len(results) != len(output_indexes):
-            raise op_failure(f"{name}: produced {len(results)} outputs, model declares {len(output_indexes)}")
-        for operand_index, operand, result in zip(output_indexes, output_operands, results, strict=True):
+        if len(results) != len(slot.outputs):
+            raise op_failure(f"{name}: produced {len(results)} outputs, model declares {len(slot.outputs)}")
+        for operand_index, operand, result in zip(slot.outputs, slot.output_operands, results, strict=True):
             array = np.asarray(result)
             dtype = self.dtype_of(operand.type)
             if array.dtype != dtype:

@@ -76,9 +76,18 @@ class OutputSpec:
     zero_point: int
     dims: tuple[int, ...]
 
+    @classmethod
+    def of(cls, operand: Operand) -> OutputSpec:
+        return cls(operand.type, operand.scale, operand.zero_point, tuple(operand.dimensions))
+
     @property
     def dtype(self) -> np.dtype:
         return np.dtype(NUMPY_DTYPE.get(OperandType(self.type), "u1")) if self.type <= 0xFFFF else np.dtype("u1")
+
+
+#: Entries one operation keeps in its memo before it starts afresh (a model whose input shapes keep changing
+#: must not grow it without bound).
+MEMO_LIMIT = 16
 
 
 class OpContext:
@@ -86,6 +95,8 @@ class OpContext:
 
     __slots__ = (
         "_check_deadline",
+        "_constant_inputs",
+        "_memo",
         "_run_subgraph",
         "input_operands",
         "inputs",
@@ -105,15 +116,20 @@ class OpContext:
         check_deadline: Callable[[], None] | None = None,
         loop_timeout_ns: int | None = None,
         input_operands: Sequence[Operand] = (),
+        output_specs: Sequence[OutputSpec] | None = None,
+        memo: dict | None = None,
+        constant_inputs: Sequence[bool] = (),
     ) -> None:
         self.name = name
         self.inputs = inputs
-        self.outputs = [OutputSpec(o.type, o.scale, o.zero_point, tuple(o.dimensions)) for o in outputs]
+        self.outputs = list(output_specs) if output_specs is not None else [OutputSpec.of(o) for o in outputs]
         self.relaxed = relaxed
         self._run_subgraph = run_subgraph
         self._check_deadline = check_deadline
         self.loop_timeout_ns = loop_timeout_ns
         self.input_operands = input_operands
+        self._memo = memo
+        self._constant_inputs = constant_inputs
 
     @property
     def num_inputs(self) -> int:
@@ -138,6 +154,36 @@ class OpContext:
                 raise op_failure(f"{self.name}: required scalar input {index} has no value")
             return default
         return self.tensor(index).item()
+
+    def constant_from(self, first: int) -> bool:
+        """True when every input from ``first`` on is a model constant or omitted: their values never change.
+
+        (Known only under the executor; a bare context says False.)
+        """
+        flags = self._constant_inputs
+        if not flags:
+            return False
+        return all(flags[i] or self.inputs[i] is None for i in range(first, len(self.inputs)))
+
+    def memoized(self, key: object, build: Callable[[], object]) -> object:
+        """``build()``, kept for the next executions of this operation under ``key``.
+
+        For what an operation derives from its constants and input shapes
+        alone (a window, a tiled bias row, a filter laid out for its kernel):
+        ``key`` must name everything else the result depends on.  Without an
+        executor's memo, nothing is kept.  Concurrent executions may both
+        build; either result is right.
+        """
+        memo = self._memo
+        if memo is None:
+            return build()
+        value = memo.get(key)
+        if value is None:
+            value = build()
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = value
+        return value
 
     def output(self, index: int = 0) -> OutputSpec:
         return self.outputs[index]

@@ -37,6 +37,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -57,6 +58,8 @@ PADDING_SAME = 1
 PADDING_VALID = 2
 # Finishes (bias, activation) a block of output rows in place, while it is still in cache.
 BlockFinish = Callable[[np.ndarray], None]
+ArgsT = TypeVar("ArgsT")
+PlanT = TypeVar("PlanT")
 
 
 # --------------------------------------------------------------------------- windows and padding
@@ -688,6 +691,21 @@ def _conv_args(ctx: OpContext) -> ConvArgs:
     return ConvArgs(spatial, int(ctx.scalar(i)), read_layout(ctx, i + 1), (dilation_h, dilation_w))
 
 
+def constant_args(ctx: OpContext, parse: Callable[[OpContext], ArgsT]) -> ArgsT:
+    """The scalar arguments (inputs 3 on), parsed once when they are model constants, as they nearly always are."""
+    if ctx.constant_from(3):
+        return ctx.memoized(parse, lambda: parse(ctx))  # type: ignore[return-value]
+    return parse(ctx)
+
+
+def plan_for(ctx: OpContext, key: object, build: Callable[[], PlanT]) -> PlanT:
+    """``build()``, kept across executions when every input but the first (filter, bias, arguments) is a
+    model constant; ``key`` names what else it depends on (the input's shape).  Otherwise built each time."""
+    if ctx.constant_from(1):
+        return ctx.memoized(key, build)  # type: ignore[return-value]
+    return build()
+
+
 def conv_inputs(ctx: OpContext, args: ConvArgs) -> tuple[Tensor, Tensor, Tensor | None, np.ndarray]:
     """Input, filter, optional bias, and the input's values in NHWC (both must be 4-D)."""
     input_, filt = ctx.tensor(0), ctx.tensor(1)
@@ -709,28 +727,43 @@ def compute_operands(input_: Tensor, filt: Tensor, x_raw: np.ndarray,
     return padded_float32(x_raw, window), filter_values(filt), None
 
 
-def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:
-    input_, filt, bias, x_raw = conv_inputs(ctx, args)
+@dataclass(frozen=True, slots=True)
+class ConvPlan:
+    """What a CONV_2D derives from its filter, bias, arguments and input shape: checked and worked out once."""
+
+    window: Window
+    out_hw: tuple[int, int]
+    finish: FloatRowFinish | None  # float outputs only
+
+
+def conv_plan(ctx: OpContext, args: ConvArgs, input_: Tensor, filt: Tensor, bias: Tensor | None,
+              x_shape: tuple[int, ...]) -> ConvPlan:
     channels_out, k_h, k_w, channels_in = filt.value.shape
-    if x_raw.shape[3] != channels_in:
-        raise op_failure(f"{ctx.name}: input depth {x_raw.shape[3]} does not match filter depth {channels_in}")
+    if x_shape[3] != channels_in:
+        raise op_failure(f"{ctx.name}: input depth {x_shape[3]} does not match filter depth {channels_in}")
     if bias is not None:
         check_bias(ctx.name, bias, channels_out)
-    in_hw = (x_raw.shape[1], x_raw.shape[2])
+    in_hw = (x_shape[1], x_shape[2])
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
     out_hw = output_hw(ctx.name, in_hw, (k_h, k_w), window)
-    xp, w, bound = compute_operands(input_, filt, x_raw, window)
+    finish_rows = None if input_.type in QUANT8 else FloatRowFinish.of(float_bias(bias), args.activation, out_hw[1])
+    return ConvPlan(window, out_hw, finish_rows)
+
+
+def _conv2d(ctx: OpContext, args: ConvArgs) -> np.ndarray:
+    input_, filt, bias, x_raw = conv_inputs(ctx, args)
+    plan = plan_for(ctx, ("conv", x_raw.shape), lambda: conv_plan(ctx, args, input_, filt, bias, x_raw.shape))
+    xp, w, bound = compute_operands(input_, filt, x_raw, plan.window)
     if bound is not None:
-        acc = conv_accumulate(xp, w, window, out_hw, bound)
+        acc = conv_accumulate(xp, w, plan.window, plan.out_hw, bound)
         return from_nhwc(quant_finish(ctx, acc, input_, filt, bias, args.activation), args.nchw)
-    finish_rows = FloatRowFinish.of(float_bias(bias), args.activation, out_hw[1])
-    acc = float_conv(xp, w, window, out_hw, finish_rows)
+    acc = float_conv(xp, w, plan.window, plan.out_hw, plan.finish)
     return from_nhwc(acc.astype(ctx.output().dtype, copy=False), args.nchw)
 
 
 @register_op(Op.CONV_2D, types=CONV_TYPES)
 def conv_2d(ctx: OpContext) -> list[np.ndarray]:
-    return [_conv2d(ctx, _conv_args(ctx))]
+    return [_conv2d(ctx, constant_args(ctx, _conv_args))]
 
 
 # --------------------------------------------------------------------------- DEPTHWISE_CONV_2D
@@ -901,64 +934,102 @@ def strip_view(strip: np.ndarray, geometry: DepthwiseGeometry, out_rows: int, ru
 
 
 
+@dataclass(frozen=True, slots=True)
+class DepthwiseKernel:
+    """A depthwise filter laid out for ``einsum`` over strips of one input geometry, in one accumulation dtype."""
+
+    geometry: DepthwiseGeometry
+    dtype: type
+    run_pixels: int
+    taps: np.ndarray
+    block: int  # output rows per strip
+
+    @classmethod
+    def of(cls, w: np.ndarray, geometry: DepthwiseGeometry, dtype: type, batches: int) -> DepthwiseKernel:
+        channels = w.shape[2]
+        itemsize = np.dtype(dtype).itemsize
+        run_pixels = pixels_per_run(geometry.out_hw[1], channels, itemsize)
+        taps = tap_run(w.astype(dtype, copy=False), geometry, run_pixels)
+        block = geometry.rows_per_block(batches * geometry.window.stride_w * geometry.width_q * channels * itemsize)
+        return cls(geometry, dtype, run_pixels, taps, block)
+
+    def accumulate(self, x: np.ndarray, zero_point: int, finish_block: BlockFinish | None = None) -> np.ndarray:
+        """Depthwise sum of NHWC ``x - zero_point``: [N, oh, ow, C].
+
+        Each block of output rows is one ``einsum`` over a strided view of its
+        input strip whose innermost axis is a run of whole output pixels, so
+        every filter tap is a single fused multiply-add pass.  ``finish_block``
+        gets each finished block as [N, rows, ow * C] (in place), while it is
+        still in cache.
+        """
+        n, _, _, channels = x.shape
+        geometry, block, run_pixels = self.geometry, self.block, self.run_pixels
+        (o_h, o_w), step = geometry.out_hw, geometry.window.stride_w
+        strip = np.empty((n, geometry.strip_rows(block), step, geometry.width_q, channels), dtype=self.dtype)
+        zero_padding_columns(strip, geometry)
+        acc = np.empty((n, o_h, o_w * channels), dtype=self.dtype)
+        for y0 in range(0, o_h, block):
+            rows = min(block, o_h - y0)
+            fill_strip(strip, x, y0 * geometry.window.stride_h - geometry.window.pad_top, geometry, zero_point)
+            out = acc[:, y0:y0 + rows]
+            np.einsum("nyiqrkl,iqrl->nykl", strip_view(strip, geometry, rows, run_pixels), self.taps,
+                      out=out.reshape(n, rows, o_w // run_pixels, run_pixels * channels))
+            if finish_block is not None:
+                finish_block(out)
+        return acc.reshape(n, o_h, o_w, channels)
+
+
 def depthwise_accumulate(x: np.ndarray, w: np.ndarray, geometry: DepthwiseGeometry, zero_point: int,
                          dtype: type, finish_block: BlockFinish | None = None) -> np.ndarray:
-    """Depthwise sum of NHWC ``x - zero_point`` with [kh, kw, C] ``w`` in ``dtype``: [N, oh, ow, C].
-
-    Each block of output rows is one ``einsum`` over a strided view of its
-    input strip whose innermost axis is a run of whole output pixels, so
-    every filter tap is a single fused multiply-add pass.  ``finish_block``
-    gets each finished block as [N, rows, ow * C] (in place), while it is
-    still in cache.
-    """
-    n, _, _, channels = x.shape
-    (o_h, o_w), step = geometry.out_hw, geometry.window.stride_w
-    itemsize = np.dtype(dtype).itemsize
-    run_pixels = pixels_per_run(o_w, channels, itemsize)
-    taps = tap_run(w.astype(dtype, copy=False), geometry, run_pixels)
-    block = geometry.rows_per_block(n * step * geometry.width_q * channels * itemsize)
-    strip = np.empty((n, geometry.strip_rows(block), step, geometry.width_q, channels), dtype=dtype)
-    zero_padding_columns(strip, geometry)
-    acc = np.empty((n, o_h, o_w * channels), dtype=dtype)
-    for y0 in range(0, o_h, block):
-        rows = min(block, o_h - y0)
-        fill_strip(strip, x, y0 * geometry.window.stride_h - geometry.window.pad_top, geometry, zero_point)
-        out = acc[:, y0:y0 + rows]
-        np.einsum("nyiqrkl,iqrl->nykl", strip_view(strip, geometry, rows, run_pixels), taps,
-                  out=out.reshape(n, rows, o_w // run_pixels, run_pixels * channels))
-        if finish_block is not None:
-            finish_block(out)
-    return acc.reshape(n, o_h, o_w, channels)
+    """Depthwise sum of NHWC ``x - zero_point`` with [kh, kw, C] ``w`` in ``dtype``: [N, oh, ow, C]
+    (``DepthwiseKernel.accumulate``)."""
+    return DepthwiseKernel.of(w, geometry, dtype, x.shape[0]).accumulate(x, zero_point, finish_block)
 
 
-def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
+@dataclass(frozen=True, slots=True)
+class DepthwisePlan:
+    """What a DEPTHWISE_CONV_2D derives from its filter, bias, arguments and input shape, once."""
+
+    kernel: DepthwiseKernel
+    finish: FloatRowFinish | None  # float outputs only
+
+
+def depthwise_plan(ctx: OpContext, args: ConvArgs, multiplier: int, input_: Tensor, filt: Tensor,
+                   bias: Tensor | None, x_shape: tuple[int, ...]) -> DepthwisePlan:
     """Output channel ``c * multiplier + m`` reads input channel ``c`` (NNAPI's depthwise rule)."""
-    input_, filt, bias, x_raw = conv_inputs(ctx, args)
     one, k_h, k_w, channels_out = filt.value.shape
     if one != 1:
         raise op_failure(f"{ctx.name}: filter must have shape [1, h, w, out], got {list(filt.value.shape)}")
-    if multiplier < 1 or x_raw.shape[3] * multiplier != channels_out:
-        raise op_failure(f"{ctx.name}: input depth {x_raw.shape[3]} x depth multiplier {multiplier} "
+    if multiplier < 1 or x_shape[3] * multiplier != channels_out:
+        raise op_failure(f"{ctx.name}: input depth {x_shape[3]} x depth multiplier {multiplier} "
                          f"!= filter depth {channels_out}")
     if bias is not None:
         check_bias(ctx.name, bias, channels_out)
-    in_hw = (x_raw.shape[1], x_raw.shape[2])
+    in_hw = (x_shape[1], x_shape[2])
     window = resolve_window(ctx.name, args.spatial, in_hw, (k_h, k_w), args.dilation_hw)
     _check_padding_within_filter(ctx.name, window, (k_h, k_w))
     geometry = DepthwiseGeometry.of(in_hw[1], (k_h, k_w), window, output_hw(ctx.name, in_hw, (k_h, k_w), window))
-    if multiplier > 1:
-        x_raw = np.repeat(x_raw, multiplier, axis=3)
     w = filter_values(filt)[0]
     if input_.type in QUANT8:
         dtype: type = np.float32
         if k_h * k_w * value_bound(input_) * value_bound(filt) > FLOAT32_EXACT:
             dtype = np.float64  # too many taps for exact float32 sums
-        acc = depthwise_accumulate(x_raw, w, geometry, input_.zero_point, dtype)
+        return DepthwisePlan(DepthwiseKernel.of(w, geometry, dtype, x_shape[0]), None)
+    finish_rows = FloatRowFinish.of(float_bias(bias), args.activation, geometry.out_hw[1])
+    return DepthwisePlan(DepthwiseKernel.of(w, geometry, np.float32, x_shape[0]), finish_rows)
+
+
+def _depthwise(ctx: OpContext, args: ConvArgs, multiplier: int) -> np.ndarray:
+    input_, filt, bias, x_raw = conv_inputs(ctx, args)
+    plan = plan_for(ctx, ("depthwise", x_raw.shape),
+                    lambda: depthwise_plan(ctx, args, multiplier, input_, filt, bias, x_raw.shape))
+    if multiplier > 1:
+        x_raw = np.repeat(x_raw, multiplier, axis=3)
+    if plan.finish is None:
+        acc = plan.kernel.accumulate(x_raw, input_.zero_point)
         result = quant_finish(ctx, acc, input_, filt, bias, args.activation)
     else:
-        finish_rows = FloatRowFinish.of(float_bias(bias), args.activation, geometry.out_hw[1])
-        acc = depthwise_accumulate(x_raw, w, geometry, 0, np.float32, finish_rows)
-        result = acc.astype(ctx.output().dtype, copy=False)
+        result = plan.kernel.accumulate(x_raw, 0, plan.finish).astype(ctx.output().dtype, copy=False)
     return from_nhwc(result, args.nchw)
 
 
@@ -972,7 +1043,7 @@ def _check_padding_within_filter(name: str, window: Window, filter_hw: tuple[int
 
 @register_op(Op.DEPTHWISE_CONV_2D, types=CONV_TYPES)
 def depthwise_conv_2d(ctx: OpContext) -> list[np.ndarray]:
-    args, multiplier = _depthwise_args(ctx)
+    args, multiplier = constant_args(ctx, _depthwise_args)
     return [_depthwise(ctx, args, multiplier)]
 
 
