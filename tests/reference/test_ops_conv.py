@@ -510,3 +510,30 @@ def test_max_pool_padding_never_wins_and_l2_pool_counts_real_pixels():
 def test_pooling_rejects_padding_as_large_as_the_filter():
     with pytest.raises(DriverError):
         _pool(pooling.max_pool_2d, range(9), T.TENSOR_FLOAT32, params=(2, 0, 0, 0, 1, 1, 2, 2, 0))
+
+
+class _Geometry:
+    """The three fields ``window_reduce`` reads from a ``PoolGeometry``."""
+
+    def __init__(self, filter_hw, out_hw, window):
+        self.filter_hw, self.out_hw, self.window = filter_hw, out_hw, window
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("combine", [np.add, np.maximum])
+@pytest.mark.parametrize("shape, filter_hw, stride_h", [((2, 7, 7, 33), (7, 7), 1), ((1, 9, 5, 8), (3, 5), 2),
+                                                        ((1, 4, 70, 3), (1, 70), 1)])
+def test_full_width_pools_reduce_in_tflites_order(dtype, combine, shape, filter_hw, stride_h):
+    """Windows as wide as the input (global pools) take one reduce; its result equals, bit for bit, the
+    tap-by-tap loop over the same windows (rows outer, columns inner)."""
+    rng = np.random.default_rng(3)
+    xp = (rng.standard_normal(shape) * 1000).astype(dtype)
+    o_h = (shape[1] - filter_hw[0]) // stride_h + 1
+    geometry = _Geometry(filter_hw, (o_h, 1), conv.Window(0, 0, 0, 0, stride_h, 1))
+    got = pooling.window_reduce(xp, geometry, combine)
+    expected = None
+    for i in range(filter_hw[0]):
+        for j in range(filter_hw[1]):
+            part = xp[:, conv.window_slice(i, stride_h, o_h), j:j + 1, :]
+            expected = part.copy() if expected is None else combine(expected, part, out=expected)
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)

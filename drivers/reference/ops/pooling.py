@@ -88,6 +88,8 @@ def window_reduce(xp: np.ndarray, geometry: PoolGeometry,
     maximum unchanged.
     """
     (k_h, k_w), (o_h, o_w), w = geometry.filter_hw, geometry.out_hw, geometry.window
+    if k_w == xp.shape[2] and xp.flags.c_contiguous:
+        return full_width_reduce(xp, k_h * k_w, w.stride_h, o_h, combine)
     result = None
     if k_h * k_w <= _SLICE_LOOP_LIMIT:
         for i in range(k_h):
@@ -107,6 +109,23 @@ def window_reduce(xp: np.ndarray, geometry: PoolGeometry,
         result = part.copy() if result is None else combine(result, part, out=result)
     assert result is not None
     return result
+
+
+def full_width_reduce(xp: np.ndarray, taps: int, stride_h: int, o_h: int,
+                      combine: Callable[..., np.ndarray]) -> np.ndarray:
+    """Windows as wide as the (padded, C-contiguous) input, as global pools have: [N, oh, 1, C].
+
+    Their taps, rows outer and columns inner, are consecutive pixels, so one
+    strided axis enumerates them, and ``combine.reduce`` over that outer axis
+    accumulates them one after another: TFLite's order, in one call instead
+    of one per tap.
+    """
+    n, _, _, channels = xp.shape
+    pixel, row = xp.strides[2], xp.strides[1]
+    view = np.lib.stride_tricks.as_strided(xp, shape=(taps, n, o_h, 1, channels),
+                                           strides=(pixel, xp.strides[0], stride_h * row, pixel, xp.strides[3]),
+                                           writeable=False)
+    return combine.reduce(view, axis=0, dtype=xp.dtype)
 
 
 def window_counts(in_hw: tuple[int, int], geometry: PoolGeometry) -> np.ndarray:
