@@ -68,6 +68,8 @@ class DeadlineClock:
 
 
 CONSTANT_LIFETIMES = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
+# Inputs whose value is the same at every execution: constants, and optional inputs the model omits.
+UNCHANGING_LIFETIMES = (*CONSTANT_LIFETIMES, OperandLifeTime.NO_VALUE)
 
 
 @dataclass(slots=True)
@@ -84,7 +86,8 @@ class OperationSlot:
     input_operands: list[Operand]
     output_operands: list[Operand]
     output_specs: list[OutputSpec]
-    constant_inputs: tuple[bool, ...]
+    output_dtypes: list[np.dtype]
+    constant_inputs: tuple[bool, ...]  # per input: its value never changes (``OpContext.constant_from``)
     release: tuple[int, ...]  # ``release_after``
     memo: dict = field(default_factory=dict)
 
@@ -119,7 +122,8 @@ class CompiledModel:
                 slots.append(OperationSlot(
                     op_def, tuple(op.inputs), tuple(op.outputs), input_operands, output_operands,
                     [OutputSpec.of(operand) for operand in output_operands],
-                    tuple(operand.lifetime in CONSTANT_LIFETIMES for operand in input_operands), release))
+                    [self.dtype_of(operand.type) for operand in output_operands],
+                    tuple(operand.lifetime in UNCHANGING_LIFETIMES for operand in input_operands), release))
             self.slots.append(slots)
 
     def dtype_of(self, operand_type: int) -> np.dtype:
@@ -189,9 +193,9 @@ class CompiledModel:
             raise op_failure(f"{name}: out of memory: {error}") from error
         if len(results) != len(slot.outputs):
             raise op_failure(f"{name}: produced {len(results)} outputs, model declares {len(slot.outputs)}")
-        for operand_index, operand, result in zip(slot.outputs, slot.output_operands, results, strict=True):
+        for operand_index, operand, dtype, result in zip(slot.outputs, slot.output_operands, slot.output_dtypes,
+                                                         results, strict=True):
             array = np.asarray(result)
-            dtype = self.dtype_of(operand.type)
             if array.dtype != dtype:
                 array = array.astype(dtype)
             check_shape(name, operand, array.shape)
@@ -202,6 +206,8 @@ def check_shape(name: str, operand: Operand, shape: tuple[int, ...]) -> None:
     """The computed shape must agree with every dimension the model fixed."""
     dims = operand.dimensions
     if not dims:
+        return
+    if tuple(dims) == shape:  # fully specified and equal: the common case, decided at once
         return
     if len(dims) != len(shape) or any(d and d != s for d, s in zip(dims, shape, strict=True)):
         raise op_failure(f"{name}: computed output shape {list(shape)} conflicts with declared {list(dims)}")

@@ -9,6 +9,7 @@ a handful of lines (ONNX reference-evaluator style).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -82,7 +83,13 @@ class OutputSpec:
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(NUMPY_DTYPE.get(OperandType(self.type), "u1")) if self.type <= 0xFFFF else np.dtype("u1")
+        return output_dtype(self.type)
+
+
+@functools.lru_cache(maxsize=256)
+def output_dtype(operand_type: int) -> np.dtype:
+    """numpy dtype of a (base) operand type; extension types are bytes."""
+    return np.dtype(NUMPY_DTYPE.get(OperandType(operand_type), "u1")) if operand_type <= 0xFFFF else np.dtype("u1")
 
 
 #: Entries one operation keeps in its memo before it starts afresh (a model whose input shapes keep changing
@@ -156,14 +163,12 @@ class OpContext:
         return self.tensor(index).item()
 
     def constant_from(self, first: int) -> bool:
-        """True when every input from ``first`` on is a model constant or omitted: their values never change.
-
-        (Known only under the executor; a bare context says False.)
+        """True when every input from ``first`` on is a model constant or omitted in the model: their values
+        never change.  (Known only under the executor, whose ``constant_inputs`` flags say so per input; a bare
+        context says False.)
         """
         flags = self._constant_inputs
-        if not flags:
-            return False
-        return all(flags[i] or self.inputs[i] is None for i in range(first, len(self.inputs)))
+        return bool(flags) and all(flags[first:])
 
     def memoized(self, key: object, build: Callable[[], object]) -> object:
         """``build()``, kept for the next executions of this operation under ``key``.
