@@ -26,7 +26,12 @@ innermost axis is a run of whole output pixels, and (for floats) finished
 with bias and activation while still in cache.  Requantization estimates each output
 with one float product and redoes with the integer kernel only the elements
 the estimate cannot decide (``requantize``), so results are bit-identical to
-the int32 kernels.  Filter conversions are cached per constant array.
+the int32 kernels.  Filter conversions are cached per constant array, and
+what an operation derives from its constant filter, bias and arguments and its
+input shape (checks, window, tiled bias row, filter laid out for the depthwise
+einsum) is worked out once per prepared model (``ConvPlan``, ``DepthwisePlan``
+through ``OpContext.memoized``): on small feature maps that Python work costs
+as much as the arithmetic.
 """
 
 from __future__ import annotations
