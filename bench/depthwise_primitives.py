@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench.numpy_floor import depthwise_step
+from bench.numpy_floor import SCRATCH_ELEMENTS, Scratch, depthwise_step
 from vts.models.mobilenet import BLOCKS, FIRST_CHANNELS
 
 Kernel = Callable[[], None]
@@ -136,7 +136,8 @@ def main(runs: int = 30) -> int:
         padded = padded_input(rng, size, channels)
         w = rng.standard_normal((3, 3, channels), dtype=np.float32)
         out = np.empty((out_size, out_size, channels), dtype=np.float32)
-        kernels = [depthwise_step(rng, size, out_size, channels, stride), einsum_rows(padded, w, out, stride),
+        driver = depthwise_step(Scratch(rng, SCRATCH_ELEMENTS), size, out_size, channels, stride, w)
+        kernels = [driver, einsum_rows(padded, w, out, stride),
                    ufunc_per_tap(padded, w, out, stride), multiply_reduce(padded, w, out, stride)]
         times = [median_ms(kernel, runs) for kernel in kernels]
         for name, ms in zip(names, times, strict=True):

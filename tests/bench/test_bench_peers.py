@@ -107,3 +107,11 @@ def test_depthwise_primitives_compute_the_same_convolution(stride: int) -> None:
         out = np.empty((out_size, out_size, channels), dtype=np.float32)
         kernel(padded, w, out, stride)()
         np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_depthwise_primitives_table_runs(capsys) -> None:
+    from bench import depthwise_primitives
+
+    assert depthwise_primitives.main(runs=1) == 0
+    table = capsys.readouterr().out
+    assert "network total" in table and table.count(" x") >= 9
