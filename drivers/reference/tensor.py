@@ -68,9 +68,9 @@ def op_failure(message: str) -> DriverError:
     return DriverError(ErrorStatus.GENERAL_FAILURE, message)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class OutputSpec:
-    """The declared output operand: type and quantization the op must produce."""
+    """The declared output operand: type and quantization the op must produce (shared by every execution)."""
 
     type: int
     scale: float

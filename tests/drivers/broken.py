@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -263,6 +263,34 @@ class _PriorityClampingDevice(FaultyDevice):
 def accepts_invalid_priority() -> Device:
     """Clamps an out-of-range priority instead of refusing it."""
     return _PriorityClampingDevice("broken-priority")
+
+
+class _FifoPreparedModel(FaultyPreparedModel):
+    """Asynchronous executions go to one first-come-first-served worker shared by the device."""
+
+    def __init__(self, inner: PreparedModel, model: Model, worker: ThreadPoolExecutor) -> None:
+        super().__init__(inner, model, None, None)
+        self.worker = worker
+
+    def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                      deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
+        return self.worker.submit(self.inner.execute, request, measure, deadline, loop_timeout)
+
+
+class _FifoDevice(FaultyDevice):
+    priority_scheduling = True
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="broken-fifo")
+
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        return _FifoPreparedModel(self.inner.prepare_model(model, *args, **kwargs), model, self.worker)
+
+
+def schedules_fifo_despite_priority() -> Device:
+    """Declares priority scheduling, and runs asynchronous executions in arrival order whatever their priority."""
+    return _FifoDevice("broken-fifo")
 
 
 class _ScribblingPreparedModel(FaultyPreparedModel):

@@ -75,6 +75,14 @@ def test_driver_failing_without_a_deadline_fails_the_honoured_check():
         assert result.verdict is Verdict.FAILED and "without a deadline returned" in result.reason
 
 
+def test_driver_scheduling_first_come_first_served_fails_the_scheduling_case():
+    """It declares priority scheduling; four LOW then four HIGH executions complete LLLLHHHH."""
+    results = run_family("priority", broken.schedules_fifo_despite_priority(), model_cases=False)
+    outcome = results["priority/scheduling_high_before_low"]
+    assert outcome.verdict is Verdict.FAILED, outcome.reason
+    assert "LLLLHHHH" in outcome.reason
+
+
 def test_driver_accepting_invalid_priority_fails_priority_and_validation():
     results = run_family("priority", broken.accepts_invalid_priority(), model_cases=False)
     assert results["priority/prepare_invalid_3"].verdict is Verdict.FAILED
