@@ -27,7 +27,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from drivers.reference.ops.conv import DepthwiseGeometry, Window, pixels_per_run, strip_view, tap_run
+from drivers.reference.ops.conv import (
+    PADDING_SAME,
+    DepthwiseGeometry,
+    Window,
+    implicit_padding,
+    pixels_per_run,
+    strip_view,
+    tap_run,
+)
 from vts.hal.enums import OperationType
 from vts.testmodel import TestModel, TestSubgraph
 
@@ -66,17 +74,16 @@ def matmul_step(scratch: Scratch, rows: int, depth: int, columns: int, weights: 
     return lambda: np.matmul(a, weights, out=out)
 
 
-def same_window(in_size: int, out_size: int, stride: int, kernel: int) -> Window:
-    """SAME padding (the models' only scheme): the extra pad goes after, as Android puts it."""
-    total = max((out_size - 1) * stride + kernel - in_size, 0)
-    head = total // 2
-    return Window(head, total - head, head, total - head, stride, stride)
+def same_window(in_size: int, stride: int) -> Window:
+    """SAME padding of a 3x3 filter (the models' only scheme), as the driver resolves it."""
+    head, tail = implicit_padding(in_size, stride, 1, 3, PADDING_SAME)
+    return Window(head, tail, head, tail, stride, stride)
 
 
 def depthwise_step(scratch: Scratch, in_hw: int, out_hw: int, channels: int, stride: int,
                    weights: np.ndarray) -> Step:
     """The reference's depthwise einsums, in its blocking, over a strip holding the whole padded input."""
-    window = same_window(in_hw, out_hw, stride, 3)
+    window = same_window(in_hw, stride)
     geometry = DepthwiseGeometry.of(in_hw, (3, 3), window, (out_hw, out_hw))
     run_pixels = pixels_per_run(out_hw, channels, 4)
     taps = tap_run(weights, geometry, run_pixels)
