@@ -201,10 +201,12 @@ class _DeadlineBlindPreparedModel(FaultyPreparedModel):
 
 
 class _DeadlineBlindDevice(FaultyDevice):
+    prepared_class: type[FaultyPreparedModel] = _DeadlineBlindPreparedModel
+
     def prepare_model(self, model: Model, preference: Any = 1, priority: Any = 1, deadline: Any = None,
                       *args: Any, **kwargs: Any) -> PreparedModel:
         prepared = self.inner.prepare_model(model, preference, priority, None, *args, **kwargs)
-        return _DeadlineBlindPreparedModel(prepared, model, None, None)
+        return self.prepared_class(prepared, model, None, None)
 
 
 def ignores_deadlines() -> Device:
@@ -242,11 +244,8 @@ class _FastDeadlineBlindPreparedModel(FaultyPreparedModel):
         return future
 
 
-class _FastDeadlineBlindDevice(FaultyDevice):
-    def prepare_model(self, model: Model, preference: Any = 1, priority: Any = 1, deadline: Any = None,
-                      *args: Any, **kwargs: Any) -> PreparedModel:
-        prepared = self.inner.prepare_model(model, preference, priority, None, *args, **kwargs)
-        return _FastDeadlineBlindPreparedModel(prepared, model, None, None)
+class _FastDeadlineBlindDevice(_DeadlineBlindDevice):
+    prepared_class = _FastDeadlineBlindPreparedModel
 
 
 def ignores_deadlines_fast() -> Device:
