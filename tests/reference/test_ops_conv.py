@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -288,6 +289,14 @@ def _depthwise_case(rng: np.random.Generator) -> DepthwiseCase | None:
     return window, pads, strides, dilations, (h, w), (kh, kw), out_hw
 
 
+def _depthwise_cases(rng: np.random.Generator, tries: int) -> Iterator[DepthwiseCase]:
+    """The geometries among ``tries`` random ones whose window fits (drawn lazily: the caller's draws interleave)."""
+    for _ in range(tries):
+        case = _depthwise_case(rng)
+        if case is not None:
+            yield case
+
+
 def _block_diagonal(f: np.ndarray) -> np.ndarray:
     """A [kh, kw, C] depthwise filter as the equivalent full [C, kh, kw, C] filter."""
     kh, kw, channels = f.shape
@@ -303,11 +312,7 @@ def test_depthwise_blocks_match_direct_convolution(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(conv, "_STRIP_BYTES", strip_bytes)
     rng = np.random.default_rng(RNG_SEED + 5)
     checked = 0
-    for _ in range(150):
-        case = _depthwise_case(rng)
-        if case is None:
-            continue
-        window, pads, strides, dilations, (h, w), (kh, kw), out_hw = case
+    for window, pads, strides, dilations, (h, w), (kh, kw), out_hw in _depthwise_cases(rng, 150):
         x = rng.integers(0, 60, (2, h, w, 3)).astype(np.uint8)
         f = rng.integers(-20, 20, (kh, kw, 3)).astype(np.float32)
         geometry = conv.DepthwiseGeometry.of(w, (kh, kw), window, out_hw)
@@ -325,11 +330,7 @@ def test_float_depthwise_finishes_every_block_with_bias_and_activation(monkeypat
     monkeypatch.setattr(conv, "_STRIP_BYTES", strip_bytes)
     rng = np.random.default_rng(RNG_SEED + 8)
     checked = 0
-    for _ in range(80):
-        case = _depthwise_case(rng)
-        if case is None:
-            continue
-        window, pads, strides, dilations, (h, w), (kh, kw), out_hw = case
+    for window, pads, strides, dilations, (h, w), (kh, kw), out_hw in _depthwise_cases(rng, 80):
         channels = int(rng.integers(1, 6))
         x = rng.standard_normal((2, h, w, channels)).astype(np.float32)
         f = rng.standard_normal((kh, kw, channels)).astype(np.float32)
