@@ -37,7 +37,7 @@ from collections.abc import Callable
 import numpy as np
 
 from bench.numpy_floor import SCRATCH_ELEMENTS, Scratch, depthwise_step
-from vts.models.mobilenet import BLOCKS, FIRST_CHANNELS
+from vts.model.builtin.mobilenet import BLOCKS, FIRST_CHANNELS
 
 Kernel = Callable[[], None]
 ROWS = 8

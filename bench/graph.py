@@ -1,7 +1,7 @@
-"""Reading a TestModel's operations the way the bench peers need them (geometry, activations).
+"""Reading a CaseModel's operations the way the bench peers need them (geometry, activations).
 
 The numpy baseline walks a MobileNet-shaped
-``TestModel``; this module decodes the NNAPI argument conventions for it:
+``CaseModel``; this module decodes the NNAPI argument conventions for it:
 explicit vs implicit padding, strides, window size, depthwise
 multiplier, fused activation.  Padding follows Android's
 ``calculateExplicitPadding`` (SAME puts the odd extra row or column at the
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vts.hal.enums import OperationType
-from vts.testmodel import TestModel, TestOperand, TestOperation
+from vts.model.casemodel import CaseModel, CaseOperand, CaseOperation
 
 PADDING_VALID = 2
 
@@ -38,22 +38,22 @@ def implicit_padding(in_size: int, stride: int, kernel: int, scheme: int) -> tup
     return needed // 2, needed - needed // 2
 
 
-def operand(model: TestModel, index: int) -> TestOperand:
+def operand(model: CaseModel, index: int) -> CaseOperand:
     return model.main.operands[index]
 
 
-def constant(model: TestModel, index: int) -> np.ndarray:
+def constant(model: CaseModel, index: int) -> np.ndarray:
     value = operand(model, index).value
     if not isinstance(value, np.ndarray):
         raise NotImplementedError(f"operand {operand(model, index).name} is not a constant")
     return value
 
 
-def scalar(model: TestModel, index: int) -> int | float:
+def scalar(model: CaseModel, index: int) -> int | float:
     return constant(model, index).reshape(-1)[0].item()
 
 
-def window(model: TestModel, op: TestOperation) -> Window:
+def window(model: CaseModel, op: CaseOperation) -> Window:
     """The window of a CONV_2D, DEPTHWISE_CONV_2D or AVERAGE_POOL_2D operation."""
     kind = OperationType(op.type)
     args = op.inputs

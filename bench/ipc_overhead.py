@@ -39,13 +39,13 @@ from drivers.reference import create_device  # noqa: E402
 from vts.hal.enums import HalVersion, OperandLifeTime, OperandType, OperationType  # noqa: E402
 from vts.hal.interfaces import Device  # noqa: E402
 from vts.ipc.process import HostProcess  # noqa: E402
-from vts.testmodel import (  # noqa: E402
+from vts.model.casemodel import (  # noqa: E402
+    CaseExample,
+    CaseModel,
+    CaseOperand,
+    CaseOperation,
+    CaseSubgraph,
     TensorData,
-    TestExample,
-    TestModel,
-    TestOperand,
-    TestOperation,
-    TestSubgraph,
     build_request,
     close_model,
     to_hal_model,
@@ -54,27 +54,27 @@ from vts.testmodel import (  # noqa: E402
 C_DRIVER = os.path.join(ROOT, "drivers", "sample_c", "sample_driver")
 
 
-def two_input_add(size: int) -> TestModel:
+def two_input_add(size: int) -> CaseModel:
     """``out = a + b`` on float32 ``[size]`` tensors (goldens unused: this measures, it does not judge)."""
     life = OperandLifeTime
     f32 = int(OperandType.TENSOR_FLOAT32)
     operands = (
-        TestOperand("a", f32, (size,), life.SUBGRAPH_INPUT),
-        TestOperand("b", f32, (size,), life.SUBGRAPH_INPUT),
-        TestOperand("act", int(OperandType.INT32), (), life.CONSTANT_COPY, value=np.array([0], np.int32)),
-        TestOperand("out", f32, (size,), life.SUBGRAPH_OUTPUT),
+        CaseOperand("a", f32, (size,), life.SUBGRAPH_INPUT),
+        CaseOperand("b", f32, (size,), life.SUBGRAPH_INPUT),
+        CaseOperand("act", int(OperandType.INT32), (), life.CONSTANT_COPY, value=np.array([0], np.int32)),
+        CaseOperand("out", f32, (size,), life.SUBGRAPH_OUTPUT),
     )
-    main = TestSubgraph(operands, (TestOperation(int(OperationType.ADD), (0, 1, 2), (3,)),), (0, 1), (3,))
+    main = CaseSubgraph(operands, (CaseOperation(int(OperationType.ADD), (0, 1, 2), (3,)),), (0, 1), (3,))
     a = np.arange(size, dtype=np.float32)
-    example = TestExample("", {0: TensorData((size,), a), 1: TensorData((size,), a)},
+    example = CaseExample("", {0: TensorData((size,), a), 1: TensorData((size,), a)},
                           {0: TensorData((size,), a + a)})
-    return TestModel("bench", f"add_{size}", HalVersion.V1_0, main, (), (example,))
+    return CaseModel("bench", f"add_{size}", HalVersion.V1_0, main, (), (example,))
 
 
 Measure = Callable[[Device], Callable[[], None]]
 
 
-def reused_pools(model: TestModel) -> Measure:
+def reused_pools(model: CaseModel) -> Measure:
     """One request built once: every execution reuses its pools."""
 
     def setup(device: Device) -> Callable[[], None]:
@@ -87,7 +87,7 @@ def reused_pools(model: TestModel) -> Measure:
     return setup
 
 
-def fresh_pools(model: TestModel) -> Measure:
+def fresh_pools(model: CaseModel) -> Measure:
     """A new request (new shared-memory pools) for every execution, as the families do; only execute is timed."""
 
     def setup(device: Device) -> Callable[[], None]:
@@ -139,7 +139,7 @@ def compare(name: str, setup: Callable[[Device], Callable[[], None]], local: Dev
     return {"name": name, "in": inside, "out": outside}
 
 
-def c_floor(model: TestModel, batches: int, calls: int) -> tuple[float, float] | None:
+def c_floor(model: CaseModel, batches: int, calls: int) -> tuple[float, float] | None:
     """(empty call, 2-element ADD) with the C sample driver: the floor of the protocol itself."""
     if not os.access(C_DRIVER, os.X_OK):
         return None

@@ -3,7 +3,7 @@
 Run from the repository root: ``.venv/bin/python -m bench.mobilenet`` (see
 bench/README.md for the options and how to read the table).
 
-Workloads: the float32 and the uint8 MobileNet-v1 of ``vts.models.mobilenet``
+Workloads: the float32 and the uint8 MobileNet-v1 of ``vts.model.builtin.mobilenet``
 (same weights for every implementation).  Implementations:
 
 - ``reference``: the nnvts reference driver, in process, timed around
@@ -51,8 +51,8 @@ import numpy as np
 
 from drivers.reference import create_device
 from vts.hal.enums import OperandType
-from vts.models.mobilenet import build_mobilenet_v1_float, build_mobilenet_v1_quant8
-from vts.testmodel import TestModel, build_request, close_model, dtype_of, to_hal_model
+from vts.model.builtin.mobilenet import build_mobilenet_v1_float, build_mobilenet_v1_quant8
+from vts.model.casemodel import CaseModel, build_request, close_model, dtype_of, to_hal_model
 
 try:
     import onnxruntime as ort
@@ -73,7 +73,7 @@ class Implementation:
     close: Callable[[], None] = lambda: None
 
 
-def reference(model: TestModel) -> Implementation:
+def reference(model: CaseModel) -> Implementation:
     """The reference driver, prepared once; each run executes the same request."""
     device = create_device()
     hal_model = to_hal_model(model)
@@ -93,7 +93,7 @@ def reference(model: TestModel) -> Implementation:
     return Implementation("reference", run, close)
 
 
-def ort_session(model: TestModel) -> Implementation:
+def ort_session(model: CaseModel) -> Implementation:
     from bench.onnx_export import export
 
     options = ort.SessionOptions()
@@ -110,18 +110,18 @@ def ort_session(model: TestModel) -> Implementation:
     return Implementation("onnxruntime QLinear" if quantized else "onnxruntime", run)
 
 
-def numpy_baseline(model: TestModel) -> Implementation:
+def numpy_baseline(model: CaseModel) -> Implementation:
     interpreter = NumpyQuant8(model)
     image = example_input(model)
     return Implementation("numpy int32 baseline", lambda: interpreter.run(image))
 
 
-def example_input(model: TestModel) -> np.ndarray:
+def example_input(model: CaseModel) -> np.ndarray:
     data = model.examples[0].inputs[0]
     return data.value.reshape(data.dims)
 
 
-def is_quantized(model: TestModel) -> bool:
+def is_quantized(model: CaseModel) -> bool:
     return model.main.operands[model.main.inputs[0]].type == OperandType.TENSOR_QUANT8_ASYMM
 
 
@@ -152,7 +152,7 @@ def time_runs(impls: list[Implementation], runs: int, warmup: int) -> dict[str, 
     return samples
 
 
-def describe_difference(model: TestModel, ours: np.ndarray, theirs: np.ndarray, top: bool = True) -> str:
+def describe_difference(model: CaseModel, ours: np.ndarray, theirs: np.ndarray, top: bool = True) -> str:
     diff = np.abs(ours.astype(np.float64) - theirs.astype(np.float64))
     top_text = f"; top-1 {'agrees' if ours.argmax() == theirs.argmax() else 'DIFFERS'}" if top else ""
     if is_quantized(model):
@@ -161,7 +161,7 @@ def describe_difference(model: TestModel, ours: np.ndarray, theirs: np.ndarray, 
     return f"max |diff| {diff.max():.3g} (largest value {np.abs(theirs).max():.3g}){top_text}"
 
 
-def layer_report(model: TestModel, peer: Callable[[TestModel], Implementation]) -> list[str]:
+def layer_report(model: CaseModel, peer: Callable[[CaseModel], Implementation]) -> list[str]:
     """The reference against ``peer`` at every operation: that layer alone (fed the reference's own
     intermediate tensor), and the whole network up to it (drift accumulated through the layers)."""
     lines = []

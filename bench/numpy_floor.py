@@ -37,7 +37,7 @@ from drivers.reference.ops.conv import (
     tap_run,
 )
 from vts.hal.enums import OperationType
-from vts.testmodel import TestModel, TestSubgraph
+from vts.model.casemodel import CaseModel, CaseSubgraph
 
 Step = Callable[[], None]
 #: Elements of each scratch buffer: more than any MobileNet-v1-224 layer reads or writes (the largest, the
@@ -111,7 +111,7 @@ def weights_like(rng: np.random.Generator, fan_in: int, *shape: int) -> np.ndarr
     return rng.standard_normal(shape, dtype=np.float32) * np.float32(1 / np.sqrt(fan_in))
 
 
-def pointwise_steps(main: TestSubgraph, rng: np.random.Generator) -> list[Step]:
+def pointwise_steps(main: CaseSubgraph, rng: np.random.Generator) -> list[Step]:
     """One matmul into the scratch per 1x1 CONV_2D."""
     scratch = Scratch(rng, SCRATCH_ELEMENTS)
     steps = []
@@ -125,7 +125,7 @@ def pointwise_steps(main: TestSubgraph, rng: np.random.Generator) -> list[Step]:
     return steps
 
 
-def arithmetic_steps(main: TestSubgraph, rng: np.random.Generator) -> list[Step]:
+def arithmetic_steps(main: CaseSubgraph, rng: np.random.Generator) -> list[Step]:
     """Every CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED of the model, in order."""
     scratch = Scratch(rng, SCRATCH_ELEMENTS)
     steps = []
@@ -154,7 +154,7 @@ def runner(steps: list[Step]) -> Callable[[], None]:
     return run
 
 
-def floor_runners(model: TestModel) -> list[tuple[str, Callable[[], None]]]:
+def floor_runners(model: CaseModel) -> list[tuple[str, Callable[[], None]]]:
     """(name, run) of the two floors, for the float model."""
     rng = np.random.default_rng(0)
     return [("numpy 1x1 matmuls only", runner(pointwise_steps(model.main, rng))),

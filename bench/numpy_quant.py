@@ -23,7 +23,7 @@ import numpy as np
 
 from bench import graph
 from vts.hal.enums import OperandType, OperationType
-from vts.testmodel import TestModel, TestOperation
+from vts.model.casemodel import CaseModel, CaseOperation
 
 _RANGES = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
 
@@ -42,9 +42,9 @@ def _requantize(acc: np.ndarray, multiplier: float, zero_point: int, bounds: tup
 
 
 class NumpyQuant8:
-    """A MobileNet-shaped uint8 ``TestModel``, prepared once, run many times."""
+    """A MobileNet-shaped uint8 ``CaseModel``, prepared once, run many times."""
 
-    def __init__(self, model: TestModel) -> None:
+    def __init__(self, model: CaseModel) -> None:
         self.model = model
         main = model.main
         self.input_index = main.inputs[0]
@@ -98,7 +98,7 @@ class NumpyQuant8:
         view = view[:, :: win.strides[0], :: win.strides[1]]
         return view.transpose(0, 1, 2, 4, 5, 3)
 
-    def _conv(self, op: TestOperation) -> Step:
+    def _conv(self, op: CaseOperation) -> Step:
         win = graph.window(self.model, op)
         filt, bias, multiplier, in_zero, out_zero, bounds = self._conv_parts(op.inputs, op.outputs[0],
                                                                             win.activation)
@@ -113,7 +113,7 @@ class NumpyQuant8:
 
         return step
 
-    def _depthwise(self, op: TestOperation) -> Step:
+    def _depthwise(self, op: CaseOperation) -> Step:
         win = graph.window(self.model, op)
         filt, bias, multiplier, in_zero, out_zero, bounds = self._conv_parts(op.inputs, op.outputs[0],
                                                                             win.activation)
@@ -127,7 +127,7 @@ class NumpyQuant8:
 
         return step
 
-    def _pool(self, op: TestOperation) -> Step:
+    def _pool(self, op: CaseOperation) -> Step:
         win = graph.window(self.model, op)
         if any(win.pads):
             raise NotImplementedError("padded average pool")
@@ -146,7 +146,7 @@ class NumpyQuant8:
 
         return step
 
-    def _reshape(self, op: TestOperation) -> Step:
+    def _reshape(self, op: CaseOperation) -> Step:
         shape = tuple(int(d) for d in graph.constant(self.model, op.inputs[1]))
         x_index, out_index = op.inputs[0], op.outputs[0]
 
@@ -155,7 +155,7 @@ class NumpyQuant8:
 
         return step
 
-    def _fully_connected(self, op: TestOperation) -> Step:
+    def _fully_connected(self, op: CaseOperation) -> Step:
         activation = int(graph.scalar(self.model, op.inputs[3]))
         filt, bias, multiplier, in_zero, out_zero, bounds = self._conv_parts(op.inputs, op.outputs[0], activation)
         matrix = np.ascontiguousarray(filt.T)
@@ -167,7 +167,7 @@ class NumpyQuant8:
 
         return step
 
-    def _softmax(self, op: TestOperation) -> Step:
+    def _softmax(self, op: CaseOperation) -> Step:
         x_op, out = graph.operand(self.model, op.inputs[0]), graph.operand(self.model, op.outputs[0])
         beta = float(graph.scalar(self.model, op.inputs[1]))
         x_index, out_index = op.inputs[0], op.outputs[0]

@@ -1,4 +1,4 @@
-"""Export an nnvts ``TestModel`` to ONNX, so ONNX Runtime can run the very same network.
+"""Export an nnvts ``CaseModel`` to ONNX, so ONNX Runtime can run the very same network.
 
 There is one NNAPI -> ONNX translation in nnvts: the ONNX Runtime driver's
 (``drivers/onnxruntime/ops.py`` says how layouts, padding, fused
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from vts.testmodel import TestModel, close_model, to_hal_model
+from vts.model.casemodel import CaseModel, close_model, to_hal_model
 
 
-def export(model: TestModel) -> Any:
+def export(model: CaseModel) -> Any:
     """The ``onnx.ModelProto`` of ``model``'s main subgraph (same inputs, outputs and layout)."""
     from drivers.engine.nnapi import ModelView, Unsupported
     from drivers.onnxruntime.translator import translate

@@ -13,10 +13,10 @@ import dataclasses
 import numpy as np
 
 from vts.hal.enums import OperandLifeTime
-from vts.testmodel import TensorData, TestExample, TestModel, TestSubgraph
+from vts.model.casemodel import CaseExample, CaseModel, CaseSubgraph, TensorData
 
 
-def prefix(model: TestModel, count: int) -> TestModel:
+def prefix(model: CaseModel, count: int) -> CaseModel:
     """``model`` cut after ``count`` operations; operands no kept operation uses are dropped."""
     main = model.main
     operations = main.operations[:count]
@@ -36,12 +36,12 @@ def prefix(model: TestModel, count: int) -> TestModel:
                             outputs=tuple(renumber[i] for i in op.outputs))
         for op in operations
     )
-    graph = TestSubgraph(tuple(operands), operations, tuple(renumber[i] for i in main.inputs), (renumber[output],))
+    graph = CaseSubgraph(tuple(operands), operations, tuple(renumber[i] for i in main.inputs), (renumber[output],))
     examples = tuple(dataclasses.replace(ex, outputs={}) for ex in model.examples)
     return dataclasses.replace(model, name=f"{model.name}_first{count}", main=graph, examples=examples)
 
 
-def single(model: TestModel, index: int, value: np.ndarray) -> TestModel:
+def single(model: CaseModel, index: int, value: np.ndarray) -> CaseModel:
     """Operation ``index`` alone, its first input made the model input with example ``value``.
 
     Feeding two implementations the same intermediate tensor isolates one
@@ -62,6 +62,6 @@ def single(model: TestModel, index: int, value: np.ndarray) -> TestModel:
         operands.append(operand)
     operation = dataclasses.replace(op, inputs=tuple(renumber[i] for i in op.inputs),
                                     outputs=tuple(renumber[i] for i in op.outputs))
-    graph = TestSubgraph(tuple(operands), (operation,), (renumber[source],), (renumber[output],))
-    example = TestExample("", {0: TensorData(tuple(value.shape), value.reshape(-1))}, {})
+    graph = CaseSubgraph(tuple(operands), (operation,), (renumber[source],), (renumber[output],))
+    example = CaseExample("", {0: TensorData(tuple(value.shape), value.reshape(-1))}, {})
     return dataclasses.replace(model, name=f"{model.name}_op{index}", main=graph, examples=(example,))

@@ -53,8 +53,8 @@ def run_generated() -> Callable:
     """Run every generated-family case of a spec document on a device; returns the results."""
     from vts.families.base import RunOptions
     from vts.families.generated import GeneratedFamily
+    from vts.model.casemodel import parse_spec
     from vts.run.runner import Runner
-    from vts.testmodel import parse_spec
 
     def run(document: dict, device):
         family = GeneratedFamily()
@@ -66,3 +66,15 @@ def run_generated() -> Callable:
         return results
 
     return run
+
+
+#: Test folders whose every test carries a marker, so a run can pick them (``-m hostile``) or leave them out.
+_FOLDER_MARKERS = {"hostile": "hostile", "scale": "scale"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the hostile and scale suites by folder (tests mirror the packages; these two are concerns)."""
+    for item in items:
+        folder = item.path.parent.name
+        if folder in _FOLDER_MARKERS:
+            item.add_marker(_FOLDER_MARKERS[folder])

@@ -178,14 +178,14 @@ class DriverReasons:
     """The driver's own reason for an unsupported operation, asked in-process for one model of a class."""
 
     def __init__(self, engine: str) -> None:
-        from vts.run.drivers import DriverRef
+        from vts.ipc.drivers import DriverRef
 
         self.device = DriverRef(engine).load()
         self._specs: dict[str, list] = {}
 
     def reason(self, case: dict) -> str:
+        from vts.model.casemodel import close_model, parse_spec, to_hal_model
         from vts.spec.loader import load_file
-        from vts.testmodel import close_model, parse_spec, to_hal_model
 
         spec = case.get("spec")
         if not spec:

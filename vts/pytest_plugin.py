@@ -142,7 +142,7 @@ class NnvtsSession:
     @property
     def index(self) -> CaseIndex:
         if self._index is None:
-            from vts.extensions import default_registry
+            from vts.model.extensions import default_registry
             from vts.run.caseindex import CaseIndex
 
             families = self.config.getoption("nnvts_family") or None
@@ -222,9 +222,9 @@ class NnvtsSession:
         return runner
 
     def _make_runner(self) -> Any:
-        from vts.extensions import default_registry
         from vts.families.base import RunOptions
-        from vts.run.drivers import DriverRef
+        from vts.ipc.drivers import DriverRef
+        from vts.model.extensions import default_registry
         from vts.run.runner import Runner
         from vts.run.selection import ExpectationList
 

@@ -10,7 +10,7 @@ import pytest
 
 from bench.mobilenet import example_input, numpy_baseline, reference
 from bench.prefix import prefix, single
-from vts.models.mobilenet import build_mobilenet_v1_float, build_mobilenet_v1_quant8
+from vts.model.builtin.mobilenet import build_mobilenet_v1_float, build_mobilenet_v1_quant8
 
 SIZE, ALPHA = 32, 0.25
 

@@ -13,8 +13,8 @@ from drivers.reference import ReferenceDevice
 from tests.conftest import hand_add_float
 from vts.hal.enums import ErrorStatus
 from vts.hal.errors import DriverError
+from vts.ipc.drivers import DriverUnavailable, available_drivers, load_device, missing_extra_message
 from vts.results import Verdict
-from vts.run.drivers import DriverUnavailable, available_drivers, load_device, missing_extra_message
 
 
 def test_missing_extra_names_the_distribution_and_the_extra_to_install():

@@ -22,9 +22,9 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("ai_edge_litert") is No
 def _run_against_litert(document: dict) -> list:
     from drivers.reference import create_device
     from vts.families.base import RunOptions
-    from vts.families.differential import DifferentialFamily
+    from vts.families.differential.family import DifferentialFamily
+    from vts.model.casemodel import parse_spec
     from vts.run.runner import Runner
-    from vts.testmodel import parse_spec
 
     family = DifferentialFamily()
     runner = Runner(create_device(), RunOptions(oracle="litert", case_timeout=60))

@@ -17,9 +17,9 @@ import pytest
 from tests.conftest import hand_add_float, hand_add_quant8
 from vts.hal.enums import ErrorStatus, OperandType
 from vts.hal.errors import DriverError
+from vts.model.casemodel import build_request, close_model, parse_spec, to_hal_model
 from vts.results import Verdict
 from vts.spec.loader import load_file
-from vts.testmodel import build_request, close_model, parse_spec, to_hal_model
 
 ENGINES = {"litert": "ai_edge_litert", "onnxruntime": "onnxruntime"}
 #: Bundled specs covering the operations both translators map: arithmetic, convolutions, pools, activations.
@@ -32,7 +32,7 @@ CLAIMED_THEN_REFUSED = "although every operation was reported supported"
 def _device(engine: str):
     if importlib.util.find_spec(ENGINES[engine]) is None:
         pytest.skip(f"{engine} extra not installed (pip install 'nnvts[{engine}]')")
-    from vts.run.drivers import DriverRef
+    from vts.ipc.drivers import DriverRef
 
     return DriverRef(engine).load()
 

@@ -9,11 +9,11 @@ know the extension rightly answers NONE with the operation unsupported.
 
 from __future__ import annotations
 
-from vts.families.mutations import enumerate_mutations
-from vts.families.validation import BUILTIN_REGISTRY
+from vts.families.validation.family import BUILTIN_REGISTRY
+from vts.families.validation.mutations import enumerate_mutations
 from vts.hal.enums import is_extension_type
+from vts.model.casemodel import close_model, parse_spec, to_hal_model
 from vts.spec.loader import load_file
-from vts.testmodel import close_model, parse_spec, to_hal_model
 
 
 def test_no_input_of_an_extension_operation_is_removed():

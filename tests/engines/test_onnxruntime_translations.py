@@ -12,9 +12,9 @@ import importlib.util
 import numpy as np
 import pytest
 
+from vts.model.casemodel import close_model, parse_spec, to_hal_model
 from vts.results import Verdict
 from vts.spec.loader import load_file
-from vts.testmodel import close_model, parse_spec, to_hal_model
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None,
                                 reason="onnxruntime extra not installed (pip install 'nnvts[onnxruntime]')")
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None,
 
 @pytest.fixture(scope="module")
 def device():
-    from vts.run.drivers import DriverRef
+    from vts.ipc.drivers import DriverRef
 
     return DriverRef("onnxruntime").load()
 

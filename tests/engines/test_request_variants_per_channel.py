@@ -14,9 +14,9 @@ import os
 import pytest
 
 from tests.conftest import CORPUS
-from vts.families.request_variants import request_variants
+from vts.families._kit.request_variants import request_variants
+from vts.model.casemodel import parse_spec
 from vts.spec.loader import load_file
-from vts.testmodel import parse_spec
 
 SPEC = os.path.join(CORPUS, "V1_2", "dequantize_v1_2.json.gz")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from vts.fuzz.edits import Edit, apply_edit, apply_edits, dumps, loads
+from vts.families.fuzz_replay.edits import Edit, apply_edit, apply_edits, dumps, loads
 from vts.hal.types import DataLocation, ExtensionNameAndPrefix, MemoryToken, Model, Operand, Operation, Subgraph
 
 

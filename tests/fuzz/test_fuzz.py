@@ -1,6 +1,6 @@
 """``nnvts fuzz`` end to end: the reference survives, each fragile driver is found, saved and replayed.
 
-The fragile drivers (``tests/fuzz/fragile.py``) misbehave only on a model
+The fragile drivers (``tests/fakes/fragile.py``) misbehave only on a model
 with an operand lifetime no HAL enum defines; the fuzzer must reach it
 within a modest budget, shrink it to that one edit, save it as a spec that
 ``nnvts run -k NAME`` replays (failing again on the fragile driver, passing
@@ -17,7 +17,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from vts.cli.main import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPECS = os.path.join(ROOT, "generated_tests")
@@ -58,7 +58,7 @@ def test_reference_survives_and_every_kind_of_input_is_sent(tmp_path):
 
 def test_non_hal_exception_is_found_shrunk_saved_and_replayed(tmp_path):
     saved = tmp_path / "saved"
-    code, output = fuzz("--driver", "tests.fuzz.fragile:raising", "--in-process", "--memory-limit", "0",
+    code, output = fuzz("--driver", "tests.fakes.fragile:raising", "--in-process", "--memory-limit", "0",
                         "--examples", "2000", "--save-dir", str(saved))
     assert code == 1, output
     assert "exception: get_supported_operations raised IndexError" in output
@@ -68,42 +68,42 @@ def test_non_hal_exception_is_found_shrunk_saved_and_replayed(tmp_path):
     assert len(sidecar["model_edits"]) == 1 and sidecar["model_edits"][0][1][-1] == "lifetime"  # shrunk
     # The same seed finds the same input, under the same stable name.
     again = tmp_path / "again"
-    fuzz("--driver", "tests.fuzz.fragile:raising", "--in-process", "--memory-limit", "0", "--examples", "2000",
+    fuzz("--driver", "tests.fakes.fragile:raising", "--in-process", "--memory-limit", "0", "--examples", "2000",
          "--save-dir", str(again))
     assert saved_names(again) == [name]
-    code, output = run_saved(saved, name, "tests.fuzz.fragile:raising", "--in-process")
+    code, output = run_saved(saved, name, "tests.fakes.fragile:raising", "--in-process")
     assert code == 1 and "fuzz_replay" in output and "IndexError" in output
     code, output = run_saved(saved, name, "reference", "--family", "fuzz_replay")
     assert code == 0, output
 
 
 def test_wrong_answer_is_found(tmp_path):
-    code, output = fuzz("--driver", "tests.fuzz.fragile:wrong_type", "--in-process", "--memory-limit", "0",
+    code, output = fuzz("--driver", "tests.fakes.fragile:wrong_type", "--in-process", "--memory-limit", "0",
                         "--examples", "2000", "--save-dir", str(tmp_path))
     assert code == 1 and "accepted_invalid" in output
 
 
 def test_crash_is_found_out_of_process_and_replays_as_a_crash(tmp_path):
-    code, output = fuzz("--driver", "tests.fuzz.fragile:crashing", "--examples", "2000", "--save-dir", str(tmp_path))
+    code, output = fuzz("--driver", "tests.fakes.fragile:crashing", "--examples", "2000", "--save-dir", str(tmp_path))
     assert code == 1, output
     assert "crash: get_supported_operations: driver crashed: killed by SIGABRT" in output
     [name] = saved_names(tmp_path)
-    code, output = run_saved(tmp_path, name, "tests.fuzz.fragile:crashing", "--family", "fuzz_replay")
+    code, output = run_saved(tmp_path, name, "tests.fakes.fragile:crashing", "--family", "fuzz_replay")
     assert code == 1 and "crash" in output
 
 
 def test_hang_is_found_out_of_process_and_replays_as_a_timeout(tmp_path):
-    code, output = fuzz("--driver", "tests.fuzz.fragile:hanging", "--examples", "2000", "--timeout", "0.5",
+    code, output = fuzz("--driver", "tests.fakes.fragile:hanging", "--examples", "2000", "--timeout", "0.5",
                         "--shrink-budget", "5", "--save-dir", str(tmp_path))
     assert code == 1, output
     assert "hang: get_supported_operations did not return within 0.5 s" in output
     [name] = saved_names(tmp_path)
-    code, output = run_saved(tmp_path, name, "tests.fuzz.fragile:hanging", "--family", "fuzz_replay", "--timeout", "1")
+    code, output = run_saved(tmp_path, name, "tests.fakes.fragile:hanging", "--family", "fuzz_replay", "--timeout", "1")
     assert code == 1 and "timeout" in output
 
 
 def test_hang_in_process_is_found(tmp_path):
-    code, output = fuzz("--driver", "tests.fuzz.fragile:hanging", "--in-process", "--memory-limit", "0",
+    code, output = fuzz("--driver", "tests.fakes.fragile:hanging", "--in-process", "--memory-limit", "0",
                         "--examples", "2000", "--timeout", "0.5", "--shrink-budget", "3", "--save-dir", str(tmp_path))
     assert code == 1 and "hang:" in output
 
@@ -127,14 +127,14 @@ def test_missing_hypothesis_says_how_to_install(monkeypatch):
 
 @pytest.mark.parametrize("text,seconds", [("90", 90.0), ("90s", 90.0), ("10m", 600.0), ("1.5h", 5400.0)])
 def test_durations(text, seconds):
-    from vts.soak.duration import parse_duration
+    from vts.cli.duration import parse_duration
 
     assert parse_duration(text) == seconds
 
 
 def test_sigterm_ends_the_run_with_143_and_its_report(tmp_path):
     report = tmp_path / "fuzz.json"
-    code, output = fuzz("--driver", "tests.fuzz.fragile:terminates_harness", "--examples", "100000",
+    code, output = fuzz("--driver", "tests.fakes.fragile:terminates_harness", "--examples", "100000",
                         "--chunk", "20", "--save-dir", str(tmp_path), "--json", str(report))
     assert code == 143, output
     data = json.loads(report.read_text())

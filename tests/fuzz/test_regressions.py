@@ -48,10 +48,10 @@ def test_reference_answers_saved_fuzz_input_with_hal_statuses(sidecar: str) -> N
 
 def test_huge_input_dims_are_refused_not_overflowed() -> None:
     """fuzz_exception_177f07bb71: dims [3, 2**31-1, 2**31-1] overflowed np.prod and crashed the reshape."""
-    from vts.fuzz.oracle import check_input
-    from vts.fuzz.saved import build_input, load_sidecar
+    from vts.families.fuzz_replay.oracle import check_input
+    from vts.families.fuzz_replay.saved import build_input, load_sidecar
+    from vts.model.casemodel import build_request, close_model, parse_spec, to_hal_model
     from vts.spec.loader import load_file
-    from vts.testmodel import build_request, close_model, parse_spec, to_hal_model
 
     model = parse_spec(load_file(os.path.join(HERE, "fuzz_exception_177f07bb71.json")).document)[0]
     case, _ = load_sidecar(os.path.join(HERE, "fuzz_exception_177f07bb71.fuzz"))
@@ -78,7 +78,7 @@ def test_specs_without_a_fuzz_file_give_no_replay_case() -> None:
 
 
 def test_sidecar_sits_beside_the_spec_whatever_its_suffix() -> None:
-    from vts.fuzz.saved import sidecar_path
+    from vts.families.fuzz_replay.saved import sidecar_path
 
     assert sidecar_path("d/fuzz_x.json") == "d/fuzz_x.fuzz"
     assert sidecar_path("d/fuzz_x.yaml.gz") == "d/fuzz_x.fuzz"

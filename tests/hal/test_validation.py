@@ -1061,7 +1061,7 @@ def _corpus_files() -> list[Path]:
 
 
 def _corpus_models(path: Path) -> list[object]:
-    from vts.testmodel import parse_spec
+    from vts.model.casemodel import parse_spec
 
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         return parse_spec(json.load(handle))
@@ -1075,7 +1075,7 @@ def test_every_corpus_model_is_valid() -> None:
     folder (V1_0, V1_1, V1_2): Android generated those models for that version, so the version
     gates must not refuse them.
     """
-    from vts.testmodel import ConstantPolicy, close_model, to_hal_model
+    from vts.model.casemodel import ConstantPolicy, close_model, to_hal_model
 
     failures: list[str] = []
     count = 0
@@ -1141,7 +1141,7 @@ def test_corpus_operand_type_mutations_are_rejected() -> None:
     The full run over all 6140 models (333k mutations) also rejects every case; this sample keeps the
     test fast while still touching every operation and type combination family of the corpus.
     """
-    from vts.testmodel import ConstantPolicy, close_model, to_hal_model
+    from vts.model.casemodel import ConstantPolicy, close_model, to_hal_model
 
     accepted: list[str] = []
     for path in _corpus_files():

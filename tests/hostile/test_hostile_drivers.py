@@ -14,8 +14,8 @@ import sys
 
 import pytest
 
+from tests.fakes.hostile import ORPHAN_MARK
 from tests.hostile.conftest import run_harness, survivors
-from tests.hostile.drivers import ORPHAN_MARK
 
 ADD, MUL = "hand_add_float.add", "hand_mul_float.mul"
 
@@ -53,7 +53,7 @@ EXEC_DRIVERS = [
 
 
 def _exec(mode: str) -> str:
-    return f"exec:{sys.executable} -m tests.hostile.exec_driver {mode}"
+    return f"exec:{sys.executable} -m tests.fakes.hostile_exec {mode}"
 
 
 def _check(run, verdict: str, phrase: str) -> None:
@@ -71,7 +71,7 @@ def _check(run, verdict: str, phrase: str) -> None:
 @pytest.mark.parametrize(("driver", "options", "verdict", "phrase"), PYTHON_DRIVERS,
                          ids=[f"{d}{''.join(o)}" for d, o, _, _ in PYTHON_DRIVERS])
 def test_python_driver(tmp_path, add_mul, driver, options, verdict, phrase):
-    run = run_harness(tmp_path, "--driver", f"tests.hostile.drivers:{driver}", "--family", "generated",
+    run = run_harness(tmp_path, "--driver", f"tests.fakes.hostile:{driver}", "--family", "generated",
                       "--timeout", "20", *options, *add_mul)
     _check(run, verdict, phrase)
 
@@ -88,7 +88,7 @@ def test_exec_driver_truncating_an_unsealable_pool(tmp_path, add_mul):
     _check(run, "failed", "resized a shared mmap_fd pool")
 
 
-@pytest.mark.parametrize("driver", ["tests.hostile.drivers:orphan_device", _exec("orphans")],
+@pytest.mark.parametrize("driver", ["tests.fakes.hostile:orphan_device", _exec("orphans")],
                          ids=["python", "exec"])
 def test_orphans_are_killed_and_named(tmp_path, add_mul, driver):
     run = run_harness(tmp_path, "--driver", driver, "--family", "generated", *add_mul)
@@ -105,7 +105,7 @@ def test_orphans_are_killed_and_named(tmp_path, add_mul, driver):
 
 def test_orphans_of_a_crashing_host_are_named_in_the_case(tmp_path, add_mul):
     """The host starts a process and crashes: the process is killed with it and named in the crash."""
-    run = run_harness(tmp_path, "--driver", "tests.hostile.drivers:orphan_then_crash_device", "--family",
+    run = run_harness(tmp_path, "--driver", "tests.fakes.hostile:orphan_then_crash_device", "--family",
                       "generated", *add_mul)
     mul = run.case(MUL)
     assert mul["verdict"] == "crash" and "killed by SIGSEGV" in mul["reason"], mul
@@ -116,7 +116,7 @@ def test_orphans_of_a_crashing_host_are_named_in_the_case(tmp_path, add_mul):
 
 @pytest.mark.parametrize(("driver", "options"), [
     (_exec("garbage"), ()),
-    ("tests.drivers.misbehaving:segfault_device", ("--in-process",)),
+    ("tests.fakes.misbehaving:segfault_device", ("--in-process",)),
 ], ids=["exec-garbage", "in-process-segfault"])
 def test_parallel_runs_lose_no_case(tmp_path, add_mul3, nnvts, driver, options):
     """-j 2: every selected case ends in exactly one verdict, even when workers or their hosts die."""

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
+from vts import bounds
 from vts.families.base import Case, Family, Outcome, RunOptions
 from vts.hal import memory
 from vts.hal.memory import PoolTruncated
-from vts.ipc import limits
 from vts.ipc import protocol as p
 from vts.ipc.client import Connection
 from vts.ipc.errors import EncodingError, ProtocolViolation
@@ -86,8 +86,8 @@ def test_driver_text_is_cut_and_marked():
     w = p.Writer()
     p.write_error(w, "é" * 100_000, (), None)
     message, _, _ = p.read_error(p.Reader(bytes(w.buf)))
-    assert len(message.encode()) < limits.MAX_TEXT + 40
-    assert message.endswith(f"…[cut: {200_000 - limits.MAX_TEXT} bytes]")
+    assert len(message.encode()) < bounds.MAX_TEXT + 40
+    assert message.endswith(f"…[cut: {200_000 - bounds.MAX_TEXT} bytes]")
     w = p.Writer()
     w.raw(b"\xff\xfe" + b"ok")  # invalid UTF-8 never reaches a report as lone surrogates
     assert p.Reader(bytes(w.buf)).text() == "\ufffd\ufffdok"
@@ -96,7 +96,7 @@ def test_driver_text_is_cut_and_marked():
 def test_output_shape_limits():
     w = p.Writer()
     w.u32(1)
-    w.i64_list([1] * (limits.MAX_RANK + 1))
+    w.i64_list([1] * (bounds.MAX_RANK + 1))
     w.boolean(True)
     with pytest.raises(p.ProtocolError, match="dimensions"):
         p.read_output_shapes(p.Reader(bytes(w.buf)))
@@ -208,5 +208,5 @@ def test_results_are_bounded():
     sink = _Sink()
     Runner(None, RunOptions(case_timeout=10)).run([(Chatty(), Case("c", "chatty"))], [sink])  # type: ignore[arg-type]
     (result,) = sink.results
-    assert len(result.reason) < limits.MAX_RESULT_TEXT + 40 and "…[cut: " in result.reason
-    assert sum(map(len, result.details)) < limits.MAX_RESULT_DETAILS_TEXT + limits.MAX_RESULT_TEXT + 100
+    assert len(result.reason) < bounds.MAX_RESULT_TEXT + 40 and "…[cut: " in result.reason
+    assert sum(map(len, result.details)) < bounds.MAX_RESULT_DETAILS_TEXT + bounds.MAX_RESULT_TEXT + 100

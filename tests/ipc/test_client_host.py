@@ -12,9 +12,9 @@ import pytest
 
 from drivers.reference import create_device
 from tests.conftest import hand_add_float
-from tests.drivers.misbehaving import raising_device
+from tests.fakes.misbehaving import raising_device
 from tests.ipc.conftest import hand_mul_float
-from vts.families.executions import Executor, execute
+from vts.families._kit.executions import Executor, execute
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import SyncFence
@@ -23,7 +23,7 @@ from vts.ipc import protocol as p
 from vts.ipc.client import Connection, ProxyDevice, connect
 from vts.ipc.errors import DriverCrashed, DriverTimeout, RequestRejected
 from vts.ipc.host import DriverHost
-from vts.testmodel import build_request, parse_spec, to_hal_model
+from vts.model.casemodel import build_request, parse_spec, to_hal_model
 
 
 class HostThread:

@@ -9,9 +9,9 @@ from tests.ipc.conftest import hand_mul_float
 from vts.families.base import RunOptions
 from vts.families.generated import GeneratedFamily
 from vts.ipc.process import HostProcess
+from vts.model.casemodel import parse_spec
 from vts.results import Verdict
 from vts.run.isolated import IsolatedRunner
-from vts.testmodel import parse_spec
 
 
 def _case(document: dict):
@@ -27,7 +27,7 @@ def _runner(driver: str, timeout: float = 10.0) -> IsolatedRunner:
 
 
 def test_a_death_between_cases_is_recorded_on_the_next_case():
-    runner = _runner("tests.drivers.misbehaving:late_crash_device")
+    runner = _runner("tests.fakes.misbehaving:late_crash_device")
     try:
         first = runner.run_case(*_case(hand_mul_float()))
         assert first.verdict is Verdict.PASSED, first.reason
@@ -42,7 +42,7 @@ def test_a_death_between_cases_is_recorded_on_the_next_case():
 
 
 def test_a_timeout_restarts_the_host_and_the_next_case_passes():
-    runner = _runner("tests.drivers.misbehaving:hang_device", timeout=2.0)
+    runner = _runner("tests.fakes.misbehaving:hang_device", timeout=2.0)
     try:
         hung = runner.run_case(*_case(hand_mul_float()))
         assert hung.verdict is Verdict.TIMEOUT and hung.reason == "no answer within 2 s"

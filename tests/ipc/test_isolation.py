@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.conftest import hand_add_float
-from tests.drivers.misbehaving import faults
+from tests.fakes.misbehaving import faults
 from tests.ipc.conftest import hand_mul_float, write_spec
 from vts.report.stream import read_stream
 
@@ -40,7 +40,7 @@ def _check_reports(tmp_path, expected_total: int) -> dict:
 
 @pytest.mark.parametrize("factory", sorted(faults()))
 def test_each_fault_gets_its_verdict_and_the_run_goes_on(nnvts, add_mul_specs, tmp_path, factory):
-    result = nnvts("run", "--driver", f"tests.drivers.misbehaving:{factory}", "--family", "generated",
+    result = nnvts("run", "--driver", f"tests.fakes.misbehaving:{factory}", "--family", "generated",
                    "--timeout", "4", "--memory-limit", "512", "--json", str(tmp_path / "r.json"),
                    "--junit", str(tmp_path / "r.xml"), "--jsonl", str(tmp_path / "r.jsonl"), *add_mul_specs)
     assert result.returncode == 1, result.stdout + result.stderr
@@ -55,7 +55,7 @@ def test_each_fault_gets_its_verdict_and_the_run_goes_on(nnvts, add_mul_specs, t
 
 
 def test_segfault_report_names_the_crashing_frame(nnvts, add_mul_specs, tmp_path):
-    result = nnvts("run", "--driver", "tests.drivers.misbehaving:segfault_device", "--family", "generated",
+    result = nnvts("run", "--driver", "tests.fakes.misbehaving:segfault_device", "--family", "generated",
                    "--json", str(tmp_path / "r.json"), *add_mul_specs)
     assert result.returncode == 1
     (mul,) = [c for c in json.loads((tmp_path / "r.json").read_text())["cases"] if "mul" in c["name"]]
@@ -64,7 +64,7 @@ def test_segfault_report_names_the_crashing_frame(nnvts, add_mul_specs, tmp_path
 
 def test_a_crash_that_does_not_repeat_alone_is_an_unreproduced_crash_not_a_pass(nnvts, add_mul_specs, tmp_path):
     marker = tmp_path / "crashed-once"
-    result = nnvts("run", "--driver", "tests.drivers.misbehaving:crash_once_device", "--family", "generated",
+    result = nnvts("run", "--driver", "tests.fakes.misbehaving:crash_once_device", "--family", "generated",
                    "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml"), *add_mul_specs,
                    NNVTS_TEST_CRASH_MARKER=str(marker))
     assert result.returncode == 1, result.stdout + result.stderr
@@ -82,7 +82,7 @@ def test_a_crash_that_does_not_repeat_alone_is_an_unreproduced_crash_not_a_pass(
 
 def test_allow_unreproduced_crashes_keeps_the_verdict_but_not_the_exit_status(nnvts, add_mul_specs, tmp_path):
     marker = tmp_path / "crashed-once"
-    result = nnvts("run", "--driver", "tests.drivers.misbehaving:crash_once_device", "--family", "generated",
+    result = nnvts("run", "--driver", "tests.fakes.misbehaving:crash_once_device", "--family", "generated",
                    "--allow-unreproduced-crashes", "--json", str(tmp_path / "r.json"), "--html",
                    str(tmp_path / "r.html"), *add_mul_specs, NNVTS_TEST_CRASH_MARKER=str(marker))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -94,7 +94,7 @@ def test_allow_unreproduced_crashes_keeps_the_verdict_but_not_the_exit_status(nn
 def test_many_crashes_in_one_run(nnvts, tmp_path):
     """Every MUL case crashes the host; each is re-run and blamed, and the ADD cases between them pass."""
     specs = [write_spec(tmp_path, hand_add_float()), write_spec(tmp_path, hand_mul_float(models=3))]
-    result = nnvts("run", "--driver", "tests.drivers.misbehaving:segfault_device", "--family", "generated",
+    result = nnvts("run", "--driver", "tests.fakes.misbehaving:segfault_device", "--family", "generated",
                    "--json", str(tmp_path / "r.json"), *specs)
     assert result.returncode == 1
     report = json.loads((tmp_path / "r.json").read_text())
@@ -120,7 +120,7 @@ def test_driver_start_failures_are_usage_errors(nnvts, add_mul_specs, tmp_path):
     missing = nnvts("run", "--driver", "exec:/nonexistent/driver", *add_mul_specs)
     assert missing.returncode == 2
     assert "did not start" in missing.stderr and "/nonexistent/driver" in missing.stderr
-    broken = nnvts("run", "--driver", "tests.drivers.no_such_module:device", *add_mul_specs)
+    broken = nnvts("run", "--driver", "tests.fakes.no_such_module:device", *add_mul_specs)
     assert broken.returncode == 2 and "no_such_module" in broken.stderr
     in_process = nnvts("run", "--driver", "exec:/bin/true", "--in-process", *add_mul_specs)
     assert in_process.returncode == 2 and "cannot run in process" in in_process.stderr
@@ -130,7 +130,7 @@ def test_cases_after_a_restart_do_not_reuse_the_dead_hosts_prepared_model(nnvts,
     """The validation family caches one prepared model per model; a restart must not leave it stale."""
     specs = [write_spec(tmp_path, hand_mul_float())]
     marker = tmp_path / "crashed-once"
-    result = nnvts("run", "--driver", "tests.drivers.misbehaving:crash_once_device", "--family", "validation",
+    result = nnvts("run", "--driver", "tests.fakes.misbehaving:crash_once_device", "--family", "validation",
                    "-k", "remove_input or fenced_null", "--json", str(tmp_path / "r.json"), *specs,
                    "--allow-unreproduced-crashes", NNVTS_TEST_CRASH_MARKER=str(marker))
     assert result.returncode == 0, result.stdout + result.stderr

@@ -72,7 +72,7 @@ def _start(tmp_path, factory: str) -> tuple[subprocess.Popen, str, dict]:
     tag = uuid.uuid4().hex
     paths = {name: tmp_path / f"r.{name}" for name in ("json", "xml", "jsonl")}
     process = subprocess.Popen(
-        nnvts_command("run", "--driver", f"tests.drivers.misbehaving:{factory}", "--family", "generated",
+        nnvts_command("run", "--driver", f"tests.fakes.misbehaving:{factory}", "--family", "generated",
                       "--json", str(paths["json"]), "--junit", str(paths["xml"]), "--jsonl", str(paths["jsonl"]),
                       *specs),
         cwd=ROOT, env=nnvts_env(NNVTS_TEST_TAG=tag), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -10,16 +10,16 @@ from collections.abc import Callable, Collection
 
 from drivers.reference import create_device
 from vts.families.base import RunOptions
+from vts.model.casemodel import CaseModel
 from vts.run.runner import Runner, Selection, iter_cases
 from vts.run.selection import parse_expression
-from vts.testmodel import TestModel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
 
 
 def run_generated(paths: list[str], keyword: str | None = None,
-                  keep: Callable[[TestModel], bool] | None = None) -> dict[str, int]:
+                  keep: Callable[[CaseModel], bool] | None = None) -> dict[str, int]:
     """Verdict counts of the generated family over ``paths``; asserts nothing failed or errored."""
     runner = Runner(create_device(), RunOptions())
     counts: dict[str, int] = {}

@@ -14,26 +14,26 @@ import pytest
 
 from drivers.reference import create_device
 from drivers.reference.tensor import MEMO_LIMIT, OpContext, Tensor
-from vts import testmodel as tm
 from vts.hal.enums import HalVersion, OperandLifeTime, OperationType
 from vts.hal.enums import OperandType as T
-from vts.testmodel import TensorData, build_request, close_model, to_hal_model
+from vts.model import casemodel as tm
+from vts.model.casemodel import TensorData, build_request, close_model, to_hal_model
 
 LIFE = OperandLifeTime
 PADDING_SAME = 1
 RELU6 = 3
 
 
-def scalar(name: str, value: int) -> tm.TestOperand:
-    return tm.TestOperand(name, T.INT32, (), LIFE.CONSTANT_COPY, value=np.array(value, dtype=np.int32))
+def scalar(name: str, value: int) -> tm.CaseOperand:
+    return tm.CaseOperand(name, T.INT32, (), LIFE.CONSTANT_COPY, value=np.array(value, dtype=np.int32))
 
 
 def tensor(name: str, dims: tuple[int, ...], lifetime: OperandLifeTime,
-           value: np.ndarray | None = None) -> tm.TestOperand:
-    return tm.TestOperand(name, T.TENSOR_FLOAT32, dims, lifetime, value=value)
+           value: np.ndarray | None = None) -> tm.CaseOperand:
+    return tm.CaseOperand(name, T.TENSOR_FLOAT32, dims, lifetime, value=value)
 
 
-def depthwise_model(x_dims: tuple[int, ...], filt: np.ndarray | None, bias: np.ndarray | None) -> tm.TestModel:
+def depthwise_model(x_dims: tuple[int, ...], filt: np.ndarray | None, bias: np.ndarray | None) -> tm.CaseModel:
     """DEPTHWISE_CONV_2D 3x3, SAME, stride 1, multiplier 1, RELU6; a None filter/bias is a model input."""
     channels = 4
     operands = (
@@ -44,12 +44,12 @@ def depthwise_model(x_dims: tuple[int, ...], filt: np.ndarray | None, bias: np.n
         tensor("y", tuple(0 for _ in x_dims), LIFE.SUBGRAPH_OUTPUT),
     )
     inputs = tuple(i for i, o in enumerate(operands) if o.lifetime == LIFE.SUBGRAPH_INPUT)
-    main = tm.TestSubgraph(operands, (tm.TestOperation(OperationType.DEPTHWISE_CONV_2D, tuple(range(8)), (8,)),),
+    main = tm.CaseSubgraph(operands, (tm.CaseOperation(OperationType.DEPTHWISE_CONV_2D, tuple(range(8)), (8,)),),
                         inputs, (8,))
-    return tm.TestModel("memo", "depthwise", HalVersion.V1_2, main, (), ())
+    return tm.CaseModel("memo", "depthwise", HalVersion.V1_2, main, (), ())
 
 
-def conv_model(x_dims: tuple[int, ...], filt: np.ndarray | None, bias: np.ndarray | None) -> tm.TestModel:
+def conv_model(x_dims: tuple[int, ...], filt: np.ndarray | None, bias: np.ndarray | None) -> tm.CaseModel:
     """CONV_2D 3x3 from 4 to 5 channels, SAME, stride 1, RELU6; a None filter/bias is a model input."""
     operands = (
         tensor("x", x_dims, LIFE.SUBGRAPH_INPUT),
@@ -59,8 +59,8 @@ def conv_model(x_dims: tuple[int, ...], filt: np.ndarray | None, bias: np.ndarra
         tensor("y", tuple(0 for _ in x_dims), LIFE.SUBGRAPH_OUTPUT),
     )
     inputs = tuple(i for i, o in enumerate(operands) if o.lifetime == LIFE.SUBGRAPH_INPUT)
-    main = tm.TestSubgraph(operands, (tm.TestOperation(OperationType.CONV_2D, tuple(range(7)), (7,)),), inputs, (7,))
-    return tm.TestModel("memo", "conv", HalVersion.V1_2, main, (), ())
+    main = tm.CaseSubgraph(operands, (tm.CaseOperation(OperationType.CONV_2D, tuple(range(7)), (7,)),), inputs, (7,))
+    return tm.CaseModel("memo", "conv", HalVersion.V1_2, main, (), ())
 
 
 def direct(x: np.ndarray, filt: np.ndarray, bias: np.ndarray, depthwise: bool) -> np.ndarray:
@@ -75,9 +75,9 @@ def direct(x: np.ndarray, filt: np.ndarray, bias: np.ndarray, depthwise: bool) -
     return np.clip(out + bias, 0, 6)
 
 
-def run(prepared, model: tm.TestModel, feeds: list[np.ndarray], expected: np.ndarray) -> np.ndarray:
+def run(prepared, model: tm.CaseModel, feeds: list[np.ndarray], expected: np.ndarray) -> np.ndarray:
     """One execution; the expected result sizes the output buffer (the model leaves its dims unknown)."""
-    example = tm.TestExample("", {i: TensorData(v.shape, v) for i, v in enumerate(feeds)},
+    example = tm.CaseExample("", {i: TensorData(v.shape, v) for i, v in enumerate(feeds)},
                              {0: TensorData(expected.shape, expected.astype(np.float32))})
     built = build_request(model, example)
     try:

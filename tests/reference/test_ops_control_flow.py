@@ -24,28 +24,28 @@ from drivers.reference import create_device
 from drivers.reference.executor import CompiledModel, DeadlineClock
 from drivers.reference.ops import control_flow
 from drivers.reference.tensor import OpContext, Tensor
-from vts import testmodel
+from vts.families._kit.executions import Executor, create_prepared_model, execute
 from vts.families.base import RunOptions
-from vts.families.executions import Executor, create_prepared_model, execute
 from vts.hal.enums import ErrorStatus, OperandLifeTime
 from vts.hal.enums import OperandType as T
 from vts.hal.errors import DriverError
 from vts.hal.types import Operand
+from vts.model import casemodel
+from vts.model.casemodel import build_request, close_model, parse_spec, to_hal_model
 from vts.run.runner import Runner, Selection, iter_cases
 from vts.run.selection import parse_expression
-from vts.testmodel import build_request, close_model, parse_spec, to_hal_model
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 SPECS = os.path.join(ROOT, "specs", "control_flow")
 MISSED_DEADLINE = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
 
 
-def _models(file_name: str) -> dict[str, testmodel.TestModel]:
+def _models(file_name: str) -> dict[str, casemodel.CaseModel]:
     with open(os.path.join(SPECS, file_name)) as handle:
         return {m.name: m for m in parse_spec(yaml.safe_load(handle))}
 
 
-def _execute(model: testmodel.TestModel, executor: Executor, example: int = 0, **kwargs: object):
+def _execute(model: casemodel.CaseModel, executor: Executor, example: int = 0, **kwargs: object):
     hal_model = to_hal_model(model)
     try:
         prepared = create_prepared_model(create_device(), hal_model).prepared
@@ -153,7 +153,7 @@ def test_if_and_while_refuse_omitted_inputs():
         assert error.value.status == ErrorStatus.GENERAL_FAILURE
 
 
-def _growing_loop() -> testmodel.TestModel:
+def _growing_loop() -> casemodel.CaseModel:
     """x = [3]; i = 0; while i < n: x = CONCATENATION(x, x); i += 1 (x has unknown size)."""
     f32 = "TENSOR_FLOAT32"
 
@@ -220,8 +220,8 @@ def test_if_is_supported_only_when_its_branches_are():
     from drivers.reference import create_device
     from drivers.reference.ops import registry
     from vts.hal.enums import OperationType
+    from vts.model.casemodel import parse_spec, to_hal_model
     from vts.spec.loader import load_paths
-    from vts.testmodel import parse_spec, to_hal_model
 
     path = os.path.join(os.path.dirname(__file__), "..", "..", "specs", "control_flow", "if.yaml")
     model = parse_spec(next(iter(load_paths([path]))).document)[0]

@@ -11,7 +11,7 @@ import numpy as np
 import yaml
 
 from tests.conftest import hand_add_float, hand_add_quant8
-from vts.compare import FLOAT32, HISTOGRAM_BINS, WORST_KEPT, compare_output
+from vts.model.compare import FLOAT32, HISTOGRAM_BINS, WORST_KEPT, compare_output
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -56,7 +56,7 @@ def test_a_failed_run_puts_the_comparison_in_the_results(tmp_path):
         (specs / f"{document['name']}.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
     env = dict(os.environ, PYTHONPATH=ROOT)
     result = subprocess.run(
-        [sys.executable, "-m", "cli", "run", "-q", "--driver", "tests.drivers.broken:quant_off_by_2", "--specs",
+        [sys.executable, "-m", "cli", "run", "-q", "--driver", "tests.fakes.broken:quant_off_by_2", "--specs",
          str(specs), "--family", "generated", "--json", str(tmp_path / "r.json")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 1, result.stdout + result.stderr

@@ -110,7 +110,7 @@ def test_a_50_mb_message_gives_bounded_reports(tmp_path):
 def test_in_process_run_survives_a_driver_message_with_a_lone_surrogate(tmp_path):
     from click.testing import CliRunner
 
-    from cli import main
+    from vts.cli.main import main
 
     specs = tmp_path / "specs"
     specs.mkdir()
@@ -120,7 +120,7 @@ def test_in_process_run_survives_a_driver_message_with_a_lone_surrogate(tmp_path
 
     (specs / "add.yaml").write_text(yaml.safe_dump(hand_add_float(), sort_keys=False))
     result = CliRunner().invoke(main, [
-        "run", "--in-process", "--driver", "tests.report.hostile_driver:create", "--specs", str(specs),
+        "run", "--in-process", "--driver", "tests.fakes.hostile_reports:create", "--specs", str(specs),
         "--family", "generated", "--junit", str(tmp_path / "r.xml"), "--html", str(tmp_path / "r.html"),
         "--json", str(tmp_path / "r.json")])
     assert result.exit_code == 1, result.output + repr(result.exception)

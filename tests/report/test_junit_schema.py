@@ -123,7 +123,7 @@ def test_a_real_crash_gives_a_valid_report_with_the_driver_stderr(tmp_path, sche
     root_dir = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     junit = tmp_path / "r.xml"
     result = subprocess.run(
-        [sys.executable, "-m", "cli", "run", "-q", "--driver", "tests.drivers.misbehaving:segfault_device",
+        [sys.executable, "-m", "cli", "run", "-q", "--driver", "tests.fakes.misbehaving:segfault_device",
          "--family", "generated", "-k", "mul_binary.broadcast and not relaxed and not float16", "--timeout", "30",
          "--junit", str(junit)],
         cwd=root_dir, env=dict(os.environ, PYTHONPATH=root_dir), capture_output=True, text=True, timeout=300)

@@ -118,7 +118,7 @@ def _run_on_a_tty(tmp_path, env_extra: dict[str, str], *args: str) -> bytes:
     env.update(PYTHONPATH=ROOT, TERM="xterm-256color", COLUMNS="120", **env_extra)
     master, slave = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "cli", "run", "--in-process", "--driver", "tests.drivers.broken:quant_off_by_2",
+        [sys.executable, "-m", "cli", "run", "--in-process", "--driver", "tests.fakes.broken:quant_off_by_2",
          "--specs", specs, "--family", "generated", "--json", str(tmp_path / "r.json"), *args],
         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
     os.close(slave)
@@ -176,7 +176,7 @@ def test_quiet_cli_prints_the_counts_and_the_report_paths_only(tmp_path):
     specs = _specs(tmp_path)
     env = dict(os.environ, PYTHONPATH=ROOT, COLUMNS="200")
     result = subprocess.run(
-        [sys.executable, "-m", "cli", "run", "-q", "--in-process", "--driver", "tests.drivers.broken:quant_off_by_2",
+        [sys.executable, "-m", "cli", "run", "-q", "--in-process", "--driver", "tests.fakes.broken:quant_off_by_2",
          "--specs", specs, "--family", "generated", "--junit", str(tmp_path / "r.xml")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 1
@@ -211,7 +211,7 @@ def test_a_run_off_a_tty_prints_plain_progress_lines_with_the_total(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("NO_COLOR", None)
     result = subprocess.run(
-        [sys.executable, "-m", "cli", "run", "--in-process", "--driver", "tests.drivers.misbehaving:slow_device",
+        [sys.executable, "-m", "cli", "run", "--in-process", "--driver", "tests.fakes.misbehaving:slow_device",
          "--family", "generated", "-k", "mul_binary.broadcast and not relaxed and not float16",
          "--progress-interval", "0.05", "--json", str(tmp_path / "r.json")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

@@ -13,8 +13,8 @@ from tests.ipc.conftest import ROOT, nnvts_command, nnvts_env
 #: A small slice of the bundled cases (float and quantized ADD/MUL/ReLU): 60-odd cases, seconds to run.
 SLICE = ("--family", "generated", "-k", "add_binary or mul_binary or relu_clamp")
 #: Fails every quantized 8-bit case of SLICE and passes the float ones.
-QUANT_BROKEN = "tests.drivers.broken:quant_off_by_2"
-FLAKY = "tests.scale.flaky_driver:create_device"
+QUANT_BROKEN = "tests.fakes.broken:quant_off_by_2"
+FLAKY = "tests.fakes.flaky:create_device"
 
 
 @pytest.fixture

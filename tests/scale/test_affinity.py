@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tests.scale.affinity_driver import AFFINITY_DIR_ENV
+from tests.fakes.affinity import AFFINITY_DIR_ENV
 from tests.scale.conftest import SLICE
 from vts.run.affinity import worker_cpus
 
@@ -32,7 +32,7 @@ def _host_cpus(directory) -> list[set[int]]:
 @pytest.mark.parametrize("pin", [True, False])
 def test_driver_hosts_of_two_workers(nnvts, tmp_path, pin):
     allowed = os.sched_getaffinity(0)
-    run = nnvts("run", "--driver", "tests.scale.affinity_driver:create_device", *SLICE, "-j", "2",
+    run = nnvts("run", "--driver", "tests.fakes.affinity:create_device", *SLICE, "-j", "2",
                 *(() if pin else ("--no-pin-cpus",)), **{AFFINITY_DIR_ENV: str(tmp_path)})
     assert run.returncode == 0, run.stderr
     hosts = _host_cpus(tmp_path)

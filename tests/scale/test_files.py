@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from vts.report.resultsfile import ResultsFileError, read_results
 from vts.run.expectations import parse_file, update_expectations
-from vts.run.resultsfile import ResultsFileError, read_results
 from vts.run.selection import ExpectationList, Glob, glob_escape
 
 

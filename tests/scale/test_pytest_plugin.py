@@ -92,7 +92,7 @@ def test_last_failed_reruns_only_the_failed_items(tmp_path):
 @pytest.mark.parametrize(("factory", "verdict"), [("segfault_device", "crash"), ("hang_device", "timeout")])
 def test_a_crashing_or_hanging_driver_fails_the_item_with_the_reason(nnvts, tmp_path, factory, verdict):
     spec = write_spec(tmp_path, hand_mul_float())
-    driver = f"tests.drivers.misbehaving:{factory}"
+    driver = f"tests.fakes.misbehaving:{factory}"
     run = nnvts("run", "--driver", driver, "--family", "generated", "--timeout", "2", "--jsonl",
                 str(tmp_path / "run.jsonl"), spec)
     (case,) = cases_of(tmp_path / "run.jsonl").values()

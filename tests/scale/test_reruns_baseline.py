@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.scale.conftest import FLAKY, QUANT_BROKEN, SLICE, cases_of, verdicts
+from vts.report.baseline import Baseline
 from vts.results import CaseResult, Verdict
-from vts.run.baseline import Baseline
 from vts.run.reruns import Rerunner, combine_attempts
 
 
@@ -116,7 +116,7 @@ def test_baseline_marks_cases_and_fail_on_new_gates_on_regressions_only(nnvts, t
     assert "still-failing" in same.stdout  # the closing summary counts the baseline statuses
     assert nnvts("run", "--driver", QUANT_BROKEN, *SLICE, "--baseline", str(old)).returncode == 1  # --fail-on any
 
-    worse = nnvts("run", "--driver", "tests.drivers.broken:wrong_status", *SLICE, "--baseline", str(old),
+    worse = nnvts("run", "--driver", "tests.fakes.broken:wrong_status", *SLICE, "--baseline", str(old),
                   "--fail-on", "new", "--jsonl", str(tmp_path / "worse.jsonl"), "--json", str(tmp_path / "w.json"))
     assert worse.returncode == 1
     cases = cases_of(tmp_path / "worse.jsonl")

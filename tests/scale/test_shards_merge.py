@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tests.scale.conftest import QUANT_BROKEN, SLICE, verdicts
+from vts.report.resultsfile import ResultsFileError
 from vts.run.durations import load_durations, plan_shards, shard_loads, store_durations
-from vts.run.resultsfile import ResultsFileError
 from vts.run.selection import Shard
 
 

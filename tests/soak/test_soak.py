@@ -15,7 +15,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from cli import main
+from vts.cli.main import main
 
 CASE = "abs_elementwise.float32"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -46,28 +46,28 @@ def test_reference_passes_with_small_bounds(tmp_path):
 
 
 def test_memory_leak_per_execution_is_caught(tmp_path):
-    code, report, _ = soak(tmp_path, "tests.drivers.leaky:leaks_memory", *leak_args())
+    code, report, _ = soak(tmp_path, "tests.fakes.leaky:leaks_memory", *leak_args())
     assert code == 1
     assert report["rss_mb"]["growth"] > 8  # 256 KB per execution, 100 executions in the second half
     assert any(f.startswith("memory grows") for f in report["failures"])
 
 
 def test_descriptor_leak_per_execution_is_caught(tmp_path):
-    code, report, _ = soak(tmp_path, "tests.drivers.leaky:leaks_fds", *leak_args())
+    code, report, _ = soak(tmp_path, "tests.fakes.leaky:leaks_fds", *leak_args())
     assert code == 1
     assert report["fds"]["growth"] > 50
     assert any(f.startswith("descriptors grow") for f in report["failures"])
 
 
 def test_models_kept_after_release_are_caught(tmp_path):
-    code, report, _ = soak(tmp_path, "tests.drivers.leaky:keeps_released", *leak_args())
+    code, report, _ = soak(tmp_path, "tests.fakes.leaky:keeps_released", *leak_args())
     assert code == 1
     assert report["release"]["retained_mb"] > 16  # 16 models x 4 MB ballast never freed
     assert any("still holds" in f for f in report["failures"])
 
 
 def test_first_execution_stutter_fails_past_the_given_ratio(tmp_path):
-    code, report, _ = soak(tmp_path, "tests.drivers.leaky:stutters", "-k", "abs_elementwise", "--iterations", "6",
+    code, report, _ = soak(tmp_path, "tests.fakes.leaky:stutters", "-k", "abs_elementwise", "--iterations", "6",
                            "--release-models", "0", "--max-first-execution-ratio", "5")
     assert code == 1
     measured = {f["name"]: f for f in report["first_execution"]}
@@ -85,14 +85,14 @@ def test_first_execution_is_reported_without_failing_when_no_ratio_is_given(tmp_
 
 
 def test_results_that_change_after_a_while_fail(tmp_path):
-    code, report, _ = soak(tmp_path, "tests.drivers.leaky:drifts_after_100", "-k", CASE, "--iterations", "150",
+    code, report, _ = soak(tmp_path, "tests.fakes.leaky:drifts_after_100", "-k", CASE, "--iterations", "150",
                            "--release-models", "0")
     assert code == 1
     assert report["result_changes"] and "differs from the first" in report["result_changes"][0]["problem"]
 
 
 def test_a_crash_during_the_soak_fails_it(tmp_path):
-    code, report, _ = soak(tmp_path, "tests.drivers.leaky:dies_after_50", "-k", CASE, "--iterations", "100",
+    code, report, _ = soak(tmp_path, "tests.fakes.leaky:dies_after_50", "-k", CASE, "--iterations", "100",
                            "--release-models", "0")
     assert code == 1
     assert report["lost"] and "lost" in report["failures"][0]
@@ -111,7 +111,7 @@ def test_usage_errors_exit_2(args):
 
 
 def test_a_non_hal_exception_during_the_soak_is_a_verdict(tmp_path):
-    code, report, _ = soak(tmp_path, "tests.drivers.leaky:raises_after_50", "-k", CASE, "--iterations", "80",
+    code, report, _ = soak(tmp_path, "tests.fakes.leaky:raises_after_50", "-k", CASE, "--iterations", "80",
                            "--release-models", "0")
     assert code == 1
     assert "execution raised" in report["result_changes"][0]["problem"]
@@ -121,7 +121,7 @@ def test_a_non_hal_exception_during_the_soak_is_a_verdict(tmp_path):
 def test_sigterm_ends_the_soak_with_143_and_its_report(tmp_path):
     report = tmp_path / "soak.json"
     result = CliRunner().invoke(main, [
-        "soak", "--driver", "tests.drivers.leaky:terminates_harness_after_20", "--specs",
+        "soak", "--driver", "tests.fakes.leaky:terminates_harness_after_20", "--specs",
         os.path.join(ROOT, "generated_tests"), "-k", CASE, "--iterations", "100000", "--json", str(report)])
     assert result.exit_code == 143, result.output
     data = json.loads(report.read_text())

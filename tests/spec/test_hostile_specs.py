@@ -20,7 +20,7 @@ import pytest
 
 from tests.spec.child import assert_clean_usage_error, run_nnvts
 from tests.spec.helpers import BASE, write
-from vts.spec import limits
+from vts import bounds
 from vts.spec.errors import SpecError
 from vts.spec.loader import load_file, load_paths
 from vts.spec.values import to_array
@@ -81,7 +81,7 @@ def test_modest_alias_use_still_loads(tmp_path: Path) -> None:
 
 
 def test_alias_budget_counts_expansion_not_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(limits, "MAX_ALIAS_NODES", 50)
+    monkeypatch.setattr(bounds, "MAX_ALIAS_NODES", 50)
     error = error_of(write(tmp_path, "bomb.yaml", alias_bomb(levels=2)))  # 100 leaves + 10 lists added
     assert "beyond 50 extra nodes" in error.message
 
@@ -108,7 +108,7 @@ def test_alias_bomb_cli_exits_2_in_bounded_memory(tmp_path: Path) -> None:
 
 
 def test_gzip_bomb_is_abandoned_at_the_size_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(limits, "MAX_SPEC_BYTES", 1 << 20)
+    monkeypatch.setattr(bounds, "MAX_SPEC_BYTES", 1 << 20)
     path = tmp_path / "bomb.json.gz"
     path.write_bytes(gzip_bomb(16 << 20))
     error = error_of(str(path))
@@ -116,21 +116,21 @@ def test_gzip_bomb_is_abandoned_at_the_size_limit(tmp_path: Path, monkeypatch: p
 
 
 def test_plain_file_over_the_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(limits, "MAX_SPEC_BYTES", 1000)
+    monkeypatch.setattr(bounds, "MAX_SPEC_BYTES", 1000)
     error = error_of(write(tmp_path, "big.json", spec_json() + " " * 2000))
     assert "larger than 1000 bytes" in error.message
 
 
 def test_yaml_has_its_own_smaller_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert limits.MAX_YAML_BYTES < limits.MAX_SPEC_BYTES  # YAML nodes cost far more memory than JSON values
-    monkeypatch.setattr(limits, "MAX_YAML_BYTES", 1000)
+    assert bounds.MAX_YAML_BYTES < bounds.MAX_SPEC_BYTES  # YAML nodes cost far more memory than JSON values
+    monkeypatch.setattr(bounds, "MAX_YAML_BYTES", 1000)
     error = error_of(write(tmp_path, "big.yaml", BASE + "#" * 2000))
     assert "larger than 1000 bytes" in error.message
     assert load_file(write(tmp_path, "big.json", spec_json() + " " * 2000)).name == "t"
 
 
 def test_file_just_under_the_limit_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(limits, "MAX_YAML_BYTES", len(BASE.encode()))
+    monkeypatch.setattr(bounds, "MAX_YAML_BYTES", len(BASE.encode()))
     assert load_file(write(tmp_path, "exact.yaml.gz", BASE, gz=True)).name == "t"
 
 

@@ -20,15 +20,15 @@ from typing import Any, ClassVar
 
 from vts.hal.enums import HalVersion, OperandType, OperationType, enum_name
 from vts.hal.interfaces import Device
+from vts.model.casemodel import CaseModel
 from vts.results import Verdict
-from vts.testmodel import TestModel
 
 
 @dataclass(frozen=True, slots=True)
 class Case:
     name: str
     family: str
-    model: TestModel | None = None
+    model: CaseModel | None = None
     example: int | None = None
     spec_path: str = ""
     config: Mapping[str, Any] = field(default_factory=dict)
@@ -40,10 +40,10 @@ class Case:
         return model_labels(self.model)
 
 
-_LABELS: dict[int, tuple[TestModel, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+_LABELS: dict[int, tuple[CaseModel, tuple[tuple[str, ...], tuple[str, ...]]]] = {}
 
 
-def model_labels(model: TestModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def model_labels(model: CaseModel) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Cached by identity: every case of a model shares them, and a sweep has hundreds per model."""
     hit = _LABELS.get(id(model))
     if hit is not None and hit[0] is model:
@@ -124,7 +124,7 @@ class Family(abc.ABC):
     def applicable(self, device: DeviceInfo) -> bool:
         return True
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         """Cases derived from one loaded model."""
         return iter(())
 

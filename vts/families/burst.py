@@ -7,7 +7,7 @@ model (not ``expect_failure``):
 
 * ``burst/SPEC.MODEL``: the example (and, where there is one, a second
   request with a golden of its own: an identical sibling model's example or
-  a rolled elementwise variant, ``vts.families.request_variants``)
+  a rolled elementwise variant, ``vts.families._kit.request_variants``)
   through one burst, timing off and on, then requests that reuse held
   slots: request A again with its slots held, A's input slot with B's output
   slot (A's answer must land in B's output pool, nothing in A's), and A's
@@ -30,17 +30,17 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from vts.families._kit.executions import Answer, prepare_for_case
+from vts.families._kit.judge import judge_success
+from vts.families._kit.request_variants import SiblingExamples, request_variants, with_examples
 from vts.families.base import Case, CaseFailure, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Answer, prepare_for_case
-from vts.families.judge import judge_success
 from vts.families.registry import register_family
-from vts.families.request_variants import SiblingExamples, request_variants, with_examples
-from vts.families.validation import RequestMutation, apply_request_mutation
+from vts.families.validation.family import RequestMutation, apply_request_mutation
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Request
-from vts.testmodel import BuiltRequest, TestExample, TestModel, build_request
+from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request
 
 SENTINEL = 0xA5
 #: Slots the golden sequence uses: A's input and output, B's input and output.
@@ -88,9 +88,9 @@ def untouched(built: BuiltRequest) -> bool:
 class _Pair:
     """Requests A and B of one model (different goldens where an identity allows), with their pools."""
 
-    model: TestModel
-    a_example: TestExample
-    b_example: TestExample
+    model: CaseModel
+    a_example: CaseExample
+    b_example: CaseExample
     a: BuiltRequest
     b: BuiltRequest
 
@@ -103,7 +103,7 @@ class _Pair:
         self.b.close()
 
 
-def _pair(model: TestModel, options: RunOptions) -> _Pair:
+def _pair(model: CaseModel, options: RunOptions) -> _Pair:
     variants = request_variants(model, 2)
     a_example, b_example = variants[0], variants[-1]
     a = build_request(model, a_example, options.pool_kind, extensions=options.extensions)
@@ -114,7 +114,7 @@ def _pair(model: TestModel, options: RunOptions) -> _Pair:
 def _golden_sequence(pair: _Pair, burst: Burst) -> list[str]:
     """The burst golden steps; the first problem ends the sequence (later steps build on earlier ones)."""
     model, a, b = pair.model, pair.a, pair.b
-    steps: list[tuple[str, Callable[[], Answer], BuiltRequest, TestExample, MeasureTiming, tuple[BuiltRequest, ...]]]
+    steps: list[tuple[str, Callable[[], Answer], BuiltRequest, CaseExample, MeasureTiming, tuple[BuiltRequest, ...]]]
     steps = [
         ("A, memories given (slots 11, 12)", lambda: burst_execute(burst, a.request, [A_IN, A_OUT]),
          a, pair.a_example, MeasureTiming.NO, ()),
@@ -171,7 +171,7 @@ def _freed(burst: Burst, built: BuiltRequest) -> tuple[Request, list[int]]:
     return held(built.request), [1, 2]
 
 
-def burst_mutations(model: TestModel) -> list[BurstMutation]:
+def burst_mutations(model: CaseModel) -> list[BurstMutation]:
     """The malformed burst requests of one model (test-catalogue §4.4 burst path, §4.6 in API form)."""
     mutations = [
         BurstMutation("fewer_ids", "one memory identifier fewer than pools",
@@ -224,7 +224,7 @@ def refusal_problems(answer: Answer, built: BuiltRequest, where: str) -> list[st
     return problems
 
 
-def _validation(model: TestModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+def _validation(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
     problems: list[str] = []
     example = model.examples[0]
     for mutation in burst_mutations(model):
@@ -241,7 +241,7 @@ def _validation(model: TestModel, prepared: PreparedModel, options: RunOptions) 
     return problems
 
 
-def _survives_frees(model: TestModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+def _survives_frees(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
     """The suite frees the first slot, an unknown slot (0) and the first slot again; the burst must go on."""
     example = model.examples[0]
     built = build_request(model, example, options.pool_kind, extensions=options.extensions)
@@ -271,7 +271,7 @@ class BurstFamily(Family):
     def __init__(self) -> None:
         self._siblings = SiblingExamples()
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
             return
         model = with_examples(model, self._siblings.remember(model, spec_path))

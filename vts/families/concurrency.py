@@ -42,20 +42,20 @@ from typing import Any
 
 import numpy as np
 
+from vts.families._kit.concurrent_calls import Finished, run_concurrently
+from vts.families._kit.executions import Answer, Executor, execute, prepare_for_case
+from vts.families._kit.judge import judge_success
+from vts.families._kit.request_variants import SiblingExamples, distinct_goldens, request_variants, with_examples
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.concurrent_calls import Finished, run_concurrently
-from vts.families.executions import Answer, Executor, execute, prepare_for_case
 from vts.families.fenced import fenced_must_refuse, refusal_problems
-from vts.families.judge import judge_success
 from vts.families.registry import register_family
-from vts.families.request_variants import SiblingExamples, distinct_goldens, request_variants, with_examples
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, ExecutionResult
 from vts.ipc.errors import DriverLost
 from vts.ipc.sessions import set_concurrency
-from vts.testmodel import BuiltRequest, TestExample, TestModel, build_request, dtype_of, element_count
+from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request, dtype_of, element_count
 
 DEFAULT_REQUESTS = 8
 DEFAULT_THREADS = 4
@@ -87,21 +87,21 @@ class Job:
 
     label: str
     prepared: PreparedModel
-    model: TestModel
-    example: TestExample
+    model: CaseModel
+    example: CaseExample
     executor: Executor
     measure: MeasureTiming
     built: BuiltRequest
 
 
-def paths_for(model: TestModel) -> tuple[Executor, ...]:
+def paths_for(model: CaseModel) -> tuple[Executor, ...]:
     """Every path a model's requests can all succeed on (fenced needs fully specified outputs)."""
     if fenced_must_refuse(model, 0):
         return (Executor.SYNC, Executor.ASYNC)
     return (Executor.SYNC, Executor.ASYNC, Executor.FENCED)
 
 
-def make_jobs(entries: Sequence[tuple[str, PreparedModel, TestModel]], count: int, options: RunOptions,
+def make_jobs(entries: Sequence[tuple[str, PreparedModel, CaseModel]], count: int, options: RunOptions,
               start: int = 0) -> list[Job]:
     """``count`` jobs cycling over ``entries`` (name, prepared, model), their variants and their paths."""
     variants = {name: request_variants(model, count) for name, _, model in entries}
@@ -200,7 +200,7 @@ def holder_of(job: Job, jobs: Sequence[Job]) -> str:
     return ""
 
 
-def _holds(job: Job, example: TestExample) -> bool:
+def _holds(job: Job, example: CaseExample) -> bool:
     main = job.model.main
     for position, golden in example.outputs.items():
         operand = main.operands[main.outputs[position]]
@@ -237,11 +237,11 @@ class ConcurrencyFamily(Family):
                    "and interleaved over two prepared models, one released mid-flight")
 
     def __init__(self) -> None:
-        self._previous: TestModel | None = None
+        self._previous: CaseModel | None = None
         self._seen = 0
         self._siblings = SiblingExamples()
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
             return
         model = with_examples(model, self._siblings.remember(model, spec_path))
@@ -269,7 +269,7 @@ class ConcurrencyFamily(Family):
         finally:
             setting_.restore()
 
-    def _in_flight(self, model: TestModel, device: Device, options: RunOptions, requests: int,
+    def _in_flight(self, model: CaseModel, device: Device, options: RunOptions, requests: int,
                    threads: int) -> Outcome:
         prepared, why = prepare_for_case(device, model, options)
         if prepared is None:
@@ -283,7 +283,7 @@ class ConcurrencyFamily(Family):
             close_jobs(jobs)
         return _verdict(problems, requests, threads, distinct_goldens(request_variants(model, requests)))
 
-    def _interleaved(self, model: TestModel, partner: TestModel, device: Device, options: RunOptions,
+    def _interleaved(self, model: CaseModel, partner: CaseModel, device: Device, options: RunOptions,
                      requests: int, threads: int) -> Outcome:
         holder: list[Any] = [prepare_for_case(device, model, options)]
         if holder[0][0] is None:

@@ -21,8 +21,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import Future
 
-from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import (
+from vts.families._kit.executions import (
     Answer,
     Executor,
     PreparedModelCache,
@@ -31,14 +30,15 @@ from vts.families.executions import (
     timing_problems,
     unsupported_names,
 )
-from vts.families.judge import compare_outputs, shape_problems
+from vts.families._kit.judge import compare_outputs, shape_problems
+from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
-from vts.families.synthetic import add_chain
 from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, Priority
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, Request
-from vts.testmodel import ConstantPolicy, TestModel, build_request, close_model, to_hal_model
+from vts.model.builtin.synthetic import add_chain
+from vts.model.casemodel import CaseModel, ConstantPolicy, build_request, close_model, to_hal_model
 
 MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
 SHORT_NS = 5_000_000
@@ -93,7 +93,7 @@ class DeadlineFamily(Family):
     def __init__(self) -> None:
         self._prepared = PreparedModelCache()
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
             return
         stem = f"{self.name}/{model.case_name()}"

@@ -37,7 +37,7 @@ from vts.hal.enums import (
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
 from vts.hal.types import Extension
-from vts.testmodel import TestModel, TestOperand, TestOperation, TestSubgraph, close_model, to_hal_model
+from vts.model.casemodel import CaseModel, CaseOperand, CaseOperation, CaseSubgraph, close_model, to_hal_model
 
 EXTENSION_NAME = re.compile(r"[a-z0-9_.]+")
 VERSION_LIKE = re.compile(r"\d")
@@ -100,22 +100,22 @@ def extension_problems(extensions: object) -> list[str]:
     return problems
 
 
-def cycle_model() -> TestModel:
+def cycle_model() -> CaseModel:
     """The suite's CycleTest graph: t3 = ADD(in0, t4), t4 = ADD(in1, t3), out = ADD(t4, in0)."""
     f32, life = int(OperandType.TENSOR_FLOAT32), OperandLifeTime
     operands = (
-        TestOperand("in0", f32, (1,), life.SUBGRAPH_INPUT),
-        TestOperand("in1", f32, (1,), life.SUBGRAPH_INPUT),
-        TestOperand("act", int(OperandType.INT32), (), life.CONSTANT_COPY, value=np.array([0], np.int32)),
-        TestOperand("t3", f32, (1,), life.TEMPORARY_VARIABLE),
-        TestOperand("t4", f32, (1,), life.TEMPORARY_VARIABLE),
-        TestOperand("out", f32, (1,), life.SUBGRAPH_OUTPUT),
+        CaseOperand("in0", f32, (1,), life.SUBGRAPH_INPUT),
+        CaseOperand("in1", f32, (1,), life.SUBGRAPH_INPUT),
+        CaseOperand("act", int(OperandType.INT32), (), life.CONSTANT_COPY, value=np.array([0], np.int32)),
+        CaseOperand("t3", f32, (1,), life.TEMPORARY_VARIABLE),
+        CaseOperand("t4", f32, (1,), life.TEMPORARY_VARIABLE),
+        CaseOperand("out", f32, (1,), life.SUBGRAPH_OUTPUT),
     )
     add = int(OperationType.ADD)
-    operations = (TestOperation(add, (0, 4, 2), (3,)), TestOperation(add, (1, 3, 2), (4,)),
-                  TestOperation(add, (4, 0, 2), (5,)))
-    main = TestSubgraph(operands, operations, (0, 1), (5,))
-    return TestModel("synthetic", "cycle", HalVersion.V1_0, main, (), ())
+    operations = (CaseOperation(add, (0, 4, 2), (3,)), CaseOperation(add, (1, 3, 2), (4,)),
+                  CaseOperation(add, (4, 0, 2), (5,)))
+    main = CaseSubgraph(operands, operations, (0, 1), (5,))
+    return CaseModel("synthetic", "cycle", HalVersion.V1_0, main, (), ())
 
 
 @register_family

@@ -25,21 +25,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import (
+from vts.families._kit.derived_models import with_unknown_output_dims
+from vts.families._kit.executions import (
     Answer,
     Executor,
     execute,
     prepare_for_case,
 )
-from vts.families.judge import judge_success
+from vts.families._kit.judge import judge_success
+from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
-from vts.families.transforms import with_unknown_output_dims
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
 from vts.hal.interfaces import Device, PreparedModel
-from vts.testmodel import (
-    TestExample,
-    TestModel,
+from vts.model.casemodel import (
+    CaseExample,
+    CaseModel,
     build_request,
     dtype_of,
     element_count,
@@ -49,7 +49,7 @@ _NOT_APPLICABLE = {int(OperationType.RANK), int(OperationType.IF), int(Operation
 MODES = ("unspecified", "insufficient")
 
 
-def _insufficient_problems(model: TestModel, example: TestExample, answer: Answer) -> list[str]:
+def _insufficient_problems(model: CaseModel, example: CaseExample, answer: Answer) -> list[str]:
     if answer.status != ErrorStatus.OUTPUT_INSUFFICIENT_SIZE:
         return [f"returned {answer.status.name}, expected OUTPUT_INSUFFICIENT_SIZE"]
     outputs = model.main.outputs
@@ -74,7 +74,7 @@ class DynamicOutputShapeFamily(Family):
     name = "dynamic_output_shape"
     description = "outputs declared with unknown dims: shapes reported, too-small buffers refused with their shapes"
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure or model.operation_types() & _NOT_APPLICABLE:
             return
         for index, example in enumerate(model.examples):
@@ -88,7 +88,7 @@ class DynamicOutputShapeFamily(Family):
             return skipped(why)
         return self._evaluate(model, model.examples[case.example], prepared, options)
 
-    def _evaluate(self, model: TestModel, example: TestExample, prepared: PreparedModel,
+    def _evaluate(self, model: CaseModel, example: CaseExample, prepared: PreparedModel,
                   options: RunOptions) -> Outcome:
         first = model.main.operands[model.main.outputs[0]]
         golden = example.outputs.get(0)

@@ -6,7 +6,7 @@ says which prefix is which extension and ``getSupportedExtensions`` which
 extensions the device implements.  The HAL suite only checks that the names
 are well formed (the discovery family does too); nnvts also checks that
 
-* a declared extension the harness knows (``vts.extensions``) is described
+* a declared extension the harness knows (``vts.model.extensions``) is described
   the same way by the driver, and its operations compute the right values
   (device-level Fibonacci cases here, spec goldens in specs/extensions/);
 * an operand type whose prefix the model does not declare is INVALID_ARGUMENT
@@ -31,27 +31,27 @@ from dataclasses import replace
 
 import numpy as np
 
-from vts.extensions import FIBONACCI, ExtensionRegistry
+from vts.families._kit.executions import Executor, execute, prepare_for_case
+from vts.families._kit.judge import judge_success
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Executor, execute, prepare_for_case
-from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.hal.enums import EXTENSION_TYPE_LOW_BITS_TYPE, ErrorStatus, HalVersion, MeasureTiming, OperandLifeTime
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
 from vts.hal.types import Model
-from vts.testmodel import (
+from vts.model.casemodel import (
+    CaseExample,
+    CaseModel,
+    CaseOperand,
+    CaseOperation,
+    CaseSubgraph,
     ConstantPolicy,
     TensorData,
-    TestExample,
-    TestModel,
-    TestOperand,
-    TestOperation,
-    TestSubgraph,
     build_request,
     close_model,
     to_hal_model,
 )
+from vts.model.extensions import FIBONACCI, ExtensionRegistry
 
 FIB = FIBONACCI.name
 INT64 = f"{FIB}:EXAMPLE_INT64"
@@ -62,33 +62,33 @@ QUANT64_PARAMS = struct.Struct("<dq")
 
 
 def fibonacci_model(name: str, n: int, golden: list[float], *, output: str = "TENSOR_FLOAT32",
-                    params: bytes | None = None, n_operand: TestOperand | None = None,
-                    operation: str = FIBONACCI_OP, extensions: tuple[str, ...] = (FIB,)) -> TestModel:
+                    params: bytes | None = None, n_operand: CaseOperand | None = None,
+                    operation: str = FIBONACCI_OP, extensions: tuple[str, ...] = (FIB,)) -> CaseModel:
     """``out = EXAMPLE_FIBONACCI(n)`` with hand-computed ``golden``; ``n`` is a model input unless given."""
     life = OperandLifeTime
     out_type: int | str = 3 if output == "TENSOR_FLOAT32" else output
-    n_in = n_operand or TestOperand("n", INT64, (), life.SUBGRAPH_INPUT)
-    operands = (n_in, TestOperand("out", out_type, (len(golden),), life.SUBGRAPH_OUTPUT, extension_params=params))
-    main = TestSubgraph(operands, (TestOperation(operation, (0,), (1,)),), (0,), (1,))
+    n_in = n_operand or CaseOperand("n", INT64, (), life.SUBGRAPH_INPUT)
+    operands = (n_in, CaseOperand("out", out_type, (len(golden),), life.SUBGRAPH_OUTPUT, extension_params=params))
+    main = CaseSubgraph(operands, (CaseOperation(operation, (0,), (1,)),), (0,), (1,))
     dtype = np.float32 if out_type == 3 else np.uint64
     inputs = {0: TensorData((), np.array([n], np.int64))} if n_operand is None else {}
-    example = TestExample("", inputs, {0: TensorData((len(golden),), np.array(golden, dtype))})
-    return TestModel("extensions", name, HalVersion.V1_2, main, (), (example,), extensions=extensions)
+    example = CaseExample("", inputs, {0: TensorData((len(golden),), np.array(golden, dtype))})
+    return CaseModel("extensions", name, HalVersion.V1_2, main, (), (example,), extensions=extensions)
 
 
-def _constant_n_model(name: str, value: np.ndarray) -> TestModel:
+def _constant_n_model(name: str, value: np.ndarray) -> CaseModel:
     """EXAMPLE_FIBONACCI of a constant n stored as ``value`` (whose byte length the case chooses)."""
     life = OperandLifeTime
-    n = TestOperand("n", INT64, (), life.CONSTANT_COPY, value=value)
-    x = TestOperand("x", 3, (1,), life.SUBGRAPH_INPUT)
-    act = TestOperand("act", 1, (), life.CONSTANT_COPY, value=np.array([0], np.int32))
-    fib = TestOperand("fib", 3, (1,), life.TEMPORARY_VARIABLE)
-    out = TestOperand("out", 3, (1,), life.SUBGRAPH_OUTPUT)
-    main = TestSubgraph((n, x, act, fib, out), (TestOperation(FIBONACCI_OP, (0,), (3,)),
-                                                 TestOperation(0, (3, 1, 2), (4,))), (1,), (4,))
-    example = TestExample("", {0: TensorData((1,), np.zeros(1, np.float32))},
+    n = CaseOperand("n", INT64, (), life.CONSTANT_COPY, value=value)
+    x = CaseOperand("x", 3, (1,), life.SUBGRAPH_INPUT)
+    act = CaseOperand("act", 1, (), life.CONSTANT_COPY, value=np.array([0], np.int32))
+    fib = CaseOperand("fib", 3, (1,), life.TEMPORARY_VARIABLE)
+    out = CaseOperand("out", 3, (1,), life.SUBGRAPH_OUTPUT)
+    main = CaseSubgraph((n, x, act, fib, out), (CaseOperation(FIBONACCI_OP, (0,), (3,)),
+                                                 CaseOperation(0, (3, 1, 2), (4,))), (1,), (4,))
+    example = CaseExample("", {0: TensorData((1,), np.zeros(1, np.float32))},
                           {0: TensorData((1,), np.ones(1, np.float32))})
-    return TestModel("extensions", name, HalVersion.V1_2, main, (), (example,), extensions=(FIB,))
+    return CaseModel("extensions", name, HalVersion.V1_2, main, (), (example,), extensions=(FIB,))
 
 
 def _retype(model: Model, operand: int, new_type: int) -> None:
@@ -122,10 +122,10 @@ def _unknown_type_id(model: Model) -> None:
 #: "invalid": the support query or preparation must answer INVALID_ARGUMENT and nothing is prepared.
 #: "unsupported": the support query answers INVALID_ARGUMENT or flags the operation unsupported, and
 #: preparation fails.
-REFUSALS: dict[str, tuple[Callable[[], TestModel], Mutation | None, str, bool]] = {
+REFUSALS: dict[str, tuple[Callable[[], CaseModel], Mutation | None, str, bool]] = {
     "unknown_prefix": (RUNS["fibonacci_float32"], _unknown_prefix, "invalid", False),
     "undeclared_extension": (lambda: fibonacci_model(
-        "undeclared", 3, [1, 1, 2], n_operand=TestOperand("n", 3, (1,), OperandLifeTime.SUBGRAPH_INPUT),
+        "undeclared", 3, [1, 1, 2], n_operand=CaseOperand("n", 3, (1,), OperandLifeTime.SUBGRAPH_INPUT),
         operation=f"{UNDECLARED}:OPERATION", extensions=(UNDECLARED,)), None, "unsupported", False),
     "wrong_byte_size": (lambda: _constant_n_model("wrong_byte_size", np.array([1], np.int32)), None, "invalid", True),
     "unknown_operand_type_id": (RUNS["fibonacci_float32"], _unknown_type_id, "invalid", True),
@@ -160,7 +160,7 @@ class ExtensionsFamily(Family):
         for test in REFUSALS:
             yield Case(f"{self.name}/{test}", self.name, config={"test": "refusal", "model": test})
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.extensions and not model.expect_failure:
             yield Case(f"{self.name}/{model.case_name()}", self.name, model, 0, spec_path, {"test": "spec"})
 
@@ -202,7 +202,7 @@ class ExtensionsFamily(Family):
             return failed(problems[0], tuple(problems))
         return passed(", ".join(checked) if checked else "no declared extension known to nnvts")
 
-    def _golden(self, model: TestModel, device: Device, options: RunOptions) -> Outcome:
+    def _golden(self, model: CaseModel, device: Device, options: RunOptions) -> Outcome:
         registry = _registry(options)
         prepared, why = prepare_for_case(device, model, options, registry)
         if prepared is None:
@@ -219,7 +219,7 @@ class ExtensionsFamily(Family):
                     return failed(problems[0], tuple(problems))
         return passed()
 
-    def _refusal(self, model: TestModel, mutate: Mutation | None, kind: str, device: Device,
+    def _refusal(self, model: CaseModel, mutate: Mutation | None, kind: str, device: Device,
                  options: RunOptions) -> Outcome:
         hal_model = to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), _registry(options))
         try:

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from vts.families._kit.executions import Answer, Executor, prepare_for_case
+from vts.families._kit.judge import judge_success
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Answer, Executor, prepare_for_case
-from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, is_scalar_type
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, Request
-from vts.testmodel import BuiltRequest, TestModel, build_request, element_count
+from vts.model.casemodel import BuiltRequest, CaseModel, build_request, element_count
 
 
 def execute_fenced_twice(prepared: PreparedModel, request: Request, measure: MeasureTiming,
@@ -42,11 +42,11 @@ def execute_fenced_twice(prepared: PreparedModel, request: Request, measure: Mea
         return Answer(error.status, error.output_shapes, error.timing or NO_TIMING_INFO, error.message)
 
 
-def has_zero_sized_output(model: TestModel, example_index: int) -> bool:
+def has_zero_sized_output(model: CaseModel, example_index: int) -> bool:
     return any(element_count(d.dims) == 0 for d in model.examples[example_index].outputs.values())
 
 
-def fenced_must_refuse(model: TestModel, example_index: int) -> bool:
+def fenced_must_refuse(model: CaseModel, example_index: int) -> bool:
     """A fenced request must fully specify every output and cannot describe a zero-sized one."""
     return has_zero_sized_output(model, example_index) or has_unspecified_output(model)
 
@@ -58,7 +58,7 @@ def refusal_problems(answer: Answer, where: str) -> list[str]:
             "be refused with INVALID_ARGUMENT"]
 
 
-def judge_golden(model: TestModel, example_index: int, built: BuiltRequest, answer: Answer, executor: Executor,
+def judge_golden(model: CaseModel, example_index: int, built: BuiltRequest, answer: Answer, executor: Executor,
                  measure: MeasureTiming, where: str) -> list[str]:
     """Judge a golden execution on any path; the fenced path must refuse outputs it cannot describe."""
     if executor is Executor.FENCED and fenced_must_refuse(model, example_index):
@@ -66,7 +66,7 @@ def judge_golden(model: TestModel, example_index: int, built: BuiltRequest, answ
     return judge_success(model, model.examples[example_index], built, answer, measure, where)
 
 
-def has_unspecified_output(model: TestModel) -> bool:
+def has_unspecified_output(model: CaseModel) -> bool:
     """An output whose model dims are not all known: a fenced request cannot describe it."""
     for index in model.main.outputs:
         operand = model.main.operands[index]
@@ -82,7 +82,7 @@ class FencedFamily(Family):
     name = "fenced"
     description = "fenced execution with and without timing, chained on the returned fence"
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
             return
         for index, example in enumerate(model.examples):

@@ -25,18 +25,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import (
+from vts.families._kit.executions import (
     Executor,
     execute,
     prepare_for_case,
     timing_problems,
 )
-from vts.families.judge import judge_success
+from vts.families._kit.judge import judge_success
+from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.interfaces import Device
-from vts.testmodel import TestModel, build_request
+from vts.model.casemodel import CaseModel, build_request
 
 #: The full (executor, timing) matrix, run on the first example of each model.
 FULL_MATRIX = ((Executor.SYNC, MeasureTiming.NO), (Executor.ASYNC, MeasureTiming.YES),
@@ -55,7 +55,7 @@ class GeneratedFamily(Family):
     name = "generated"
     description = "golden execution of every model example (sync and async, with and without timing)"
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
             yield Case(model.case_name(), self.name, model, None, spec_path)
             return

@@ -24,17 +24,17 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import (
+from vts.families._kit.executions import (
     Executor,
     execute,
     prepare_for_case,
     timing_problems,
 )
+from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
 from vts.hal.interfaces import Device
-from vts.testmodel import TestModel, build_request
+from vts.model.casemodel import CaseModel, build_request
 
 LOOP_TIMEOUT_NS = 1_000_000
 #: How far past the requested loop timeout an execution may end (documented above).
@@ -47,7 +47,7 @@ class InfiniteLoopFamily(Family):
     name = "infinite_loop_timeout"
     description = "a WHILE loop that never ends must be stopped by the loop timeout"
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         ops = model.main.operations
         if model.expect_failure and ops and ops[0].type == OperationType.WHILE:
             yield Case(f"{self.name}/{model.case_name()}", self.name, model, 0, spec_path)

@@ -35,11 +35,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from vts.families._kit.concurrent_calls import run_concurrently
+from vts.families._kit.executions import Executor, execute, prepare_for_case
+from vts.families._kit.judge import judge_success
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.concurrency import Job, close_jobs, harness_threads, job_task, judge_jobs, make_jobs, run_wave
-from vts.families.concurrent_calls import run_concurrently
-from vts.families.executions import Executor, execute, prepare_for_case
-from vts.families.judge import judge_success
 from vts.families.registry import register_family
 from vts.hal import memory as hal_memory
 from vts.hal.enums import ErrorStatus, MeasureTiming
@@ -50,7 +50,7 @@ from vts.ipc import protocol as p
 from vts.ipc.client import ProxyDevice, RemoteDriverException
 from vts.ipc.errors import DriverLost, ProtocolError, RequestRejected
 from vts.ipc.sessions import Unsupported, close_client, declared_pool_id, open_client, set_concurrency
-from vts.testmodel import BuiltRequest, TestModel, build_request, parse_spec
+from vts.model.casemodel import BuiltRequest, CaseModel, build_request, parse_spec
 
 #: Requests each client runs in ``Results``, ``HungClient`` and ``ClosedClient``.
 REQUESTS = 6
@@ -82,7 +82,7 @@ ADD_SPEC = {
 TESTS = ("Results", "Tokens", "Handles", "HungClient", "ClosedClient")
 
 
-def add_model() -> TestModel:
+def add_model() -> CaseModel:
     return parse_spec(ADD_SPEC)[0]
 
 
@@ -104,7 +104,7 @@ class Clients:
             close_client(client)
 
 
-def _prepare(client: Device, model: TestModel, options: RunOptions, who: str) -> PreparedModel:
+def _prepare(client: Device, model: CaseModel, options: RunOptions, who: str) -> PreparedModel:
     prepared, why = prepare_for_case(client, model, options)
     if prepared is None:
         raise CaseFailure(f"client {who} could not prepare a float32 ADD ({why})")
@@ -143,7 +143,7 @@ def _refused(run: Callable[[], object], where: str) -> list[str]:
 # -- the tests ------------------------------------------------------------------------------------
 
 
-def results_test(clients: Clients, model: TestModel, options: RunOptions) -> list[str]:
+def results_test(clients: Clients, model: CaseModel, options: RunOptions) -> list[str]:
     a, b = clients.open(), clients.open()
     # Two applications compile at the same moment: both preparations run at once.
     budget = options.case_timeout * 0.25
@@ -161,7 +161,7 @@ def results_test(clients: Clients, model: TestModel, options: RunOptions) -> lis
     return _run_waves(jobs, options.case_timeout * 0.5)
 
 
-def tokens_test(clients: Clients, model: TestModel, options: RunOptions) -> list[str]:
+def tokens_test(clients: Clients, model: CaseModel, options: RunOptions) -> list[str]:
     a, b = clients.open(), clients.open()
     prep_a, prep_b = _prepare(a, model, options, "A"), _prepare(b, model, options, "B")
     try:
@@ -211,7 +211,7 @@ def _with_token(request: Request, token: int, as_input: bool) -> Request:
     return changed
 
 
-def handles_test(clients: Clients, model: TestModel, options: RunOptions) -> list[str]:
+def handles_test(clients: Clients, model: CaseModel, options: RunOptions) -> list[str]:
     a = clients.open()
     prep_a = _prepare(a, model, options, "A")
     built = _filled(build_request(model, model.examples[0], options.pool_kind))
@@ -250,7 +250,7 @@ def handles_test(clients: Clients, model: TestModel, options: RunOptions) -> lis
     return problems
 
 
-def hung_client_test(clients: Clients, model: TestModel, options: RunOptions) -> list[str]:
+def hung_client_test(clients: Clients, model: CaseModel, options: RunOptions) -> list[str]:
     a, b = clients.open(), clients.open()
     prep_a, prep_b = _prepare(a, model, options, "A"), _prepare(b, model, options, "B")
     never = SyncFence()
@@ -281,7 +281,7 @@ def hung_client_test(clients: Clients, model: TestModel, options: RunOptions) ->
     return problems
 
 
-def closed_client_test(clients: Clients, model: TestModel, options: RunOptions) -> list[str]:
+def closed_client_test(clients: Clients, model: CaseModel, options: RunOptions) -> list[str]:
     a, b = clients.open(), clients.open()
     prep_a, prep_b = _prepare(a, model, options, "A"), _prepare(b, model, options, "B")
     in_flight = [build_request(model, model.examples[0], options.pool_kind) for _ in range(REQUESTS)]
@@ -303,7 +303,7 @@ def closed_client_test(clients: Clients, model: TestModel, options: RunOptions) 
     return problems
 
 
-_TESTS: dict[str, Callable[[Clients, TestModel, RunOptions], list[str]]] = {
+_TESTS: dict[str, Callable[[Clients, CaseModel, RunOptions], list[str]]] = {
     "Results": results_test,
     "Tokens": tokens_test,
     "Handles": handles_test,

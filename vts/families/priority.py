@@ -15,14 +15,14 @@ import threading
 import time
 from collections.abc import Iterator
 
+from vts.families._kit.executions import prepare_for_case
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import prepare_for_case
 from vts.families.registry import register_family
-from vts.families.synthetic import add_chain
 from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, Priority
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
-from vts.testmodel import ConstantPolicy, build_request, close_model, to_hal_model
+from vts.model.builtin.synthetic import add_chain
+from vts.model.casemodel import ConstantPolicy, build_request, close_model, to_hal_model
 
 VALID = (Priority.LOW, Priority.MEDIUM, Priority.HIGH)
 INVALID = (-1, 3, 100)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from vts.families._kit.derived_models import is_coupled, signed_twin
+from vts.families._kit.executions import Executor, execute, prepare_for_case
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.executions import Executor, execute, prepare_for_case
 from vts.families.fenced import judge_golden
 from vts.families.registry import register_family
-from vts.families.transforms import is_coupled, signed_twin
 from vts.hal.enums import MeasureTiming
 from vts.hal.interfaces import Device, PreparedModel
-from vts.testmodel import TestModel, build_request
+from vts.model.casemodel import CaseModel, build_request
 
 
 @register_family
@@ -26,13 +26,13 @@ class QuantizationCouplingFamily(Family):
     name = "quantization_coupling"
     description = "QUANT8_ASYMM models and their QUANT8_ASYMM_SIGNED twins must behave alike"
 
-    def model_cases(self, model: TestModel, spec_path: str) -> Iterator[Case]:
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure or not is_coupled(model):
             return
         for index, example in enumerate(model.examples):
             yield Case(f"{self.name}/{model.case_name(example)}", self.name, model, index, spec_path)
 
-    def _prepare(self, device: Device, model: TestModel, options: RunOptions) -> PreparedModel | None:
+    def _prepare(self, device: Device, model: CaseModel, options: RunOptions) -> PreparedModel | None:
         return prepare_for_case(device, model, options)[0]
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:

@@ -25,9 +25,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vts.fuzz.edits import Edit
-from vts.fuzz.oracle import Finding, Tally, check_model, check_requests
-from vts.fuzz.saved import FuzzCase, RequestEdits, edited_model, edited_requests, edits_text, save_failure
+from vts.families.fuzz_replay.edits import Edit
+from vts.families.fuzz_replay.oracle import Finding, Tally, check_model, check_requests
+from vts.families.fuzz_replay.saved import (
+    FuzzCase,
+    RequestEdits,
+    edited_model,
+    edited_requests,
+    edits_text,
+    save_failure,
+)
 from vts.fuzz.seeds import SeedModel
 
 

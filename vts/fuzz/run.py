@@ -37,9 +37,9 @@ def fuzz_session(request: FuzzRequest, usage_error: Callable[[str], None],
     """Run and return the exit status (0 nothing found, 1 found, 5 no seed model, 130/143/129 interrupted)."""
     from vts.fuzz.seeds import load_seed_models
     from vts.fuzz.targets import open_target
+    from vts.ipc.drivers import DriverNotFound
     from vts.ipc.process import HostStartError
     from vts.run import signals
-    from vts.run.drivers import DriverNotFound
     from vts.run.selection import SelectionError, parse_expression
     from vts.spec.errors import SpecError
 

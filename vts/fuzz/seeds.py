@@ -14,11 +14,11 @@ from typing import Any
 
 from vts.hal.types import Model
 from vts.hal.validation import ValidationError, validate_model, validate_request
-from vts.testmodel import (
+from vts.model.casemodel import (
     BuiltRequest,
+    CaseModel,
     ConstantPolicy,
     ModelFormatError,
-    TestModel,
     build_request,
     close_model,
     parse_model,
@@ -31,7 +31,7 @@ class SeedModel:
     spec_path: str
     spec_hal_version: str
     document: dict[str, Any]  # the concrete-layer model, as loaded
-    test_model: TestModel
+    test_model: CaseModel
     model: Model
     built: BuiltRequest
 
@@ -44,7 +44,7 @@ class SeedModel:
         close_model(self.model)
 
 
-def build_seed(test_model: TestModel, pool_kind: str = "ashmem") -> tuple[Model, BuiltRequest] | None:
+def build_seed(test_model: CaseModel, pool_kind: str = "ashmem") -> tuple[Model, BuiltRequest] | None:
     """(HAL model, request of example 0), or None when the model cannot serve as a valid seed."""
     if test_model.expect_failure or not test_model.examples:
         return None

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from vts.fuzz.oracle import Finding
+from vts.families.fuzz_replay.oracle import Finding
 from vts.hal.interfaces import Device
 
 
@@ -110,7 +110,7 @@ def _name(fn: Callable[..., Any]) -> str:
 
 def open_target(driver: str, in_process: bool, timeout: float, memory_limit: int = 0) -> Target:
     """A target for ``driver`` (name, module:attr or exec:COMMAND)."""
-    from vts.run.drivers import DriverRef
+    from vts.ipc.drivers import DriverRef
 
     ref = DriverRef(driver)
     if in_process:

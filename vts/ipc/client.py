@@ -17,7 +17,7 @@ Pools are declared to the host once, on first use, with their descriptor
 released on the next call.  Tensor data is never copied through the socket.
 
 Nothing the driver sends is trusted (docs/protocol.md §8.1): every message
-is bounded (``vts.ipc.limits``), must be the reply or completion of an
+is bounded (``vts.bounds``), must be the reply or completion of an
 outstanding request, must carry no descriptor it was not asked for, and
 must decode exactly; otherwise the connection fails with
 ``ProtocolViolation`` (verdict ``crash``).  A request the harness itself
@@ -44,6 +44,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from vts import bounds
 from vts.hal.enums import DeviceStatus, DeviceType, ErrorStatus, ExecutionPreference, MeasureTiming, Priority
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import (
@@ -66,8 +67,8 @@ from vts.hal.types import (
     Request,
     Timing,
 )
-from vts.ipc import limits
 from vts.ipc import protocol as p
+from vts.ipc.burst_proxy import configure_burst
 from vts.ipc.errors import (
     DriverCrashed,
     DriverLost,
@@ -157,7 +158,7 @@ class Connection:
         # Non-blocking, waited on with poll(): one poll and one recvmsg per message, and every wait
         # (reading or sending) bounded by the deadline.
         sock.setblocking(False)
-        self._receiver = p.Receiver(sock, limits.DRIVER_FD_SPACE, limits.MAX_DRIVER_BODY)
+        self._receiver = p.Receiver(sock, bounds.DRIVER_FD_SPACE, bounds.MAX_DRIVER_BODY)
         self._readable = select.poll()
         self._readable.register(sock, select.POLLIN)
         self._writable = select.poll()
@@ -238,9 +239,9 @@ class Connection:
                 reader.end()
                 raised = DriverError(ErrorStatus(status), text, output_shapes=shapes, timing=timing)
             elif status == WireStatus.DRIVER_EXCEPTION:
-                type_name = reader.text(limits.MAX_TYPE_NAME)
+                type_name = reader.text(bounds.MAX_TYPE_NAME)
                 text = reader.text()
-                remote_traceback = reader.text(limits.MAX_TRACEBACK, keep_tail=True)
+                remote_traceback = reader.text(bounds.MAX_TRACEBACK, keep_tail=True)
                 reader.end()
                 raised = remote_exception(type_name, text, remote_traceback)
             elif status == WireStatus.PROTOCOL_ERROR:
@@ -731,14 +732,12 @@ class ProxyPreparedModel(PreparedModel):
             w.optional_i64(timeout_after_fence)
 
         fence, handle = conn.call(Method.EXECUTE_FENCED, write, lambda r, taken: (read_fence(r, taken), r.u32()),
-                                  fds_allowed=limits.MAX_REPLY_FDS)
+                                  fds_allowed=bounds.MAX_REPLY_FDS)
         callback = ProxyFencedCallback(conn, handle) if handle != p.NULL_HANDLE else None
         return fence, callback  # type: ignore[return-value]
 
 
     def configure_execution_burst(self) -> Burst:
-        from vts.ipc.sessions import configure_burst
-
         return configure_burst(self._connection, self)
 
 
@@ -771,7 +770,7 @@ class ProxyDevice(Device):
     def get_supported_operations(self, model: Model) -> list[bool]:
         return self.connection.call(
             Method.GET_SUPPORTED_OPERATIONS, lambda w: self.connection.write_model(w, model),
-            lambda r, taken: [r.boolean() for _ in range(r.count(1, limits.MAX_LIST_ITEMS))])
+            lambda r, taken: [r.boolean() for _ in range(r.count(1, bounds.MAX_LIST_ITEMS))])
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
         return self.connection.call(Method.GET_NUMBER_OF_CACHE_FILES_NEEDED, None,

@@ -37,15 +37,29 @@ from typing import Any
 
 import numpy as np
 
+from vts import bounds
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer, Device, FencedExecutionCallback, PreparedModel
 from vts.hal.memory import Memory, from_fd, unmapped
 from vts.hal.types import ExecutionResult
-from vts.ipc import limits
 from vts.ipc import protocol as p
+from vts.ipc.answers import (
+    MalformedAnswer,
+    as_str,
+    cut_wire_text,
+    driver_error_answer,
+    encode_answer,
+    encode_result,
+    exception_body,
+    int_reply,
+    measure_timing,
+    short_repr,
+    text_body,
+)
 from vts.ipc.errors import ProtocolError
 from vts.ipc.fences import read_fence, write_fence
+from vts.ipc.host_sessions import host_handlers, serve_client
 from vts.ipc.protocol import Method, Reader, WireStatus, Writer
 
 EXIT_OK = 0
@@ -58,10 +72,6 @@ EXIT_OUT_OF_MEMORY = 3
 DEFAULT_THREADS = 1
 #: Seconds the host waits, once the harness hung up, for a stuck driver call before it exits anyway.
 STUCK_EXIT_GRACE = 5.0
-
-
-class MalformedAnswer(Exception):
-    """The driver returned something the protocol cannot carry (wrong type, out-of-range value)."""
 
 
 class ForeignPreparedModel(PreparedModel):
@@ -101,8 +111,8 @@ class DriverHost:
         self._stopped = threading.Event()
         self._handlers: dict[int, Callable[[Reader, int, set[int]], tuple[Writer, Callable[[], None] | None]]] = {
             Method.HELLO: self._hello,
-            Method.GET_STATUS: lambda r, s, t: _int_reply(self.device.get_status()),
-            Method.GET_TYPE: lambda r, s, t: _int_reply(self.device.get_type()),
+            Method.GET_STATUS: lambda r, s, t: int_reply(self.device.get_status()),
+            Method.GET_TYPE: lambda r, s, t: int_reply(self.device.get_type()),
             Method.GET_VERSION_STRING: self._version_string,
             Method.GET_CAPABILITIES: self._capabilities,
             Method.GET_SUPPORTED_EXTENSIONS: self._extensions,
@@ -119,8 +129,6 @@ class DriverHost:
             Method.BUFFER_COPY_FROM: self._copy_from,
             Method.CLOSE: self._close,
         }
-        from vts.ipc.sessions import host_handlers  # bursts, concurrency, further clients
-
         self._handlers.update(host_handlers(self))
         #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).
         self._live_threads: set[int] = {0}
@@ -180,7 +188,7 @@ class DriverHost:
                     reader, taken = self._start(message)
                 except ProtocolError as error:
                     p.close_fds(message.fds)
-                    self._send(message.seq, message.code | p.REPLY, WireStatus.PROTOCOL_ERROR, _text(str(error)))
+                    self._send(message.seq, message.code | p.REPLY, WireStatus.PROTOCOL_ERROR, text_body(str(error)))
                     continue
             self._handle(message, reader, taken)
 
@@ -218,13 +226,13 @@ class DriverHost:
             writer, after = handler(reader, message.seq, taken)
             status, body, fds = ErrorStatus.NONE, writer.buf, writer.fds
         except ProtocolError as error:
-            status, body, fds, writer = WireStatus.PROTOCOL_ERROR, _text(str(error)), [], None
+            status, body, fds, writer = WireStatus.PROTOCOL_ERROR, text_body(str(error)), [], None
         except DriverError as error:
-            status, body, fds, writer = _driver_error_answer(error)
+            status, body, fds, writer = driver_error_answer(error)
         except MemoryError:
             _out_of_memory()
         except BaseException as error:
-            status, body, fds, writer = WireStatus.DRIVER_EXCEPTION, _exception_body(error), [], None
+            status, body, fds, writer = WireStatus.DRIVER_EXCEPTION, exception_body(error), [], None
         finally:
             for fd in message.fds:
                 if fd not in taken:
@@ -276,7 +284,7 @@ class DriverHost:
             raise ProtocolError(f"protocol version {version} requested; this host speaks {p.PROTOCOL_VERSION}")
         w = Writer()
         w.u32(p.PROTOCOL_VERSION)
-        w.string(_cut(str(getattr(self.device, "name", type(self.device).__name__))))
+        w.string(cut_wire_text(str(getattr(self.device, "name", type(self.device).__name__))))
         flags = [flag for flag in p.DEVICE_FLAGS if getattr(self.device, flag, False) is True]
         w.u32(len(flags))
         for flag in flags:
@@ -286,17 +294,17 @@ class DriverHost:
     def _version_string(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         r.end()
         value = self.device.get_version_string()
-        return _encode(lambda w: w.string(_cut(_as_str(value))), "get_version_string", value), None
+        return encode_answer(lambda w: w.string(cut_wire_text(as_str(value))), "get_version_string", value), None
 
     def _capabilities(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         r.end()
         caps = self.device.get_capabilities()
-        return _encode(lambda w: p.write_capabilities(w, caps), "get_capabilities", caps), None
+        return encode_answer(lambda w: p.write_capabilities(w, caps), "get_capabilities", caps), None
 
     def _extensions(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         r.end()
         exts = self.device.get_supported_extensions()
-        return _encode(lambda w: p.write_extensions(w, list(exts)), "get_supported_extensions", exts), None
+        return encode_answer(lambda w: p.write_extensions(w, list(exts)), "get_supported_extensions", exts), None
 
     def _supported_operations(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         model = p.read_model(r, self._pool)
@@ -305,18 +313,18 @@ class DriverHost:
 
         def write(w: Writer) -> None:
             values = list(flags)
-            if len(values) > limits.MAX_LIST_ITEMS:
+            if len(values) > bounds.MAX_LIST_ITEMS:
                 raise MalformedAnswer(f"get_supported_operations returned {len(values)} flags "
-                                      f"(the protocol carries at most {limits.MAX_LIST_ITEMS})")
+                                      f"(the protocol carries at most {bounds.MAX_LIST_ITEMS})")
             wrong = [flag for flag in values if not isinstance(flag, (bool, np.bool_))]
             if wrong:
-                raise MalformedAnswer(f"get_supported_operations returned {_short_repr(wrong[0])} "
+                raise MalformedAnswer(f"get_supported_operations returned {short_repr(wrong[0])} "
                                       f"({type(wrong[0]).__name__}) as a flag; each flag must be a bool")
             w.u32(len(values))
             for flag in values:
                 w.boolean(bool(flag))
 
-        return _encode(write, "get_supported_operations", flags), None
+        return encode_answer(write, "get_supported_operations", flags), None
 
     def _cache_files_needed(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         r.end()
@@ -327,7 +335,7 @@ class DriverHost:
             w.i64(model_files)
             w.i64(data_files)
 
-        return _encode(write, "get_number_of_cache_files_needed", counts), None
+        return encode_answer(write, "get_number_of_cache_files_needed", counts), None
 
     def _prepare_model(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         model = p.read_model(r, self._pool)
@@ -376,7 +384,7 @@ class DriverHost:
         except (TypeError, ValueError):
             raise MalformedAnswer(f"allocate returned {answer!r}, not (buffer, token)") from None
         w = self._handle_reply(buffer, Buffer, "allocate")
-        return _encode(lambda out: out.i64(token), "allocate token", token, w), None
+        return encode_answer(lambda out: out.i64(token), "allocate token", token, w), None
 
     def _execution_args(self, r: Reader) -> tuple[PreparedModel, Any]:
         prepared = self._object(r.u32(), PreparedModel)
@@ -387,14 +395,14 @@ class DriverHost:
         prepared, request = self._execution_args(r)
         measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
         r.end()
-        result = prepared.execute(request, _measure(measure), deadline, loop_timeout)
-        return _encode_result(result, "execute"), None
+        result = prepared.execute(request, measure_timing(measure), deadline, loop_timeout)
+        return encode_result(result, "execute"), None
 
     def _execute_async(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, Callable[[], None]]:
         prepared, request = self._execution_args(r)
         measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
         r.end()
-        future = prepared.execute_async(request, _measure(measure), deadline, loop_timeout)
+        future = prepared.execute_async(request, measure_timing(measure), deadline, loop_timeout)
         if not isinstance(future, Future):
             raise MalformedAnswer(f"execute_async returned {type(future).__name__}, not a Future")
         # The completion goes out only after the launch reply (``after`` runs once it is sent).
@@ -404,14 +412,14 @@ class DriverHost:
         code = Method.EXECUTE_ASYNC | p.NOTIFY
         try:
             result = future.result()
-            body = _encode_result(result, "execute_async").buf
+            body = encode_result(result, "execute_async").buf
             status: int = ErrorStatus.NONE
         except DriverError as error:
-            status, body, _, _ = _driver_error_answer(error)
+            status, body, _, _ = driver_error_answer(error)
         except MemoryError:
             _out_of_memory()
         except BaseException as error:
-            status, body = WireStatus.DRIVER_EXCEPTION, _exception_body(error)
+            status, body = WireStatus.DRIVER_EXCEPTION, exception_body(error)
         self._send(seq, code, status, body)
 
     def _execute_fenced(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
@@ -420,13 +428,14 @@ class DriverHost:
         measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
         after_fence = r.optional_i64()
         r.end()
-        answer = prepared.execute_fenced(request, wait_for, _measure(measure), deadline, loop_timeout, after_fence)
+        answer = prepared.execute_fenced(request, wait_for, measure_timing(measure), deadline, loop_timeout,
+                                         after_fence)
         try:
             fence, callback = answer
         except (TypeError, ValueError):
             raise MalformedAnswer(f"execute_fenced returned {answer!r}, not (fence, callback)") from None
         w = Writer()
-        _encode(lambda out: write_fence(out, fence), "execute_fenced fence", fence, w)
+        encode_answer(lambda out: write_fence(out, fence), "execute_fenced fence", fence, w)
         if callback is not None and not isinstance(callback, FencedExecutionCallback):
             raise MalformedAnswer(f"execute_fenced returned a {type(callback).__name__} as its callback")
         w.u32(self._register(callback))
@@ -443,7 +452,7 @@ class DriverHost:
             p.write_timing(w, launched)
             p.write_timing(w, fenced)
 
-        return _encode(write, "get_execution_info", info), None
+        return encode_answer(write, "get_execution_info", info), None
 
     def _copy_to(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         buffer = self._object(r.u32(), Buffer)
@@ -478,128 +487,6 @@ def _map_pool(name: str, size: int, fd: int) -> Memory:
     except (OSError, ValueError, OverflowError) as error:
         _log(f"cannot map pool {name!r} of {size} bytes: {error}")
         return _unmapped_pool(name, size, fd)
-
-
-def _measure(value: int) -> MeasureTiming | int:
-    return MeasureTiming(value) if value in (0, 1) else value
-
-
-def _encode(write: Callable[[Writer], None], call: str, value: object, w: Writer | None = None) -> Writer:
-    """Run ``write``; anything the protocol cannot carry is the driver's malformed answer."""
-    w = w or Writer()
-    try:
-        write(w)
-    except MalformedAnswer:
-        raise
-    except Exception as error:
-        raise MalformedAnswer(f"{call} returned {value!r}, which the protocol cannot carry: {error}") from None
-    return w
-
-
-def _encode_result(result: object, call: str) -> Writer:
-    if not isinstance(result, ExecutionResult):
-        raise MalformedAnswer(f"{call} returned {type(result).__name__}, not an ExecutionResult")
-    _check_shapes(result.output_shapes, call)
-    return _encode(lambda w: p.write_execution_result(w, result), call, result)
-
-
-def _check_shapes(shapes: object, call: str) -> None:
-    """Output shapes the protocol can carry: at most MAX_OUTPUT_SHAPES, each of integer dimensions
-    (at most MAX_RANK) and a bool ``is_sufficient``; anything else is the driver's malformed answer."""
-    try:
-        items = list(shapes)  # type: ignore[call-overload]
-    except TypeError:
-        raise MalformedAnswer(f"{call} returned output shapes {_short_repr(shapes)}, not a sequence") from None
-    if len(items) > limits.MAX_OUTPUT_SHAPES:
-        raise MalformedAnswer(f"{call} returned {len(items)} output shapes (at most {limits.MAX_OUTPUT_SHAPES})")
-    for shape in items:
-        dims = getattr(shape, "dimensions", None)
-        sufficient = getattr(shape, "is_sufficient", None)
-        if dims is None or not isinstance(sufficient, (bool, np.bool_)):
-            raise MalformedAnswer(f"{call} returned the output shape {_short_repr(shape)}; expected an "
-                                  "OutputShape with a bool is_sufficient")
-        dims = list(dims)
-        if len(dims) > limits.MAX_RANK:
-            raise MalformedAnswer(f"{call} returned an output shape of {len(dims)} dimensions "
-                                  f"(at most {limits.MAX_RANK})")
-        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
-            raise MalformedAnswer(f"{call} returned output dimensions {_short_repr(dims)}; each must be an integer")
-
-
-def _short_repr(value: object) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return limits.cut_text(text, 200)
-
-
-def _cut(text: str, limit: int = limits.MAX_TEXT, keep_tail: bool = False) -> str:
-    """A text bounded for the wire (docs/protocol.md §2.2), cut and marked: the harness then reports it whole."""
-    if len(text) <= limit // 4:
-        return text
-    data = text.encode("utf-8", "surrogateescape")
-    if len(data) <= limit:
-        return text
-    return limits.cut_bytes(data, len(data), limit, keep_tail)
-
-
-def _int_reply(value: object) -> tuple[Writer, None]:
-    return _encode(lambda w: w.i64(int(value)), "query", value), None  # type: ignore[call-overload]
-
-
-def _as_str(value: object) -> str:
-    if not isinstance(value, str):
-        raise MalformedAnswer(f"returned {type(value).__name__}, not a string")
-    return value
-
-
-def _text(message: str) -> bytes:
-    w = Writer()
-    w.string(_cut(message))
-    return bytes(w.buf)
-
-
-def _error_body(error: DriverError) -> bytearray:
-    w = Writer()
-    message = _cut(_safe_str(error.message))
-    try:
-        _check_shapes(error.output_shapes, "the error")
-        p.write_error(w, message, error.output_shapes, error.timing)
-    except Exception as bad:
-        # The status is what matters; malformed shapes or timing are reported as the message.
-        w = Writer()
-        p.write_error(w, _cut(f"{message} (unencodable shapes/timing: {_safe_str(bad)})"), (), None)
-    return w.buf
-
-
-def _driver_error_answer(error: DriverError) -> tuple[int, bytearray, list[int], None]:
-    """(status, body, fds, writer) of a reply to a DriverError; NONE is no error status, so a driver
-    raising it gave a malformed answer."""
-    if error.status == ErrorStatus.NONE:
-        wrong = MalformedAnswer(f"raised DriverError with status NONE ({_safe_str(error.message)})")
-        return WireStatus.DRIVER_EXCEPTION, _exception_body(wrong), [], None
-    return error.status, _error_body(error), [], None
-
-
-def _safe_str(value: object) -> str:
-    """``str(value)`` of a driver's object, which may itself raise."""
-    try:
-        return value if isinstance(value, str) else str(value)
-    except BaseException:
-        return f"<unprintable {type(value).__name__}>"
-
-
-def _exception_body(error: BaseException) -> bytearray:
-    w = Writer()
-    w.string(_cut(type(error).__name__, limits.MAX_TYPE_NAME))
-    w.string(_cut(_safe_str(error)))
-    try:
-        trace = "".join(traceback.format_exception(type(error), error, error.__traceback__))
-    except BaseException:
-        trace = "<the traceback could not be formatted>"
-    w.string(_cut(trace, limits.MAX_TRACEBACK, keep_tail=True))
-    return w.buf
 
 
 def _close(fd: int) -> None:
@@ -643,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def serve(driver: str, *, fd: int | None = None, path: str | None = None, threads: int = DEFAULT_THREADS,
           memory_limit: int = 0) -> int:
     """Load ``driver`` and serve it on an inherited descriptor or a listening path."""
-    from vts.run.drivers import DriverNotFound, DriverRef
+    from vts.ipc.drivers import DriverNotFound, DriverRef
 
     if fd is not None:
         # Spawned by the harness, which owns the terminal: Ctrl-C is its to handle.
@@ -669,7 +556,6 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
         finally:
             sock.close()
     assert path is not None
-    from vts.ipc.sessions import serve_client  # imported before the SIGTERM handler: nothing slow after it
 
     def stop(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -686,7 +572,7 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
             # Every connection is one more client of the same driver instance, served at once
             # with tables of its own (pool ids, handles): the driver must keep clients apart.
             conn, _ = listener.accept()
-            serve_client(device, conn, threads)
+            serve_client(DriverHost, device, conn, threads)
     except KeyboardInterrupt:
         return EXIT_OK
     finally:

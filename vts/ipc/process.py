@@ -44,9 +44,9 @@ from typing import IO
 
 from vts.ipc import tree
 from vts.ipc.client import ProxyDevice, connect
+from vts.ipc.drivers import DriverRef
 from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolError
 from vts.ipc.protocol import socket_pair
-from vts.run.drivers import DriverRef
 
 #: The descriptor number a driver finds its socket on.
 SOCKET_FD = 3

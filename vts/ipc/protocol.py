@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vts import bounds
 from vts.hal.types import (
     BufferDesc,
     BufferRole,
@@ -51,7 +52,6 @@ from vts.hal.types import (
     SymmPerChannelQuantParams,
     Timing,
 )
-from vts.ipc import limits
 from vts.ipc.errors import ProtocolError
 
 PROTOCOL_VERSION = 1
@@ -217,7 +217,7 @@ class Receiver:
     """Reads messages from one socket into a reused buffer (one ``recvmsg`` per message).
 
     ``max_fds`` and ``max_body`` bound what the peer may send: the harness
-    reads a driver with the limits of ``vts.ipc.limits`` (room for a few
+    reads a driver with the limits of ``vts.bounds`` (room for a few
     descriptors, the kernel drops any beyond; bodies up to
     ``MAX_DRIVER_BODY``), the driver host reads the harness with the
     protocol's own maxima.
@@ -487,12 +487,12 @@ class Reader:
             raise ProtocolError(f"list of {n} items at offset {self.pos - 4} (at most {limit} allowed)")
         return n
 
-    def text(self, limit: int = limits.MAX_TEXT, keep_tail: bool = False) -> str:
+    def text(self, limit: int = bounds.MAX_TEXT, keep_tail: bool = False) -> str:
         """A ``str`` from a driver: at most ``limit`` bytes kept (cut and marked), invalid UTF-8 replaced."""
         n = self.count(1)
         start = self.pos
         self.pos += n
-        return limits.cut_bytes(memoryview(self.data)[start : start + n], n, limit, keep_tail)
+        return bounds.cut_bytes(memoryview(self.data)[start : start + n], n, limit, keep_tail)
 
     def raw(self) -> bytes:
         n = self.count(1)
@@ -802,10 +802,10 @@ def write_output_shapes(w: Writer, shapes: Sequence[OutputShape]) -> None:
 
 def read_output_shapes(r: Reader) -> tuple[OutputShape, ...]:
     shapes = []
-    for _ in range(r.count(5, limits.MAX_OUTPUT_SHAPES)):
-        if r.pos + 4 <= len(r.data) and _U32.unpack_from(r.data, r.pos)[0] > limits.MAX_RANK:
+    for _ in range(r.count(5, bounds.MAX_OUTPUT_SHAPES)):
+        if r.pos + 4 <= len(r.data) and _U32.unpack_from(r.data, r.pos)[0] > bounds.MAX_RANK:
             raise ProtocolError(f"an output shape of {_U32.unpack_from(r.data, r.pos)[0]} dimensions "
-                                f"(at most {limits.MAX_RANK})")
+                                f"(at most {bounds.MAX_RANK})")
         dims = r.i64_list()
         shapes.append(OutputShape(tuple(dims), r.boolean()))
     return tuple(shapes)
@@ -861,7 +861,7 @@ def write_capabilities(w: Writer, caps: Capabilities) -> None:
 def read_capabilities(r: Reader) -> Capabilities:
     scalar = _read_perf(r)
     tensor = _read_perf(r)
-    table = tuple(OperandPerformance(r.i64(), _read_perf(r)) for _ in range(r.count(24, limits.MAX_LIST_ITEMS)))
+    table = tuple(OperandPerformance(r.i64(), _read_perf(r)) for _ in range(r.count(24, bounds.MAX_LIST_ITEMS)))
     return Capabilities(scalar, tensor, table, _read_perf(r), _read_perf(r))
 
 
@@ -878,10 +878,10 @@ def write_extensions(w: Writer, extensions: Sequence[Extension]) -> None:
 
 def read_extensions(r: Reader) -> list[Extension]:
     result = []
-    for _ in range(r.count(8, limits.MAX_LIST_ITEMS)):
+    for _ in range(r.count(8, bounds.MAX_LIST_ITEMS)):
         name = r.text()
         types = tuple(OperandTypeInformation(r.i64(), r.boolean(), r.i64())
-                      for _ in range(r.count(17, limits.MAX_LIST_ITEMS)))
+                      for _ in range(r.count(17, bounds.MAX_LIST_ITEMS)))
         result.append(Extension(name, types))
     return result
 

@@ -43,7 +43,6 @@ from vts.report.html_detail import detail_html, esc
 from vts.report.html_page import ASSETS, HEAD, TAIL
 from vts.report.output import atomic_write
 from vts.report.sanitize import clean
-from vts.report.stream import Annotate
 from vts.results import CaseResult
 
 #: Cases embedded in the page (non-passing ones first); the JSON report has them all.
@@ -166,13 +165,6 @@ class HtmlReport:
                 n += 1
         out.write("]}")
         out.write(TAIL)
-
-
-def write_html_report(stream_path: str, path: str, interrupted: bool | None = None,
-                      annotate: Annotate | None = None) -> None:
-    from vts.report.files import render_reports
-
-    render_reports(stream_path, html=path, interrupted=interrupted, annotate=annotate)
 
 
 def _title(header: dict[str, Any]) -> str:

@@ -36,7 +36,6 @@ from xml.sax.saxutils import escape, quoteattr
 from vts.report.digest import attempts_of
 from vts.report.output import atomic_write
 from vts.report.sanitize import clean
-from vts.report.stream import Annotate
 from vts.results import CaseResult, Verdict
 
 _FAILURE = {"failed", "xpass", "unreproduced_crash"}  # the driver broke a rule (its death included)
@@ -172,14 +171,6 @@ class JunitReport:
             part.close()
         self.parts = {}
         self._scratch.cleanup()
-
-
-def write_junit_report(stream_path: str, path: str, interrupted: bool | None = None,
-                       annotate: Annotate | None = None) -> None:
-    """Render the JUnit file from a results stream (``interrupted`` defaults to what the stream says)."""
-    from vts.report.files import render_reports
-
-    render_reports(stream_path, junit=path, interrupted=interrupted, annotate=annotate)
 
 
 def _render(out: IO[str], suite_name: str, header: dict[str, Any], props: list[tuple[str, str]],

@@ -44,8 +44,8 @@ class CaseIndex:
                 yield family, case
 
     def _file_cases(self, spec_path: str) -> Iterator[tuple[Family, Case]]:
+        from vts.model.casemodel import parse_spec
         from vts.spec.loader import load_file
-        from vts.testmodel import parse_spec
 
         model_families = [f for f in self.families if type(f).model_cases is not Family.model_cases]
         if not model_families:

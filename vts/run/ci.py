@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vts.report.baseline import Baseline, BaselineTally
+from vts.report.resultsfile import ResultsFileError, iter_results
 from vts.results import CaseResult, Verdict
-from vts.run.baseline import Baseline, BaselineTally
-from vts.run.resultsfile import ResultsFileError, iter_results
 from vts.run.selection import ExpectationList, NameFilter, Shard
 
 
@@ -251,8 +251,8 @@ def unmatched_message(unmatched: Sequence[Any], limit: int = 20) -> str:
 
 def selection_names(selection: Any, extension_allowlist: str | None) -> list[str]:
     """Every case name of the selection without its shard (lazy enumeration; names only are kept)."""
-    from vts.extensions import default_registry
     from vts.families.base import DeviceInfo
+    from vts.model.extensions import default_registry
     from vts.run.runner import Selection, iter_cases
 
     whole = Selection(spec_paths=selection.spec_paths, families=selection.families, keyword=selection.keyword)

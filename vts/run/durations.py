@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 
-from vts.run.resultsfile import ResultsFileError, iter_results
+from vts.report.resultsfile import ResultsFileError, iter_results
 
 DURATIONS_FORMAT = 1
 UNKNOWN_WEIGHT = 1.0

@@ -20,8 +20,8 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
+from vts.report.resultsfile import iter_results
 from vts.results import Verdict
-from vts.run.resultsfile import iter_results
 from vts.run.selection import glob_escape
 
 

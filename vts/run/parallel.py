@@ -92,8 +92,8 @@ def _selection(plan: WorkerPlan, slot: int):
 
 def _slot_cases(plan: WorkerPlan, slot: int, name: str) -> Iterator[tuple[Any, Any]]:
     """The (family, case) pairs of ``slot``, in the order every worker of that slot runs them."""
-    from vts.extensions import default_registry
     from vts.families.base import DeviceInfo
+    from vts.model.extensions import default_registry
     from vts.run.runner import iter_cases
 
     extensions = default_registry(plan.extension_allowlist)
@@ -140,16 +140,15 @@ class _PipeSink:
 
 def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) -> None:
     """One worker: its own driver, its own slice of the cases, from case ``skip`` of the slot on."""
-    from vts.extensions import default_registry
     from vts.families.base import RunOptions
+    from vts.ipc.drivers import DriverRef
     from vts.ipc.process import HostProcess, set_run_tag
+    from vts.model.extensions import default_registry
     from vts.run.affinity import pin_worker
-    from vts.run.drivers import DriverRef
     from vts.run.isolated import IsolatedRunner
     from vts.run.reruns import install_reruns
-    from vts.run.runner import Runner
+    from vts.run.runner import Runner, version_of
     from vts.run.selection import ExpectationList
-    from vts.run.session import version_of
     from vts.run.signals import install
 
     install()  # the parent's terminate() (SIGTERM) then ends the run loop and this worker's driver host

@@ -10,7 +10,7 @@ In process, a driver can raise anything, ``BaseException`` included
 a verdict for its case, never the end of the run.  Only a Ctrl-C from the
 user interrupts: ``Runner.run`` notes every SIGINT it receives, so a
 ``KeyboardInterrupt`` without one is the driver's.  Every text a result
-carries is bounded (``vts.ipc.limits``), whatever a driver put in it.
+carries is bounded (``vts.bounds``), whatever a driver put in it.
 """
 
 from __future__ import annotations
@@ -24,15 +24,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from vts.extensions import ExtensionNotAllowed
+from vts import bounds
+from vts.families import AllowedRefusal, run_recording_comparisons
 from vts.families.base import Case, CaseFailure, DeviceInfo, Family, HarnessError, Outcome, RunOptions
-from vts.families.executions import AllowedRefusal
-from vts.families.judge import run_recording_comparisons
 from vts.families.registry import families as registered_families
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
 from vts.hal.memory import PoolTruncated
-from vts.ipc import limits
 from vts.ipc.errors import (
     DriverLost,
     DriverMisbehaved,
@@ -41,10 +39,11 @@ from vts.ipc.errors import (
     ProtocolViolation,
     RequestRejected,
 )
+from vts.model.casemodel import CaseModel, ModelFormatError, parse_spec
+from vts.model.extensions import ExtensionNotAllowed
 from vts.results import CaseResult, Verdict
 from vts.run import signals
 from vts.run.selection import ExpectationList, Expression, Shard
-from vts.testmodel import ModelFormatError, TestModel, parse_spec
 
 
 class ResultSink(Protocol):
@@ -86,7 +85,7 @@ def select_families(names: Sequence[str] | None, device: DeviceInfo | None = Non
     return chosen
 
 
-def iter_models(spec_paths: Sequence[str], extensions: object = None) -> Iterator[tuple[str, TestModel]]:
+def iter_models(spec_paths: Sequence[str], extensions: object = None) -> Iterator[tuple[str, CaseModel]]:
     from vts.spec.loader import load_paths
 
     for spec_file in load_paths(spec_paths):
@@ -153,17 +152,17 @@ def user_interrupted(error: BaseException) -> bool:
     return _sigint_tracking == 0 or _sigints > 0
 
 
-def _safe_text(value: object, limit: int = limits.MAX_TEXT) -> str:
+def _safe_text(value: object, limit: int = bounds.MAX_TEXT) -> str:
     """``str(value)`` of a driver's object (which may raise, or be huge), bounded."""
     try:
         text = value if isinstance(value, str) else str(value)
     except BaseException:
         text = f"<unprintable {type(value).__name__}>"
-    return limits.cut_text(text, limit)
+    return bounds.cut_text(text, limit)
 
 
 def _type_name(error: BaseException) -> str:
-    return _safe_text(getattr(error, "remote_type", None) or type(error).__name__, limits.MAX_TYPE_NAME)
+    return _safe_text(getattr(error, "remote_type", None) or type(error).__name__, bounds.MAX_TYPE_NAME)
 
 
 def _crash_outcome(error: BaseException) -> Outcome:
@@ -276,7 +275,7 @@ class Runner:
 
     def _result(self, case: Case, outcome: Outcome, duration: float) -> CaseResult:
         verdict = outcome.verdict
-        reason = limits.cut_text(outcome.reason, limits.MAX_RESULT_TEXT)
+        reason = bounds.cut_text(outcome.reason, bounds.MAX_RESULT_TEXT)
         if self.expectations is not None and self.expectations.expects_failure(case.name):
             if verdict.is_failure:
                 verdict, reason = Verdict.XFAIL, f"expected failure: {reason}"
@@ -293,7 +292,7 @@ class Runner:
             operations=operations,
             operand_types=operand_types,
             spec=case.spec_path,
-            extra={key: limits.cut_text(value, limits.MAX_RESULT_TEXT) if isinstance(value, str) else value
+            extra={key: bounds.cut_text(value, bounds.MAX_RESULT_TEXT) if isinstance(value, str) else value
                    for key, value in outcome.extra.items()},
         )
 
@@ -347,10 +346,18 @@ def bounded_details(details: Iterable[object]) -> tuple[str, ...]:
     total = 0
     items = list(details)
     for index, item in enumerate(items):
-        text = _safe_text(item, limits.MAX_RESULT_TEXT)
-        if index >= limits.MAX_RESULT_DETAILS or total + len(text) > limits.MAX_RESULT_DETAILS_TEXT:
+        text = _safe_text(item, bounds.MAX_RESULT_TEXT)
+        if index >= bounds.MAX_RESULT_DETAILS or total + len(text) > bounds.MAX_RESULT_DETAILS_TEXT:
             kept.append(f"…[cut: {len(items) - index} more detail lines]")
             break
         kept.append(text)
         total += len(text)
     return tuple(kept)
+
+
+def version_of(device: Device) -> str:
+    """The device's version string for a report header; a failing call must not fail the run."""
+    try:
+        return str(device.get_version_string())
+    except Exception as error:
+        return f"<error: {error}>"

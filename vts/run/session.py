@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vts import __version__
-from vts.extensions import default_registry
 from vts.families.base import DeviceInfo, RunOptions
+from vts.ipc.drivers import DriverNotFound, DriverRef
+from vts.model.extensions import default_registry
 from vts.run import signals
 from vts.run.ci import CiInputError, CiOptions, CiRun, prepare_ci
-from vts.run.drivers import DriverNotFound, DriverRef
-from vts.run.runner import Runner, Selection, UnknownFamily, iter_cases, select_families
+from vts.run.runner import Runner, Selection, UnknownFamily, iter_cases, select_families, version_of
 from vts.run.selection import ExpectationList
 
 if TYPE_CHECKING:
@@ -211,11 +211,3 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
         return signals.exit_status()
     files = next(s for s in ci.unwrap(sinks) if isinstance(s, FileReports))
     return ci.exit_status(_exit_status(files.stream.summary(), request.allow_unreproduced_crashes))
-
-
-def version_of(device: Device) -> str:
-    """The device's version string for a report header; a failing call must not fail the run."""
-    try:
-        return str(device.get_version_string())
-    except Exception as error:
-        return f"<error: {error}>"

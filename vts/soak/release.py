@@ -18,13 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vts.families.executions import Executor, execute, prepare_for_case
+from vts.families import Executor, execute, prepare_for_case
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
 from vts.hal.types import BufferDesc, BufferRole
+from vts.model.casemodel import build_request
 from vts.soak.sampler import ProcessSample, sample_process
 from vts.soak.workloads import GoldenWorkload
-from vts.testmodel import build_request
 
 #: Seconds the driver gets to act on the releases before the "after" sample.
 SETTLE_SECONDS = 0.5

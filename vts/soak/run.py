@@ -30,8 +30,8 @@ class SoakRequest:
 
 def build_workloads(request: SoakRequest, host: Any) -> list[Any]:
     """Golden workloads for generated cases, case workloads (through the isolated runner) for the rest."""
-    from vts.extensions import default_registry
     from vts.families.base import RunOptions
+    from vts.model.extensions import default_registry
     from vts.run.isolated import IsolatedRunner
     from vts.run.runner import Selection, iter_cases
     from vts.run.selection import parse_expression
@@ -58,9 +58,9 @@ def build_workloads(request: SoakRequest, host: Any) -> list[Any]:
 def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
                  echo: Callable[[str], None] = print) -> int:
     """Run the soak; 0 passed, 1 failed, 5 nothing selected, 130/143/129 interrupted (2: ``usage_error``)."""
+    from vts.ipc.drivers import DriverNotFound, DriverRef
     from vts.ipc.process import HostProcess, HostStartError
     from vts.run import signals
-    from vts.run.drivers import DriverNotFound, DriverRef
     from vts.run.runner import UnknownFamily, select_families
     from vts.run.selection import SelectionError
     from vts.soak.report import print_summary, report_dict, write_json

@@ -17,12 +17,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from vts.families import Executor, execute, judge_success, prepare_for_case
 from vts.families.base import Case, Family, RunOptions
-from vts.families.executions import Executor, execute, prepare_for_case
-from vts.families.judge import judge_success
 from vts.hal.enums import MeasureTiming
 from vts.hal.interfaces import Device
-from vts.testmodel import BuiltRequest, build_request
+from vts.model.casemodel import BuiltRequest, build_request
 
 #: Problems kept per workload (a driver that is wrong every time would fill the report).
 MAX_PROBLEMS = 5

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vts.spec import limits
+from vts import bounds
 from vts.spec.errors import pointer_join
 
 
@@ -38,7 +38,7 @@ def _children(node: Any) -> list[Any]:
 
 def check_alias_expansion(root: Any, budget: int | None = None) -> None:
     """Raise ``AliasBudgetExceeded`` when aliases expand ``root`` by more than ``budget`` nodes."""
-    budget = limits.MAX_ALIAS_NODES if budget is None else budget
+    budget = bounds.MAX_ALIAS_NODES if budget is None else budget
     sizes: dict[int, int] = {}
     distinct = 0
     on_path: set[int] = set()

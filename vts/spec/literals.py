@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from vts.spec import limits
+from vts import bounds
 from vts.spec.errors import Problem, pointer_join
 
 
@@ -54,10 +54,10 @@ class Findings:
 
     def integer(self, text: str, line: int | None = None) -> int | Refused:
         """``int(text)``, or a placeholder when it is beyond 64 bits (decided before converting)."""
-        if len(text) <= limits.MAX_INT_CHARS:
+        if len(text) <= bounds.MAX_INT_CHARS:
             based = text.startswith(("0x", "0o"))  # YAML 1.2 core schema forms
             value = int(text[2:], 16 if text[1] == "x" else 8) if based else int(text)
-            if abs(value) <= limits.MAX_INT_MAGNITUDE:
+            if abs(value) <= bounds.MAX_INT_MAGNITUDE:
                 return value
         return self._refuse(text, f"integer {_abbreviated(text)} is too large: spec integers are at most "
                             "64 bits (every HAL integer fits in 32)", line)

@@ -15,7 +15,7 @@ import os
 import stat
 import zlib
 
-from vts.spec import limits
+from vts import bounds
 from vts.spec.errors import SpecError
 
 _CHUNK = 1 << 20
@@ -50,7 +50,7 @@ def check_regular(path: str) -> None:
 
 def read_bounded(path: str, limit: int | None = None) -> bytes:
     """The bytes of regular file ``path``, gunzipped when its name ends in ``.gz``; at most ``limit``."""
-    limit = limits.MAX_SPEC_BYTES if limit is None else limit
+    limit = bounds.MAX_SPEC_BYTES if limit is None else limit
     check_regular(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -90,5 +90,5 @@ def _gunzip(raw: object, path: str, limit: int) -> bytes:
 
 
 def _too_big(path: str, limit: int, how: str) -> SpecError:
-    return SpecError(path, None, "", f"the file is larger than {limits.describe_bytes(limit)}{how}: "
-                     "a spec may hold at most that much text (vts/spec/limits.py)")
+    return SpecError(path, None, "", f"the file is larger than {bounds.describe_bytes(limit)}{how}: "
+                     "a spec may hold at most that much text (vts/bounds.py)")

@@ -17,7 +17,7 @@ import json
 import re
 from typing import Any
 
-from vts.spec import limits
+from vts import bounds
 from vts.spec.aliases import AliasBudgetExceeded, check_alias_expansion
 from vts.spec.errors import SpecError, pointer_parts
 from vts.spec.literals import Finding, Findings, Refused, json_pairs_hook, lone_surrogates
@@ -40,7 +40,7 @@ def spec_kind(path: str) -> str | None:
 
 def read_text(path: str) -> str:
     """The text of ``path``, gunzipped when its name ends in ``.gz``; bounded (``vts.spec.reading``)."""
-    data = read_bounded(path, limits.MAX_YAML_BYTES if spec_kind(path) == "yaml" else limits.MAX_SPEC_BYTES)
+    data = read_bounded(path, bounds.MAX_YAML_BYTES if spec_kind(path) == "yaml" else bounds.MAX_SPEC_BYTES)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:

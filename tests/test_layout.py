@@ -1,0 +1,59 @@
+"""The floors of ../shared/design/architecture.md hold: the import contract, no cycles, no loose modules.
+
+``lint-imports`` (import-linter) checks the floors and "drivers see only the
+HAL"; a second run over a copy with one upward import proves the contract
+can fail.  ``tools/layout_report.py`` counts what import-linter does not see:
+module cycles (function-level imports included) and loose modules.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import layout_report  # noqa: E402
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    tool = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
+    if tool is None:
+        pytest.skip("import-linter is not installed (pip install -e .[dev])")
+    return subprocess.run([tool, "--config", str(root / "pyproject.toml")], cwd=root, capture_output=True,
+                          text=True, timeout=300, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+
+
+def test_import_contracts_are_kept() -> None:
+    result = _lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "2 kept, 0 broken" in result.stdout
+
+
+def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
+    for part in ("vts", "drivers"):
+        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.o"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    errors = tmp_path / "vts" / "hal" / "errors.py"
+    errors.write_text(errors.read_text() + "\nfrom vts.run import runner  # noqa: E402,F401\n")
+    engine = tmp_path / "drivers" / "engine" / "nnapi.py"
+    engine.write_text(engine.read_text() + "\nfrom vts.model import casemodel  # noqa: E402,F401\n")
+    result = _lint_imports(tmp_path)
+    assert result.returncode != 0
+    assert "vts.hal.errors -> vts.run.runner" in result.stdout
+    assert "drivers.engine.nnapi -> vts.model.casemodel" in result.stdout
+
+
+def test_no_import_cycles_and_no_loose_modules(capsys: pytest.CaptureFixture[str]) -> None:
+    layout_report.main([str(ROOT)])
+    report = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines() if ": " in line)
+    assert report["module import cycles (strongly connected groups)"] == "0"
+    assert report["package-level cycles"] == "0"
+    assert report["upward imports"] == "0"
+    assert report["imports between packages of one floor"] == "0"
+    assert report["loose modules at vts/ top level"].startswith("0")

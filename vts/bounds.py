@@ -1,0 +1,111 @@
+"""Every bound nnvts keeps on untrusted input, and the one marker for text it cut.
+
+Two sources are untrusted: a driver (whatever it sends the harness, docs/protocol.md §2.2)
+and a file (specs, results, baselines, expectations that a vendor points nnvts at).
+Both kinds of bound live here so one change of a limit or of the cut marker
+reaches every reader.
+
+Driver bounds come in two kinds:
+
+* **hard limits** (message size, descriptors, list lengths, dimensions per
+  shape): exceeding one is a protocol violation - verdict ``crash``, the
+  connection is dropped and the driver restarted;
+* **text limits** (error messages, names, tracebacks): longer text is not
+  wrong, only too long for a report, so it is cut and marked
+  ``…[cut: N bytes]`` (:func:`cut_marker`).
+
+File bounds: each is far above anything a real spec needs (the largest file
+of the external corpus is 8.6 MB of JSON once decompressed) and far below what
+would hurt the machine; a file beyond one is a load-time error (exit status 2)
+that names the bound.
+
+No imports beyond the standard library: every floor above uses these.
+"""
+
+from __future__ import annotations
+
+#: Largest message body a driver may send (inline or in a BODY_IN_FD descriptor).
+MAX_DRIVER_BODY = 64 << 20
+#: Descriptors the harness makes room for in one received record; the kernel drops any beyond.
+DRIVER_FD_SPACE = 8
+#: Descriptors a driver's message may carry: only an EXECUTE_FENCED reply, one (a pending fence).
+MAX_REPLY_FDS = 1
+#: Items in any list a driver sends (support flags, capabilities table, extensions, device flags).
+MAX_LIST_ITEMS = 1 << 16
+#: Output shapes in one answer, and dimensions in one shape.
+MAX_OUTPUT_SHAPES = 1024
+MAX_RANK = 64
+#: Text from a driver (error messages, names, version strings), in UTF-8 bytes; beyond is cut.
+MAX_TEXT = 4096
+#: A Python driver's traceback (the tail is kept: it names the fault).
+MAX_TRACEBACK = 16384
+#: A driver's exception type name.
+MAX_TYPE_NAME = 256
+
+#: What a result keeps of any one text (reason, each detail) and of all details together.
+MAX_RESULT_TEXT = 16384
+MAX_RESULT_DETAILS = 200
+MAX_RESULT_DETAILS_TEXT = 65536
+
+
+def cut_marker(cut: int) -> str:
+    return f"…[cut: {cut} bytes]"
+
+
+def cut_text(text: str, limit: int, keep_tail: bool = False) -> str:
+    """``text`` if it has at most ``limit`` characters, else its head (or tail) and a marker.
+
+    The marker counts what was left out in UTF-8 bytes.
+    """
+    if len(text) <= limit:
+        return text
+    kept = text[-limit:] if keep_tail else text[:limit]
+    rest = text[:-limit] if keep_tail else text[limit:]
+    marker = cut_marker(len(rest.encode("utf-8", "replace")))
+    return marker + kept if keep_tail else kept + marker
+
+
+def cut_bytes(data: bytes | bytearray | memoryview, total: int, limit: int, keep_tail: bool = False) -> str:
+    """Decode at most ``limit`` bytes of a ``total``-byte UTF-8 field, marked when cut.
+
+    Undecodable bytes become U+FFFD: a driver's text must never carry lone
+    surrogates into a report (they cannot be written as UTF-8).
+    """
+    if total <= limit:
+        return bytes(data).decode("utf-8", "replace")
+    kept = data[total - limit :] if keep_tail else data[:limit]
+    text = bytes(kept).decode("utf-8", "replace")
+    marker = cut_marker(total - limit)
+    return marker + text if keep_tail else text + marker
+
+
+# --- Spec files (vendors point nnvts at spec folders they did not write) ---
+
+#: Bytes of JSON spec text, after decompression.  Gzip data is inflated in
+#: chunks and abandoned as soon as it passes this, so a gzip bomb costs about
+#: this much; a file of this size parses to at most ~0.5 GB of Python lists.
+MAX_SPEC_BYTES = 32 << 20
+
+#: Bytes of YAML spec text.  A YAML node costs ~300 bytes and ~10 µs while the
+#: document is composed (before anything can be checked), so 2 MiB of
+#: ``0,0,...`` is already ~500 MB; large data belongs in JSON or ``{b64}``.
+MAX_YAML_BYTES = 2 << 20
+
+#: Nodes YAML aliases may add to a document beyond the nodes written out.  An
+#: alias is a reference, so ``*a`` repeated makes a "billion laughs" document
+#: of a few hundred bytes; everything downstream (schema, checks, expansion)
+#: walks the expanded tree, so the expansion is what must be bounded.
+MAX_ALIAS_NODES = 1_000_000
+
+#: Characters of an integer literal (sign included).  Every integer a spec
+#: holds fits in 64 bits (20 digits); Python's own limit (4300 digits) would
+#: otherwise surface as a traceback, and a 4000-digit number has no meaning.
+MAX_INT_CHARS = 24
+
+#: Largest integer magnitude a spec may write (64 bits, signed or unsigned).
+MAX_INT_MAGNITUDE = (1 << 64) - 1
+
+
+def describe_bytes(size: int) -> str:
+    """``64 MiB`` for messages."""
+    return f"{size >> 20} MiB" if size >= 1 << 20 and size % (1 << 20) == 0 else f"{size} bytes"

@@ -1,0 +1,1 @@
+"""The faces of nnvts: every click command, its parameter types and exit codes (the only code that sees argv)."""

@@ -1,0 +1,32 @@
+"""``nnvts drivers``: what each installed driver says about itself (``nnvts info`` shows one in full)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from vts.cli.device_info import capabilities_summary
+from vts.hal.enums import enum_name
+from vts.ipc.drivers import DriverNotFound, DriverUnavailable, available_drivers, load_device, unavailable_drivers
+
+
+def describe_drivers(console: Console | None = None) -> None:
+    console = console or Console()
+    table = Table(title="nnvts drivers")
+    for column in ("driver", "device name", "type", "version", "capabilities (execTime/powerUsage)"):
+        table.add_column(column)
+    unavailable = unavailable_drivers()
+    for name, target in available_drivers().items():
+        if name in unavailable:
+            table.add_row(name, f"[yellow]unavailable: {unavailable[name]}[/]", "", "", "")
+            continue
+        try:
+            device = load_device(target)
+            summary = capabilities_summary(device.get_capabilities())
+            table.add_row(name, device.name, enum_name(type(device.get_type()), device.get_type()),
+                          device.get_version_string(), summary)
+        except DriverUnavailable as error:
+            table.add_row(name, f"[yellow]unavailable: {error}[/]", "", "", "")
+        except (DriverNotFound, Exception) as error:
+            table.add_row(name, f"[red]cannot load: {error}[/]", "", "", "")
+    console.print(table)

@@ -1,0 +1,136 @@
+"""``nnvts info``: everything a device says about itself, as plain data and as a rich report.
+
+Each query is asked separately and a failing one is recorded as its error,
+so a device that answers some questions badly still shows the rest (the
+discovery and capabilities families judge the answers; this only shows
+them).  ``nnvts drivers`` uses the same summary helpers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from vts.hal.enums import DeviceStatus, DeviceType, OperandType, enum_name
+from vts.hal.interfaces import Device
+from vts.hal.types import Capabilities, PerformanceInfo
+from vts.ipc.drivers import DriverRef
+
+
+@contextlib.contextmanager
+def opened_device(spec: str) -> Iterator[Device]:
+    """The driver named by ``spec``: in process, or for ``exec:`` programs through a driver host."""
+    ref = DriverRef(spec)
+    if not ref.is_exec:
+        device = ref.load()
+        try:
+            yield device
+        finally:
+            with contextlib.suppress(Exception):
+                device.close()
+        return
+    from vts.ipc.process import HostProcess
+
+    host = HostProcess(spec)
+    try:
+        yield host.start()
+    finally:
+        host.stop()
+
+
+def _ask(call: Callable[[], Any]) -> tuple[Any, str]:
+    try:
+        return call(), ""
+    except Exception as error:  # any answer, good or bad, is what ``info`` reports
+        return None, f"{type(error).__name__}: {error}"
+
+
+def _perf(info: PerformanceInfo) -> dict[str, float]:
+    return {"exec_time": info.exec_time, "power_usage": info.power_usage}
+
+
+def capabilities_data(caps: Capabilities) -> dict[str, Any]:
+    return {
+        "relaxed_float32_to_float16_scalar": _perf(caps.relaxed_float32_to_float16_performance_scalar),
+        "relaxed_float32_to_float16_tensor": _perf(caps.relaxed_float32_to_float16_performance_tensor),
+        "if": _perf(caps.if_performance),
+        "while": _perf(caps.while_performance),
+        "operand_performance": [{"type": enum_name(OperandType, e.type), **_perf(e.info)}
+                                for e in caps.operand_performance],
+    }
+
+
+def device_info(device: Device) -> dict[str, Any]:
+    """Every device-level answer, JSON-ready; ``errors`` maps a query to what went wrong."""
+    data: dict[str, Any] = {"name": getattr(device, "name", None)}
+    errors: dict[str, str] = {}
+    queries: dict[str, Callable[[], Any]] = {
+        "type": device.get_type, "version": device.get_version_string, "status": device.get_status,
+        "capabilities": device.get_capabilities, "extensions": device.get_supported_extensions,
+        "cache_files": device.get_number_of_cache_files_needed,
+    }
+    for key, call in queries.items():
+        value, error = _ask(call)
+        if error:
+            errors[key] = error
+            data[key] = None
+            continue
+        if key == "type":
+            value = enum_name(DeviceType, value) if isinstance(value, int) else repr(value)
+        elif key == "status":
+            value = enum_name(DeviceStatus, value) if isinstance(value, int) else repr(value)
+        elif key == "capabilities":
+            value = capabilities_data(value) if isinstance(value, Capabilities) else repr(value)
+        elif key == "extensions":
+            value = [{"name": e.name, "operand_types": [
+                {"type": t.type, "is_tensor": t.is_tensor, "byte_size": t.byte_size} for t in e.operand_types]}
+                for e in value]
+        elif key == "cache_files":
+            value = {"model": value[0], "data": value[1]}
+        data[key] = value
+    data["errors"] = errors
+    return data
+
+
+def capabilities_summary(caps: Capabilities) -> str:
+    """One line: float32, quant8 and relaxed figures (``nnvts drivers``)."""
+    perf = caps.performance_of(OperandType.TENSOR_FLOAT32)
+    quant = caps.performance_of(OperandType.TENSOR_QUANT8_ASYMM)
+    relaxed = caps.relaxed_float32_to_float16_performance_tensor
+    return (f"f32 {perf.exec_time:g}/{perf.power_usage:g}, q8 {quant.exec_time:g}/{quant.power_usage:g}, "
+            f"relaxed {relaxed.exec_time:g}/{relaxed.power_usage:g}")
+
+
+def print_device_info(data: dict[str, Any], console: Console | None = None) -> None:
+    console = console or Console()
+    summary = Table(title=f"nnvts info: {data.get('name')}", show_header=False)
+    summary.add_column("field", style="bold")
+    summary.add_column("value")
+    for key in ("name", "type", "version", "status"):
+        summary.add_row(key, str(data.get(key)))
+    cache = data.get("cache_files")
+    summary.add_row("cache files", f"model {cache['model']}, data {cache['data']}" if cache else "-")
+    extensions = data.get("extensions") or []
+    summary.add_row("extensions", "\n".join(
+        f"{e['name']}: " + ", ".join(f"type {t['type']} ({'tensor' if t['is_tensor'] else 'scalar'}, "
+                                     f"{t['byte_size']} bytes)" for t in e["operand_types"])
+        for e in extensions) or "none")
+    console.print(summary)
+    caps = data.get("capabilities")
+    if isinstance(caps, dict):
+        table = Table(title="capabilities (relative to the CPU: lower is better)")
+        for column in ("operand type / path", "execTime", "powerUsage"):
+            table.add_column(column)
+        rows = [(e["type"], e) for e in caps["operand_performance"]]
+        rows += [("relaxed f32->f16 scalar", caps["relaxed_float32_to_float16_scalar"]),
+                 ("relaxed f32->f16 tensor", caps["relaxed_float32_to_float16_tensor"]),
+                 ("IF", caps["if"]), ("WHILE", caps["while"])]
+        for label, perf in rows:
+            table.add_row(label, f"{perf['exec_time']:g}", f"{perf['power_usage']:g}")
+        console.print(table)
+    for key, error in data.get("errors", {}).items():
+        console.print(f"[red]{key}: {error}[/]")

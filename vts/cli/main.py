@@ -1,0 +1,399 @@
+"""The ``nnvts`` command line: a thin layer over the ``vts`` library.
+
+Parsing and exit codes live here, nothing else: 0 when every case passed,
+1 when any case failed, 2 for usage and input errors (a malformed spec, an
+unknown driver or family).  Heavy modules (numpy, jsonschema, rich, the
+drivers) are imported inside the commands so ``nnvts --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import click
+
+from vts.cli.ci import COMMANDS as CI_COMMANDS
+from vts.cli.ci import ci_list_options, ci_options, ci_run_options, narrow_selection
+from vts.cli.fuzz import fuzz
+from vts.cli.params import (
+    DriverParam,
+    FiniteFloat,
+    InputFile,
+    NnvtsGroup,
+    OutputDir,
+    OutputFile,
+    SocketFd,
+    SocketPath,
+    bounded_int,
+)
+from vts.cli.soak import soak
+
+DEFAULT_SPECS = ("generated_tests",)
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 5
+
+#: Upper bounds of numeric options: a huge value is a usage error, not hours of spawning.
+MAX_TIMEOUT = 7 * 24 * 3600.0  # seconds per case
+MAX_JOBS = 256
+MAX_THREADS = 1024
+MAX_MEMORY_MIB = 1 << 30  # 1 EiB: any real limit fits; larger would overflow rlimit arithmetic
+
+#: ``nnvts run``'s exit statuses, for its --help and the README.
+EXIT_STATUS_EPILOG = """\b
+Exit status:
+  0    every selected case passed
+  1    some case failed (failed, error, crash, timeout, xpass)
+  2    usage, input or I/O error (bad option, malformed spec, full disk); a bad spec: nothing runs or is written
+  5    no case was selected (a -k typo, an empty spec folder)
+  130  interrupted by SIGINT (Ctrl-C); 143 by SIGTERM; 129 by SIGHUP (reports are still written)
+"""
+
+
+def _usage_error(message: str) -> None:
+    click.echo(f"nnvts: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _spec_paths(specs: Sequence[str], extra: Sequence[str]) -> list[str]:
+    return list(specs) + list(extra) or list(DEFAULT_SPECS)
+
+
+def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str], shard: str | None):
+    from vts.run.runner import Selection
+    from vts.run.selection import SelectionError, Shard, parse_expression
+    from vts.spec.errors import SpecError
+    from vts.spec.loader import iter_spec_paths
+
+    try:
+        iter_spec_paths(specs)  # a missing path, a FIFO: refused before anything runs or prints
+        return Selection(
+            spec_paths=specs,
+            families=list(families) or None,
+            keyword=parse_expression(keyword) if keyword is not None else None,
+            shard=Shard.parse(shard) if shard else None,
+        )
+    except (SelectionError, SpecError) as error:
+        _usage_error(str(error))
+    raise AssertionError  # unreachable: _usage_error exits
+
+
+def _check_specs(paths: Sequence[str]) -> None:
+    """Validate every spec file before anything runs or is written (exit 2 on the first bad one)."""
+    from vts.spec.errors import SpecError
+    from vts.spec.loader import load_paths
+
+    try:
+        for _ in load_paths(paths):
+            pass
+    except SpecError as error:
+        _usage_error(str(error))
+
+
+def _warn_unmatched(selection) -> None:
+    if selection.keyword is not None:
+        for term in selection.keyword.unmatched():
+            click.echo(f"nnvts: warning: -k term {term!r} matched no case", err=True)
+
+
+_SELECTION_OPTIONS = [
+    click.option("--specs", "specs", multiple=True, metavar="PATH",
+                 help="Spec file or directory (repeatable). Default: generated_tests/."),
+    click.option("-k", "keyword", metavar="EXPR", help="Select cases by name: substrings or globs with and/or/not."),
+    click.option("--family", "families", multiple=True, metavar="NAME",
+                 help="Test family to run (repeatable). Default: every applicable family."),
+    click.option("--shard", metavar="I/N", help="Run only shard I of N (stable split by case name)."),
+]
+
+
+def selection_options(fn):
+    for option in reversed(_SELECTION_OPTIONS):
+        fn = option(fn)
+    return click.argument("extra_specs", nargs=-1, type=click.Path())(fn)
+
+
+@click.group(cls=NnvtsGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="nnvts", message="nnvts %(version)s")
+def main() -> None:
+    """nnvts: conformance tests for NN HAL accelerator drivers."""
+    if os.environ.get("NO_COLOR"):
+        # no-color.org asks for no colour; rich alone drops colours but keeps bold, dim and the like.
+        # On a "dumb" terminal it writes no escape sequence at all, in every command.
+        os.environ["TERM"] = "dumb"
+
+
+@main.command(epilog=EXIT_STATUS_EPILOG)
+@click.option("--driver", type=DriverParam(), default="reference", show_default=True,
+              help="Driver: an installed name, module:attr, or exec:COMMAND.")
+@selection_options
+@click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here.")
+@click.option("--junit", "junit_path", type=OutputFile(), help="Write a JUnit XML report here.")
+@click.option("--html", "html_path", type=OutputFile(), help="Write a self-contained HTML report here.")
+@click.option("--jsonl", "jsonl_path", type=OutputFile(),
+              help="Stream one JSON line per case here (survives a killed run).")
+@click.option("--timeout", "case_timeout", type=FiniteFloat(0, MAX_TIMEOUT, low_open=True), default=60.0,
+              show_default=True, help="Seconds a case may take before it is recorded as a timeout.")
+@click.option("--pool", "pool_kind", type=click.Choice(["ashmem", "mmap_fd", "hardware_buffer_blob"]),
+              default="ashmem", show_default=True, help="Shared-memory kind for requests and constants.")
+@click.option("--expected-failures", type=InputFile(),
+              help="File of case-name globs expected to fail (xfail / xpass).")
+@click.option("--extension-allowlist", type=InputFile(),
+              help="Clients allowed to use vendor extensions, one per line (docs/extensions.md).")
+@click.option("-v", "--verbose", is_flag=True, help="Print every case as it ends.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="No progress, failure list or table: only the closing counts, duration and report paths.")
+@click.option("--progress-interval", type=FiniteFloat(0, MAX_TIMEOUT), default=5.0, show_default=True, metavar="S",
+              help="Off a TTY (or with NO_COLOR): seconds between plain progress lines on stderr (0: none).")
+@click.option("--in-process", is_flag=True,
+              help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
+@click.option("-j", "--jobs", type=bounded_int(1, MAX_JOBS), default=1, show_default=True,
+              help="Worker processes, each with its own driver (cases split by a stable hash of their names).")
+@click.option("--pin-cpus/--no-pin-cpus", default=True, show_default=True,
+              help="With -j N: each worker and its driver on cores of their own, when there are N cores or more.")
+@click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=4096,
+              show_default=True, metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
+@click.option("--oracle", default="reference", show_default=True, metavar="DRIVER",
+              help="Driver whose answers the differential family expects (any --driver spec).")
+@click.option("--allow-unreproduced-crashes", is_flag=True,
+              help="Report cases whose driver died once but passed when re-run alone without failing the run.")
+@ci_run_options
+def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
+        families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
+        html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
+        expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
+        progress_interval: float, in_process: bool, jobs: int, pin_cpus: bool, memory_limit: int, oracle: str,
+        allow_unreproduced_crashes: bool, **ci: object) -> None:
+    """Run test cases against a driver (in a process of its own unless --in-process)."""
+    from signal import strsignal as signal_name
+
+    from vts.run import signals
+    from vts.run.session import RunRequest, run_session
+
+    paths = _spec_paths(specs, extra_specs)
+    selection = None
+    with signals.interrupt_on_signals():
+        try:
+            selection = _selection(paths, keyword, families, shard)
+            _check_outputs(paths, {"--json": json_path, "--junit": junit_path, "--html": html_path,
+                                   "--jsonl": jsonl_path}, [expected_failures, extension_allowlist])
+            _check_specs(paths)
+            code = EXIT_NO_TESTS if _no_spec_files(paths, families) else run_session(RunRequest(
+                driver=driver, selection=selection, json_path=json_path, junit_path=junit_path,
+                html_path=html_path, jsonl_path=jsonl_path,
+                case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures,
+                verbose=verbose, extension_allowlist=extension_allowlist,
+                argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs,
+                keyword_text=keyword, shard_text=shard, quiet=quiet, progress_interval=progress_interval,
+                oracle=oracle, allow_unreproduced_crashes=allow_unreproduced_crashes, pin_cpus=pin_cpus,
+                ci=ci_options(ci)),
+                usage_error=_usage_error)
+        except KeyboardInterrupt:  # outside the run loop (which handles its own and writes the reports)
+            code = signals.exit_status()
+            click.echo(f"nnvts: interrupted ({signal_name(code - 128)})", err=True)
+    if selection is not None:
+        _warn_unmatched(selection)
+    if code == EXIT_NO_TESTS:
+        click.echo(f"nnvts: error: no case selected: {_why_nothing_selected(selection, paths)}", err=True)
+    sys.exit(code)
+
+
+def _check_outputs(paths: Sequence[str], outputs: dict[str, str | None], inputs: Sequence[str | None]) -> None:
+    from vts.cli.params import check_outputs_spare_inputs
+    from vts.spec.loader import iter_spec_paths
+
+    check_outputs_spare_inputs(outputs, [*iter_spec_paths(paths), *(p for p in inputs if p)])
+
+
+def _no_spec_files(paths: Sequence[str], families: Sequence[str]) -> bool:
+    """An empty spec folder selects nothing (device-level families alone run only when named)."""
+    from vts.spec.loader import iter_spec_paths
+
+    return not families and not iter_spec_paths(paths)
+
+
+def _why_nothing_selected(selection, paths: Sequence[str]) -> str:
+    """The likeliest reasons a run selected no case, for the exit-5 message."""
+    from vts.spec.loader import iter_spec_paths
+
+    reasons = []
+    if selection.keyword is not None and selection.keyword.unmatched():
+        terms = ", ".join(repr(t) for t in selection.keyword.unmatched())
+        reasons.append(f"-k term(s) {terms} matched no case")
+    elif selection.keyword is not None:
+        reasons.append("the -k expression matched no case")
+    if not iter_spec_paths(paths):
+        reasons.append(f"no spec files under {', '.join(paths)} (to run device-level families alone, name them "
+                       "with --family)")
+    if selection.shard is not None:
+        reasons.append("--shard selected none of the matching cases")
+    if selection.families:
+        reasons.append(f"--family {', '.join(selection.families)} made no case from these specs for this driver")
+    return "; ".join(reasons) or "the specs and families given make no case for this driver"
+
+
+@main.command(name="list")
+@selection_options
+@click.option("--count", is_flag=True, help="Print only the number of cases.")
+@ci_list_options
+def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
+               families: tuple[str, ...], shard: str | None, count: bool, **ci: object) -> None:
+    """Print the names of the cases a run would select, one per line."""
+    from vts.run.runner import UnknownFamily, iter_cases
+    from vts.spec.errors import SpecError
+
+    paths = _spec_paths(specs, extra_specs)
+    selection = _selection(paths, keyword, families, shard)
+    _check_specs(paths)  # a bad spec is an input error before any name is printed, as for run
+    narrow_selection(selection, ci)
+    total = 0
+    try:
+        out = sys.stdout
+        for _family, case in iter_cases(selection):
+            total += 1
+            if not count:
+                out.write(case.name + "\n")
+    except (SpecError, UnknownFamily) as error:
+        _usage_error(str(error))
+    if count:
+        click.echo(total)
+    _warn_unmatched(selection)
+
+
+@main.command()
+@click.option("--specs", "specs", multiple=True, default=("specs",), show_default=True, metavar="PATH",
+              help="Authoring specs to expand.")
+@click.option("--out", "out_dir", default="generated_tests", show_default=True, type=OutputDir())
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when the output is stale.")
+def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
+    """Expand specs/ into concrete cases under generated_tests/."""
+    from vts.spec.errors import SpecError
+    from vts.spec.loader import load_paths
+    from vts.spec.writer import write_generated
+
+    try:
+        if not check:
+            from vts.cli.params import check_out_dir_spares_specs
+            from vts.spec.loader import iter_spec_paths
+
+            check_out_dir_spares_specs(out_dir, iter_spec_paths(list(specs)))
+        files = list(load_paths(list(specs)))
+        result = write_generated(files, out_dir, check=check)
+    except SpecError as error:
+        _usage_error(str(error))
+        return
+    except OSError as error:
+        _usage_error(f"cannot write {out_dir}: {error.strerror or error} ({error.filename or out_dir})")
+        return
+    stale = list(getattr(result, "stale", ()) or ())
+    if check:
+        if stale:
+            click.echo(f"nnvts: {out_dir} is stale ({len(stale)} files): run `nnvts generate`", err=True)
+            for name in stale[:20]:
+                click.echo(f"  {name}", err=True)
+            sys.exit(EXIT_FAILED)
+        click.echo(f"{out_dir} is up to date")
+        return
+    click.echo(f"generated {out_dir}: {result}")
+
+
+@main.command()
+@click.option("--driver", type=DriverParam(allow_exec=False), required=True,
+              help="Driver to serve: an installed name or module:attr.")
+@click.option("--socket", "socket_path", type=SocketPath(),
+              help="Listen on this Unix socket path (each connection one more client of the same driver instance).")
+@click.option("--fd", type=SocketFd(), help="Serve on this inherited, connected socket descriptor.")
+@click.option("--threads", type=bounded_int(1, MAX_THREADS), default=1, show_default=True,
+              help="Calls served concurrently.")
+@click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=0, show_default=True,
+              metavar="MIB", help="Address-space limit in MiB (0: none).")
+def serve(driver: str, socket_path: str | None, fd: int | None, threads: int, memory_limit: int) -> None:
+    """Serve a Python driver over the nnvts protocol (docs/protocol.md)."""
+    from vts.ipc.host import serve as serve_driver
+
+    if (socket_path is None) == (fd is None):
+        _usage_error("give exactly one of --socket PATH and --fd N")
+    sys.exit(serve_driver(driver, fd=fd, path=socket_path, threads=threads, memory_limit=memory_limit << 20))
+
+
+@main.command()
+def drivers() -> None:
+    """List the drivers found, with name, type, version and capabilities."""
+    from vts.cli.describe import describe_drivers
+
+    describe_drivers()
+
+
+@main.command()
+@click.option("--driver", type=DriverParam(), default="reference", show_default=True,
+              help="Driver: an installed name, module:attr, or exec:COMMAND.")
+@click.option("--size", type=bounded_int(32, 1024), default=224, show_default=True,
+              help="MobileNet input edge (96 for a quick run).")
+@click.option("--alpha", type=FiniteFloat(0, 4, low_open=True), default=1.0, show_default=True,
+              help="MobileNet width multiplier.")
+@click.option("--runs", type=bounded_int(1, 100_000), default=10, show_default=True,
+              help="Timed execution pairs per workload (after one warm-up pair).")
+@click.option("--factor", type=FiniteFloat(1, 1e6, low_open=True), default=5.0, show_default=True,
+              help="Flag a declared execTime off from the measured ratio by more than this factor.")
+@click.option("--json", "as_json", is_flag=True, help="Print the measurements as JSON.")
+def bench(driver: str, size: int, alpha: float, runs: int, factor: float, as_json: bool) -> None:
+    """Measure MobileNet speed against the reference CPU and compare with the declared execTime."""
+    import json
+
+    from drivers.reference import create_device
+    from vts.cli.device_info import opened_device
+    from vts.families.capabilities_bench.measure import print_report, run_bench
+    from vts.ipc.drivers import DriverNotFound
+    from vts.ipc.process import HostStartError
+
+    try:
+        with opened_device(driver) as device:
+            measurements = run_bench(device, create_device(), size, alpha, runs)
+    except (DriverNotFound, HostStartError) as error:
+        _usage_error(str(error))
+        return
+    if as_json:
+        click.echo(json.dumps([{"workload": m.workload, "operand_type": m.operand_type, "driver_ms": m.driver_ms,
+                                "reference_ms": m.reference_ms, "measured": m.measured, "declared": m.declared,
+                                "off_by": m.off_by, "flagged": m.flagged(factor), "note": m.note}
+                               for m in measurements], indent=2))
+    else:
+        print_report(measurements, factor, driver, size)
+    sys.exit(EXIT_FAILED if any(m.flagged(factor) for m in measurements) else EXIT_OK)
+
+
+@main.command()
+@click.option("--driver", type=DriverParam(), default="reference", show_default=True,
+              help="Driver: an installed name, module:attr, or exec:COMMAND.")
+@click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON.")
+@click.option("--expect-version", metavar="TEXT",
+              help="Exit 1 unless the device's version string contains TEXT (pin the driver version in CI).")
+def info(driver: str, as_json: bool, expect_version: str | None) -> None:
+    """Show everything a device says about itself: name, type, version, capabilities, extensions, caching."""
+    import json
+
+    from vts.cli.device_info import device_info, opened_device, print_device_info
+    from vts.ipc.drivers import DriverNotFound
+    from vts.ipc.process import HostStartError
+
+    try:
+        with opened_device(driver) as device:
+            data = device_info(device)
+    except (DriverNotFound, HostStartError) as error:
+        _usage_error(str(error))
+        return
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+    else:
+        print_device_info(data)
+    if expect_version is not None and expect_version not in str(data.get("version")):
+        click.echo(f"nnvts: version string {data.get('version')!r} does not contain {expect_version!r}", err=True)
+        sys.exit(EXIT_FAILED)
+
+
+for _command in CI_COMMANDS:
+    main.add_command(_command)
+main.add_command(fuzz)
+main.add_command(soak)
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,363 @@
+"""Validating the command line: parameter types that refuse hostile values, and one-line usage errors.
+
+Every value on the command line comes from outside (a CI script, a typo, a
+hostile tester), so each option is checked while it is parsed and a bad one
+is a usage error: exit status 2, one line on stderr, no traceback.  Click's
+own types leave holes this closes: ``FloatRange`` accepts NaN (every
+comparison with NaN is false) and infinity, paths may be empty, an input
+file may be a FIFO that blocks the first read, and a driver reference is
+only discovered to be unusable once a host process fails to start.
+
+``NnvtsGroup`` makes every command of the group (including ones added
+later) print click's usage errors as one line and refuse NUL bytes and
+empty option values.  Only click and the standard library are imported here:
+``nnvts --help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import math
+import os
+import stat
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+EXIT_USAGE = 2
+
+
+class OneLineUsageError(click.ClickException):
+    """A usage error shown as ``nnvts: error: MESSAGE`` on one line (exit status 2)."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"nnvts: error: {one_line(self.format_message())}", err=True)
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces folded: CI logs grep one line per error."""
+    return " ".join(text.split())
+
+
+@contextlib.contextmanager
+def _one_line_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except click.UsageError as error:
+        raise OneLineUsageError(error.format_message()) from None
+
+
+def _option_label(param: click.Parameter) -> str:
+    if isinstance(param, click.Option):
+        return "/".join(param.opts)
+    return param.human_readable_name
+
+
+class NnvtsCommand(click.Command):
+    """A command whose arguments may hold no NUL byte and no empty option value."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        for arg in args:
+            if "\0" in arg:
+                raise click.UsageError(f"argument {arg!r} contains a NUL byte", ctx)
+        rest = super().parse_args(ctx, args)
+        for param in self.get_params(ctx):
+            value = ctx.params.get(param.name or "")
+            values = value if isinstance(value, (tuple, list)) else (value,)
+            source = ctx.get_parameter_source(param.name or "")
+            if source is click.core.ParameterSource.COMMANDLINE and any(v == "" for v in values):
+                raise click.UsageError(f"{_option_label(param)}: expected a value, got an empty string", ctx)
+        return rest
+
+
+class NnvtsGroup(click.Group):
+    """A group whose commands are ``NnvtsCommand``s and whose usage errors are one line."""
+
+    command_class = NnvtsCommand
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        """Commands defined in other modules must be ``NnvtsCommand``/``NnvtsGroup`` too (hostile-argument rules)."""
+        if not isinstance(cmd, (NnvtsCommand, NnvtsGroup)):
+            raise TypeError(f"command {cmd.name!r} must be defined with cls=NnvtsCommand (or NnvtsGroup)")
+        super().add_command(cmd, name)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        with _one_line_usage_errors():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line_usage_errors():
+            try:
+                return super().invoke(ctx)
+            except OSError as error:
+                if error.errno == errno.EPIPE:  # a closed pipe (nnvts list | head): click's own handling
+                    raise
+                # A full disk or a vanished directory: say so on one line, not in a traceback.
+                where = f" ({error.filename})" if error.filename else ""
+                raise OneLineUsageError(f"input/output error: {error.strerror or error}{where}") from None
+
+
+# --- numbers ----------------------------------------------------------------------------------
+
+
+class FiniteFloat(click.ParamType):
+    """A finite float within ``[low, high]`` (ends open when asked); NaN and infinities refused."""
+
+    name = "float"
+
+    def __init__(self, low: float | None = None, high: float | None = None, *, low_open: bool = False,
+                 high_open: bool = False) -> None:
+        self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float) and math.isfinite(value):
+            number = value
+        else:
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not a number", param, ctx)
+            if not math.isfinite(number):
+                self.fail(f"{value!r} is not a finite number", param, ctx)
+        too_low = self.low is not None and (number <= self.low if self.low_open else number < self.low)
+        too_high = self.high is not None and (number >= self.high if self.high_open else number > self.high)
+        if too_low or too_high:
+            self.fail(f"{value} is not in the range {self._describe()}", param, ctx)
+        return number
+
+    def _describe(self) -> str:
+        parts = []
+        if self.low is not None:
+            parts.append(f"{self.low:g} {'<' if self.low_open else '<='} x")
+        if self.high is not None:
+            parts.append(f"x {'<' if self.high_open else '<='} {self.high:g}")
+        return " and ".join(parts) or "of finite numbers"
+
+    def __repr__(self) -> str:
+        return f"FiniteFloat({self._describe()})"
+
+
+# --- files ------------------------------------------------------------------------------------
+
+
+class ResultsFile(click.ParamType):
+    """An existing regular file of any size (a results stream of a large run is hundreds of MB): read as it streams.
+
+    Checked with ``stat`` only, never opened here: a FIFO or device would block or never end.
+    """
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        self._regular(path, param, ctx)
+        return path
+
+    def _regular(self, path: str, param: click.Parameter | None, ctx: click.Context | None) -> os.stat_result:
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError) as error:
+            self.fail(f"{path!r}: {getattr(error, 'strerror', None) or error}", param, ctx)
+        if not stat.S_ISREG(info.st_mode):
+            self.fail(f"{path!r} is not a regular file", param, ctx)
+        return info
+
+
+class InputFile(ResultsFile):
+    """An existing regular UTF-8 text file of at most ``max_bytes`` (read whole by the option's user)."""
+
+    def __init__(self, max_bytes: int = 16 << 20) -> None:
+        self.max_bytes = max_bytes
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        if self._regular(path, param, ctx).st_size > self.max_bytes:
+            self.fail(f"{path!r} is larger than {self.max_bytes >> 20} MiB", param, ctx)
+        try:
+            with open(path, "rb") as f:
+                data = f.read(self.max_bytes + 1)
+        except OSError as error:
+            self.fail(f"{path!r}: {error.strerror or error}", param, ctx)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            self.fail(f"{path!r} line {line}: expected UTF-8 text, got byte 0x{data[error.start]:02x}", param, ctx)
+        return path
+
+
+class OutputFile(click.ParamType):
+    """A file path a report can be written to: not a directory; its directory exists or can be made."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        if os.path.isdir(path):
+            self.fail(f"{path!r} is a directory", param, ctx)
+        if os.path.lexists(path) and not os.path.isfile(path):
+            self.fail(f"{path!r} exists and is not a regular file", param, ctx)
+        parent = os.path.dirname(os.path.abspath(path))
+        while not os.path.lexists(parent):  # created at write time; the first existing ancestor decides
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent):
+            self.fail(f"{path!r}: {parent!r} is not a directory", param, ctx)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            self.fail(f"{path!r}: cannot write in {parent!r}", param, ctx)
+        return path
+
+
+class OutputDir(click.ParamType):
+    """A directory to write into: an existing directory, or a path whose first existing ancestor is one."""
+
+    name = "directory"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        existing = os.path.abspath(path)
+        while not os.path.lexists(existing):
+            existing = os.path.dirname(existing)
+        if not os.path.isdir(existing):
+            self.fail(f"{path!r}: {existing!r} is not a directory", param, ctx)
+        if not os.access(existing, os.W_OK | os.X_OK):
+            self.fail(f"{path!r}: cannot write in {existing!r}", param, ctx)
+        return path
+
+
+class SocketPath(click.ParamType):
+    """A Unix socket path to listen on: absent, or a stale socket (replaced); never another file,
+    which binding would first delete.  Its directory must exist, and the path fit ``sun_path``."""
+
+    name = "path"
+    MAX_BYTES = 107  # sun_path is 108 bytes on Linux, NUL included
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        if len(os.fsencode(path)) > self.MAX_BYTES:
+            self.fail(f"{path!r} is longer than a Unix socket path may be ({self.MAX_BYTES} bytes)", param, ctx)
+        if os.path.lexists(path) and not stat.S_ISSOCK(os.lstat(path).st_mode):
+            self.fail(f"{path!r} exists and is not a socket (it would be replaced)", param, ctx)
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            self.fail(f"{path!r}: no directory {parent!r}", param, ctx)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            self.fail(f"{path!r}: cannot create a socket in {parent!r}", param, ctx)
+        return path
+
+
+# --- drivers and descriptors ------------------------------------------------------------------
+
+
+class DriverParam(click.ParamType):
+    """``NAME``, ``module:attr`` or (when allowed) ``exec:COMMAND``, checked without loading the driver.
+
+    An installed name must exist; a module must be importable (found, not
+    executed, so a driver meant for a host process never runs in the
+    harness); an ``exec:`` command must be non-empty with balanced quoting.
+    """
+
+    name = "driver"
+
+    def __init__(self, allow_exec: bool = True) -> None:
+        self.allow_exec = allow_exec
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        problem = driver_problem(str(value), self.allow_exec)
+        if problem:
+            self.fail(problem, param, ctx)
+        return str(value)
+
+
+def driver_problem(spec: str, allow_exec: bool = True) -> str | None:
+    """Why ``spec`` cannot name a driver, or None when it may."""
+    import shlex
+
+    if spec.startswith("exec:"):
+        if not allow_exec:
+            return f"{spec!r} is a program: give an installed driver name or module:attr"
+        try:
+            words = shlex.split(spec[len("exec:"):])
+        except ValueError as error:
+            return f"{spec!r}: bad shell quoting in the command ({error})"
+        if not words:
+            return f"{spec!r}: expected a command after exec:"
+        return None  # a program that is missing fails its host start, with the OS's reason
+    if ":" in spec:
+        module, _, attr = spec.partition(":")
+        if not module or not attr or not all(p.isidentifier() for p in module.split(".") + attr.split(".")):
+            return f"{spec!r}: expected module:attr (dotted Python names), an installed name, or exec:COMMAND"
+        return _module_problem(module)
+    from vts.ipc.drivers import DriverNotFound, DriverRef
+
+    try:
+        DriverRef(spec).target  # noqa: B018 - resolves installed names
+    except DriverNotFound as error:
+        return str(error)
+    return None
+
+
+def _module_problem(module: str) -> str | None:
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module)
+    except Exception as error:  # a parent package that fails to import, a bad name
+        return f"cannot import driver module {module!r}: {type(error).__name__}: {error}"
+    return None if found is not None else f"cannot import driver module {module!r}: no such module"
+
+
+class SocketFd(click.ParamType):
+    """An inherited file descriptor that is open and is a socket."""
+
+    name = "fd"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            fd = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a descriptor number", param, ctx)
+        if not 0 <= fd < 1 << 20:
+            self.fail(f"{fd} is not a descriptor number", param, ctx)
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError:
+            self.fail(f"descriptor {fd} is not open", param, ctx)
+        if not stat.S_ISSOCK(mode):
+            self.fail(f"descriptor {fd} is not a socket", param, ctx)
+        return fd
+
+
+def bounded_int(low: int, high: int) -> click.IntRange:
+    """``click.IntRange`` with both ends: a huge count (workers, threads, sizes) is a usage error too."""
+    return click.IntRange(min=low, max=high)
+
+
+def check_outputs_spare_inputs(outputs: dict[str, str | None], inputs: list[str]) -> None:
+    """A usage error when two outputs name one file, or an output names an input (a spec, a list):
+    writing the report would overwrite what the run reads, or one report the other."""
+    seen: dict[str, str] = {}
+    protected = {os.path.realpath(p) for p in inputs}
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            raise OneLineUsageError(f"{seen[real]} and {option} name the same file {path!r}")
+        if real in protected:
+            raise OneLineUsageError(f"{option} {path!r} is an input of this run: writing it would destroy it")
+        seen[real] = option
+
+
+def check_out_dir_spares_specs(out_dir: str, spec_files: list[str]) -> None:
+    """A usage error when ``generate --out`` is a directory holding specs it reads (stale files there
+    are removed, so the specs would be overwritten or deleted)."""
+    out = os.path.realpath(out_dir)
+    clashing = [f for f in spec_files if os.path.dirname(os.path.realpath(f)) == out]
+    if clashing:
+        raise OneLineUsageError(f"--out {out_dir!r} holds specs being read ({clashing[0]}): generate would "
+                                "overwrite or remove them; write to another directory")

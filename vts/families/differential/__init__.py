@@ -1,0 +1,1 @@
+"""The differential family: answers that must depend on the input values."""

@@ -1,0 +1,265 @@
+"""The validation family: malformed models and requests must be refused with INVALID_ARGUMENT.
+
+Applications talk to drivers directly, so a driver must validate every
+argument and never crash (test-catalogue §4).  Cases are derived from every
+loaded model, as the HAL suite does, so a spec author writes an example once
+and gets the whole sweep:
+
+* model mutations (``vts.families.validation.mutations``): the support query and
+  ``prepare_model`` must both answer INVALID_ARGUMENT (preference and priority
+  mutations reach only ``prepare_model``);
+* request mutations on the synchronous, asynchronous and fenced paths: the
+  suite's removed input/output, plus pool index, offset, length and
+  dimension errors the suite never tries; INVALID_ARGUMENT, synchronously on
+  the asynchronous path (the launch status), no output shapes, no timing, and
+  no byte of the output pool written;
+* a fenced execution waiting on a null fence (§4.5).
+
+The suite skips its automatic lifetime variations (``all_inputs_as_internal``,
+``all_tensors_as_inputs``); so do we.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import reduce
+
+from vts.families._kit.executions import Executor, PreparedModelCache, null_fence
+from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.registry import register_family
+from vts.families.validation.mutations import Mutation, apply_mutation, enumerate_mutations
+from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import Device, PreparedModel
+from vts.hal.types import DataLocation, Model, Request
+from vts.model.casemodel import BuiltRequest, CaseModel, ConstantPolicy, build_request, close_model, to_hal_model
+from vts.model.extensions import ExtensionRegistry
+
+_EXCLUDED_VARIATIONS = ("inputs_as_internal", "all_tensors_as_inputs")
+_SENTINEL = 0xA5
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMutation:
+    """One request mutation as plain data: ``kind`` names the change, ``args`` parameterise it."""
+
+    slug: str
+    description: str
+    kind: str
+    args: tuple[int, ...] = ()
+
+
+def apply_request_mutation(request: Request, built: BuiltRequest, mutation: RequestMutation) -> None:
+    kind, args = mutation.kind, mutation.args
+    if kind == "remove_input":
+        request.inputs.pop(args[0])
+        return
+    if kind == "remove_output":
+        request.outputs.pop(args[0])
+        return
+    if kind in ("input_dims_rank", "input_dims_conflict"):
+        request.inputs[0].dimensions = list(args)
+        return
+    side = "inputs" if kind.startswith("input_") else "outputs"
+    argument = next(a for a in getattr(request, side) if not a.has_no_value)
+    pool_size = (built.input_pool if side == "inputs" else built.output_pool).size
+    loc = argument.location
+    if kind.endswith("pool_index"):
+        argument.location = DataLocation(len(request.pools) + 5, loc.offset, loc.length)
+    elif kind.endswith("offset"):
+        argument.location = DataLocation(loc.pool_index, pool_size + 4, loc.length)
+    elif kind.endswith("length"):
+        argument.location = DataLocation(loc.pool_index, loc.offset, pool_size - loc.offset + 1)
+    else:
+        raise ValueError(f"unknown request mutation {kind!r}")
+
+
+def _request_mutations(model: CaseModel) -> list[RequestMutation]:
+    """The suite's two request mutations, then the location and dimension errors it never tries."""
+    main = model.main
+    mutations = [RequestMutation(f"remove_input_{i}", f"request input {i} removed", "remove_input", (i,))
+                 for i in range(len(main.inputs))]
+    mutations += [RequestMutation(f"remove_output_{j}", f"request output {j} removed", "remove_output", (j,))
+                  for j in range(len(main.outputs))]
+    has_input = bool(model.examples[0].inputs)
+    for word in ("input", "output"):
+        if word == "input" and not has_input:
+            continue
+        mutations += [
+            RequestMutation(f"{word}_pool_index_out_of_range", f"first request {word} names a pool that does "
+                            "not exist", f"{word}_pool_index"),
+            RequestMutation(f"{word}_offset_past_pool", f"first request {word} starts past the end of its pool",
+                            f"{word}_offset"),
+            RequestMutation(f"{word}_length_past_pool", f"first request {word} runs one byte past its pool",
+                            f"{word}_length"),
+        ]
+    first = main.operands[main.inputs[0]] if main.inputs else None
+    if first is not None and first.dims and 0 not in first.dims and model.examples[0].inputs.get(0):
+        mutations += [
+            RequestMutation("input_dims_wrong_rank", f"request input 0 given rank {len(first.dims) + 1} dims",
+                            "input_dims_rank", (*first.dims, 1)),
+            RequestMutation("input_dims_conflict", "request input 0 dims conflict with the model's",
+                            "input_dims_conflict", tuple(d + 1 if i == 0 else d for i, d in enumerate(first.dims))),
+        ]
+    return mutations
+
+
+def _measure_for(message: str) -> MeasureTiming:
+    """The suite's choice: timing requested when the XOR of the message bytes is odd."""
+    return MeasureTiming.YES if reduce(lambda a, b: a ^ b, message.encode(), 0) & 1 else MeasureTiming.NO
+
+
+def _excluded(model: CaseModel) -> bool:
+    return any(word in model.name for word in _EXCLUDED_VARIATIONS)
+
+
+BUILTIN_REGISTRY = ExtensionRegistry()
+
+
+@register_family
+class ValidationFamily(Family):
+    name = "validation"
+    description = "malformed models and requests must be refused with INVALID_ARGUMENT, never crash"
+
+    def __init__(self) -> None:
+        self._model_key: tuple[str, str] | None = None
+        self._hal_model: Model | None = None
+        self._prepared = PreparedModelCache()
+
+    # -- cases --------------------------------------------------------------
+
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
+        if _excluded(model):
+            return
+        stem = f"{self.name}/{model.case_name()}"
+        # The built-in extension definitions encode EXT:TYPE models (the run's registry may gate them later).
+        hal_model = to_hal_model(model, extensions=BUILTIN_REGISTRY)
+        try:
+            mutations = list(enumerate_mutations(hal_model))
+        finally:
+            close_model(hal_model)
+        for mutation in mutations:
+            yield Case(f"{stem}.{mutation.slug}", self.name, model, None, spec_path,
+                       {"kind": "model", "mutation": mutation})
+        if model.expect_failure:
+            return
+        for mutation in _request_mutations(model):
+            for executor in Executor:
+                yield Case(f"{stem}.{mutation.slug}.{executor.value}", self.name, model, 0, spec_path,
+                           {"kind": "request", "mutation": mutation, "executor": executor})
+        yield Case(f"{stem}.fenced_null_wait_fence", self.name, model, 0, spec_path, {"kind": "null_fence"})
+
+    # -- shared state (cases of one model arrive together) ----------------
+
+    def _model(self, case: Case, options: RunOptions) -> Model:
+        assert case.model is not None
+        key = (case.spec_path, case.model.name)
+        if self._model_key != key:
+            if self._hal_model is not None:
+                close_model(self._hal_model)
+            self._hal_model = to_hal_model(case.model, ConstantPolicy(pool_kind=options.pool_kind),
+                                           options.extensions)
+            self._model_key = key
+        assert self._hal_model is not None
+        return self._hal_model
+
+    # -- judging ------------------------------------------------------------
+
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        kind = case.config["kind"]
+        if kind == "model":
+            return self._run_model_mutation(case, device, options)
+        assert case.model is not None
+        prepared, why = self._prepared.get((case.spec_path, case.model.name), device,
+                                           lambda: self._model(case, options), lambda model: None)
+        if prepared is None:
+            return skipped(why)
+        if kind == "request":
+            return self._run_request_mutation(case, prepared, options)
+        return self._run_null_fence(case, prepared, options)
+
+    def _run_model_mutation(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        mutation: Mutation = case.config["mutation"]
+        mutated = apply_mutation(self._model(case, options), mutation)
+        what = mutation.description
+        if mutation.query_support:
+            try:
+                device.get_supported_operations(mutated)
+                return failed(f"get_supported_operations answered NONE for an invalid model: {what}")
+            except DriverError as error:
+                if error.status != ErrorStatus.INVALID_ARGUMENT:
+                    return failed(f"get_supported_operations returned {error.status.name}, expected "
+                                  f"INVALID_ARGUMENT: {what}", (error.message,))
+        try:
+            device.prepare_model(mutated, mutation.preference, mutation.priority)
+        except DriverError as error:
+            if error.status != ErrorStatus.INVALID_ARGUMENT:
+                return failed(f"prepare_model returned {error.status.name}, expected INVALID_ARGUMENT: {what}",
+                              (error.message,))
+            return passed(f"refused: {what}")
+        return failed(f"prepare_model accepted an invalid model: {what}")
+
+    def _run_request_mutation(self, case: Case, prepared: PreparedModel, options: RunOptions) -> Outcome:
+        assert case.model is not None
+        mutation: RequestMutation = case.config["mutation"]
+        executor: Executor = case.config["executor"]
+        built = build_request(case.model, case.model.examples[0], options.pool_kind, extensions=options.extensions)
+        try:
+            request = built.request.copy()
+            apply_request_mutation(request, built, mutation)
+            built.output_pool.buffer[:] = bytes([_SENTINEL]) * built.output_pool.size
+            measure = _measure_for(mutation.description)
+            error = self._execute_expecting_error(prepared, request, executor, measure)
+            problems = []
+            if error is None:
+                return failed(f"{executor.value} execution accepted an invalid request: {mutation.description}")
+            if error.status != ErrorStatus.INVALID_ARGUMENT:
+                problems.append(f"{executor.value} execution returned {error.status.name}, expected "
+                                f"INVALID_ARGUMENT: {mutation.description}")
+            if error.output_shapes:
+                problems.append(f"{len(error.output_shapes)} output shapes returned with {error.status.name}")
+            if error.timing is not None and error.timing.measured:
+                problems.append("timing reported for a refused execution")
+            if built.output_pool.read(0, built.output_pool.size) != bytes([_SENTINEL]) * built.output_pool.size:
+                problems.append("the driver wrote into the output pool of a refused request")
+            if problems:
+                return failed(problems[0], tuple(problems))
+            return passed(f"refused: {mutation.description}")
+        finally:
+            built.close()
+
+    @staticmethod
+    def _execute_expecting_error(prepared: PreparedModel, request: Request, executor: Executor,
+                                 measure: MeasureTiming) -> DriverError | None:
+        """Run one path; the error it reported (None if it accepted the request)."""
+        try:
+            if executor is Executor.SYNC:
+                prepared.execute(request, measure)
+            elif executor is Executor.ASYNC:
+                future = prepared.execute_async(request, measure)
+                # The HAL requires INVALID_ARGUMENT as the *launch* status: a future is already too late.
+                try:
+                    future.result()
+                except DriverError as late:
+                    raise CaseFailure(f"asynchronous launch returned NONE and the callback {late.status.name}; "
+                                      "an invalid request must be refused at launch") from None
+            else:
+                prepared.execute_fenced(request, [], measure)
+        except DriverError as error:
+            return error
+        return None
+
+    def _run_null_fence(self, case: Case, prepared: PreparedModel, options: RunOptions) -> Outcome:
+        assert case.model is not None
+        built = build_request(case.model, case.model.examples[0], options.pool_kind, extensions=options.extensions)
+        try:
+            prepared.execute_fenced(built.request, null_fence(), MeasureTiming.NO)
+        except DriverError as error:
+            if error.status == ErrorStatus.INVALID_ARGUMENT:
+                return passed("null wait fence refused")
+            return failed(f"execute_fenced with a null wait fence returned {error.status.name}, "
+                          "expected INVALID_ARGUMENT")
+        finally:
+            built.close()
+        return failed("execute_fenced accepted a null wait fence")

@@ -1,0 +1,73 @@
+"""Bursts over the protocol, harness side: a burst living in the driver host (docs/protocol.md §5.1).
+
+``BURST_CONFIGURE`` / ``BURST_EXECUTE`` / ``BURST_FREE_MEMORY``: HAL 1.2
+bursts.  A burst is a handle like a prepared model (released through the
+preamble).  A burst request names each pool by an identifier (slot) and
+carries the memory only for slots the client gives now; a pool the client
+expects the burst to hold already travels as "held" (tag 0).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from vts.hal.enums import MeasureTiming
+from vts.hal.interfaces import Burst, PreparedModel
+from vts.hal.types import ExecutionResult, Request
+from vts.ipc import protocol as p
+from vts.ipc.errors import ProtocolError, RequestRejected
+from vts.ipc.protocol import Method, Writer
+
+if TYPE_CHECKING:
+    from vts.ipc.client import Connection
+
+#: BurstPool tags.
+HELD = 0
+GIVEN = 1
+
+
+class ProxyBurst(Burst):
+    """A burst living in the driver host, named by handle."""
+
+    def __init__(self, connection: Connection, handle: int, prepared_model: PreparedModel) -> None:
+        super().__init__(prepared_model)
+        self._connection = connection
+        self.handle = handle
+        weakref.finalize(self, connection.release_handle, handle)
+
+    def execute(self, request: Request, memory_ids: Sequence[int], measure: MeasureTiming = MeasureTiming.NO,
+                deadline: int | None = None, loop_timeout: int | None = None) -> ExecutionResult:
+        conn = self._connection
+
+        def write(w: Writer) -> None:
+            w.u32(self.handle)
+            conn.write_request(w, Request(request.inputs, request.outputs, []))
+            w.u32(len(request.pools))
+            for pool in request.pools:
+                if pool is None:
+                    w.u8(HELD)
+                else:
+                    w.u8(GIVEN)
+                    p.write_pool_ref(w, pool, conn.memory_id)
+            w.i64_list([int(slot) for slot in memory_ids])
+            w.i64(int(measure))
+            w.optional_i64(deadline)
+            w.optional_i64(loop_timeout)
+
+        return conn.call(Method.BURST_EXECUTE, write, decode=lambda r, _taken: p.read_execution_result(r))
+
+    def free_memory(self, slot: int) -> None:
+        self._connection.call(Method.BURST_FREE_MEMORY, lambda w: (w.u32(self.handle), w.i64(int(slot))))
+
+
+def configure_burst(connection: Connection, prepared: Any) -> Burst:
+    """The driver's burst, or for a driver without ``BURST_CONFIGURE`` the base ``Burst`` over its
+    executions (Android's runtime falls back to plain executions the same way)."""
+    try:
+        handle = connection.call(Method.BURST_CONFIGURE, lambda w: w.u32(prepared.handle),
+                                 decode=lambda r, _taken: r.u32())
+    except (ProtocolError, RequestRejected):
+        return Burst(prepared)
+    return ProxyBurst(connection, handle, prepared) if handle != p.NULL_HANDLE else None  # type: ignore[return-value]

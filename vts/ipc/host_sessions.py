@@ -1,0 +1,119 @@
+"""The driver host's message kinds beyond the HAL's plain calls (docs/protocol.md §5.1).
+
+Bursts (``BURST_*``), ``SET_CONCURRENCY`` (serve up to N calls at once on a
+connection) and ``OPEN_CONNECTION`` (one more client of the *same* driver
+instance, with pool ids and handles of its own).  Driver side only: the
+harness side is ``vts.ipc.burst_proxy`` and ``vts.ipc.sessions``.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from vts.hal.interfaces import Burst, Device, PreparedModel
+from vts.hal.types import Request
+from vts.ipc import protocol as p
+from vts.ipc.answers import encode_result, measure_timing
+from vts.ipc.burst_proxy import GIVEN, HELD
+from vts.ipc.errors import ProtocolError
+from vts.ipc.protocol import Method, Reader, Writer
+
+if TYPE_CHECKING:
+    from vts.ipc.host import DriverHost
+
+#: The most calls a host serves at once on one connection (a bound on what a harness may ask).
+MAX_CONCURRENCY = 64
+#: Threads each additional connection's host serves calls with.
+SIBLING_THREADS = 4
+
+
+def serve_client(host_class: type[DriverHost], device: Device, sock: socket.socket, threads: int) -> threading.Thread:
+    """Serve one more client of ``device`` on ``sock`` from a thread (closes ``sock`` when it ends).
+
+    ``host_class`` is the caller's ``DriverHost``: passed in, so this module needs the host only for its type.
+    """
+
+    def run() -> None:
+        try:
+            host = host_class(device, sock, threads)
+            host._handlers[Method.CLOSE] = _close_shared
+            host.serve()
+        finally:
+            sock.close()
+
+    thread = threading.Thread(target=run, daemon=True, name="nnvts-host-client")
+    thread.start()
+    return thread
+
+
+def _close_shared(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+    """CLOSE from one of several clients ends that client only: the shared driver stays open."""
+    r.end()
+    return Writer(), None
+
+
+Handler = Callable[[Reader, int, set[int]], tuple[Writer, Callable[[], None] | None]]
+
+
+def host_handlers(host: DriverHost) -> dict[int, Handler]:
+    """The handlers of this module's kinds for one connection's host."""
+    def configure(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        prepared = host._object(r.u32(), PreparedModel)
+        r.end()
+        burst = prepared.configure_execution_burst()
+        return host._handle_reply(burst, Burst, "configure_execution_burst"), None
+
+    def execute(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        burst = host._object(r.u32(), Burst)
+        plain = p.read_request(r, host._pool)
+        pools: list[Any] = []
+        for _ in range(r.count(1)):
+            tag = r.u8()
+            if tag == HELD:
+                pools.append(None)
+            elif tag == GIVEN:
+                pools.append(p.read_pool_ref(r, host._pool))
+            else:
+                raise ProtocolError(f"unknown burst pool tag {tag}")
+        memory_ids = r.i64_list()
+        measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
+        r.end()
+        result = burst.execute(Request(plain.inputs, plain.outputs, pools), memory_ids, measure_timing(measure),
+                               deadline, loop_timeout)
+        return encode_result(result, "burst execute"), None
+
+    def free_memory(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        burst = host._object(r.u32(), Burst)
+        slot = r.i64()
+        r.end()
+        burst.free_memory(slot)
+        return Writer(), None
+
+    def concurrency(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        calls = r.u32()
+        r.end()
+        if not 1 <= calls <= MAX_CONCURRENCY:
+            raise ProtocolError(f"concurrency {calls} outside [1, {MAX_CONCURRENCY}]")
+        w = Writer()
+        w.u32(host.set_threads(calls))
+        return w, None
+
+    def open_connection(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        r.end()
+        ours, theirs = p.socket_pair()
+        serve_client(type(host), host.device, ours, max(host.threads, SIBLING_THREADS))
+        w = Writer()
+        w.fd(theirs.detach())
+        w.close_after_send.extend(w.fds)
+        return w, None
+
+    return {
+        Method.BURST_CONFIGURE: configure,
+        Method.BURST_EXECUTE: execute,
+        Method.BURST_FREE_MEMORY: free_memory,
+        Method.SET_CONCURRENCY: concurrency,
+        Method.OPEN_CONNECTION: open_connection,
+    }

@@ -1,1 +1,0 @@
-"""Whole networks built programmatically as ``TestModel``s (benchmarks, capability measurements)."""

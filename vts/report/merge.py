@@ -1,0 +1,124 @@
+"""``nnvts merge``: shard results joined into one set of reports, with a coverage check.
+
+A run spread over a farm (``--shard I/N`` per job) is only a run if every
+selected case ran exactly once.  A shard job that died, a shard given
+twice, or shards run with a different ``-k`` are silent gaps in a plain
+concatenation; here they are named: cases of the selection no shard ran
+(*missing*), cases two shards ran (*duplicate*, the first is kept), and
+cases no shard should have run (*unexpected*).  The merged reports are
+still written, so nothing that ran is lost; the exit status says the run
+is not whole.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vts.report.resultsfile import ResultsMeta, iter_results, read_results
+from vts.results import CaseResult
+
+
+@dataclass
+class Coverage:
+    missing: list[str] = field(default_factory=list)
+    duplicates: dict[str, list[str]] = field(default_factory=dict)  # case -> every file that has it
+    unexpected: list[str] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)  # files cut short (killed) or interrupted
+
+    @property
+    def whole(self) -> bool:
+        return not (self.missing or self.duplicates or self.unexpected or self.incomplete)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"missing": len(self.missing), "duplicates": len(self.duplicates), "unexpected": len(self.unexpected),
+                "incomplete_files": self.incomplete}
+
+    def lines(self, limit: int = 20) -> list[str]:
+        out: list[str] = []
+        for label, names in (("missing (selected, but in no shard)", self.missing),
+                             ("duplicate (in more than one shard)", sorted(self.duplicates)),
+                             ("unexpected (in a shard, but not selected)", self.unexpected)):
+            if names:
+                out.append(f"{len(names)} {label}:")
+                for name in names[:limit]:
+                    where = f"  ({', '.join(self.duplicates[name])})" if name in self.duplicates else ""
+                    out.append(f"  {name}{where}")
+                if len(names) > limit:
+                    out.append(f"  ... and {len(names) - limit} more")
+        for path in self.incomplete:
+            out.append(f"incomplete shard file (killed or interrupted): {path}")
+        return out
+
+
+def survey(paths: Sequence[str], expected: Iterable[str] | None) -> tuple[list[ResultsMeta], Coverage]:
+    """Read every file to the end, strictly, and check coverage; nothing is written yet.
+
+    A malformed file (``ResultsFileError``) thus stops the merge before any
+    output, and the reports can say in their header what the merge found.
+    ``expected`` is every case name of the selection (None: only
+    duplicates are checked).
+    """
+    coverage = Coverage()
+    metas: list[ResultsMeta] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        meta, results = read_results(path)
+        for result in results:
+            first = seen.get(result.name)
+            if first is not None:
+                coverage.duplicates.setdefault(result.name, [first]).append(path)
+            else:
+                seen[result.name] = path
+        if not meta.complete or meta.interrupted:
+            coverage.incomplete.append(path)
+        metas.append(meta)
+    if expected is not None:
+        wanted = set(expected)
+        coverage.missing = sorted(wanted.difference(seen))
+        coverage.unexpected = sorted(set(seen).difference(wanted))
+    return metas, coverage
+
+
+def merge_results(paths: Sequence[str], sink: Any) -> None:
+    """Feed each case of ``paths`` to ``sink.add`` once (a duplicate's first record wins)."""
+    seen: set[str] = set()
+    for path in paths:
+        for result in iter_results(path):
+            if result.name not in seen:
+                seen.add(result.name)
+                sink.add(result)
+
+
+def merged_header(metas: Sequence[ResultsMeta], coverage: Coverage, argv: Sequence[str]) -> dict[str, Any]:
+    """The first shard's header (driver, versions), plus where the merge came from and what it found."""
+    base = {k: v for k, v in (metas[0].header if metas else {}).items() if k != "nnvts_results"}
+    base["argv"] = list(argv)
+    base["merged_from"] = [m.path for m in metas]
+    base["merge"] = coverage.to_json()
+    base["merged"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    return base
+
+
+class Collect:
+    """A sink that remembers verdicts (for the exit status) and forwards results."""
+
+    def __init__(self, inner: Sequence[Any], transform: Callable[[CaseResult], CaseResult] | None = None) -> None:
+        self.inner = list(inner)
+        self.transform = transform
+        self.failing = 0
+        self.total = 0
+
+    def add(self, result: CaseResult) -> None:
+        if self.transform is not None:
+            result = self.transform(result)
+        self.total += 1
+        self.failing += result.verdict.is_failure
+        for sink in self.inner:
+            sink.add(result)
+
+    def finish(self, interrupted: bool) -> None:
+        for sink in self.inner:
+            sink.finish(interrupted)

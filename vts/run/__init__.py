@@ -1,0 +1,1 @@
+"""Scheduling: the run loop, isolation, ``-j``, reruns, signals, affinity, selection, shards, durations."""
