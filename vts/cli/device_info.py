@@ -22,9 +22,8 @@ from vts.ipc.drivers import DriverRef
 
 
 @contextlib.contextmanager
-def opened_device(spec: str) -> Iterator[Device]:
-    """The driver named by ``spec``: in process, or for ``exec:`` programs through a driver host."""
-    ref = DriverRef(spec)
+def opened_device(ref: DriverRef) -> Iterator[Device]:
+    """The driver ``ref`` names: in process, or for ``exec:`` programs through a driver host."""
     if not ref.is_exec:
         device = ref.load()
         try:
@@ -35,7 +34,7 @@ def opened_device(spec: str) -> Iterator[Device]:
         return
     from vts.ipc.process import HostProcess
 
-    host = HostProcess(spec)
+    host = HostProcess(ref)
     try:
         yield host.start()
     finally:

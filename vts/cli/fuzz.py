@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from vts.cli.duration import Duration
 from vts.cli.params import DriverParam, FiniteFloat, NnvtsCommand, OutputDir, OutputFile, bounded_int
+
+if TYPE_CHECKING:
+    from vts.ipc.drivers import DriverRef
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NOTHING, EXIT_INTERRUPTED = 0, 1, 2, 5, 130
 INSTALL_HINT = "nnvts fuzz needs Hypothesis: pip install 'nnvts[fuzz]' (or: pip install hypothesis)"
@@ -47,7 +51,7 @@ def _fail_usage(message: str) -> None:
 @click.option("--progress", "progress_path", type=OutputFile(),
               help="Append one JSON line per finished chunk here (seed, counts, failure).")
 @click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here.")
-def fuzz(driver: str, in_process: bool, specs: tuple[str, ...], keyword: str | None, examples: int, seed: int,
+def fuzz(driver: DriverRef, in_process: bool, specs: tuple[str, ...], keyword: str | None, examples: int, seed: int,
          chunk: int, time_budget: float | None, save_dir: str, requests_per_model: int, max_models: int,
          call_timeout: float, shrink_budget: float, memory_limit: int, progress_path: str | None,
          json_path: str | None) -> None:

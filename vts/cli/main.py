@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
@@ -29,6 +30,9 @@ from vts.cli.params import (
     bounded_int,
 )
 from vts.cli.soak import soak
+
+if TYPE_CHECKING:
+    from vts.ipc.drivers import DriverRef
 
 DEFAULT_SPECS = ("generated_tests",)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 5
@@ -157,7 +161,7 @@ def main() -> None:
 @click.option("--allow-unreproduced-crashes", is_flag=True,
               help="Report cases whose driver died once but passed when re-run alone without failing the run.")
 @ci_run_options
-def run(driver: str, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
+def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
@@ -306,7 +310,7 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
               help="Calls served concurrently.")
 @click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=0, show_default=True,
               metavar="MIB", help="Address-space limit in MiB (0: none).")
-def serve(driver: str, socket_path: str | None, fd: int | None, threads: int, memory_limit: int) -> None:
+def serve(driver: DriverRef, socket_path: str | None, fd: int | None, threads: int, memory_limit: int) -> None:
     """Serve a Python driver over the nnvts protocol (docs/protocol.md)."""
     from vts.ipc.host import serve as serve_driver
 
@@ -335,7 +339,7 @@ def drivers() -> None:
 @click.option("--factor", type=FiniteFloat(1, 1e6, low_open=True), default=5.0, show_default=True,
               help="Flag a declared execTime off from the measured ratio by more than this factor.")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurements as JSON.")
-def bench(driver: str, size: int, alpha: float, runs: int, factor: float, as_json: bool) -> None:
+def bench(driver: DriverRef, size: int, alpha: float, runs: int, factor: float, as_json: bool) -> None:
     """Measure MobileNet speed against the reference CPU and compare with the declared execTime."""
     import json
 
@@ -367,7 +371,7 @@ def bench(driver: str, size: int, alpha: float, runs: int, factor: float, as_jso
 @click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON.")
 @click.option("--expect-version", metavar="TEXT",
               help="Exit 1 unless the device's version string contains TEXT (pin the driver version in CI).")
-def info(driver: str, as_json: bool, expect_version: str | None) -> None:
+def info(driver: DriverRef, as_json: bool, expect_version: str | None) -> None:
     """Show everything a device says about itself: name, type, version, capabilities, extensions, caching."""
     import json
 

@@ -22,9 +22,12 @@ import math
 import os
 import stat
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from vts.ipc.drivers import DriverRef
 
 EXIT_USAGE = 2
 
@@ -266,36 +269,33 @@ class DriverParam(click.ParamType):
     def __init__(self, allow_exec: bool = True) -> None:
         self.allow_exec = allow_exec
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        problem = driver_problem(str(value), self.allow_exec)
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> DriverRef:
+        from vts.ipc.drivers import DriverNotFound, DriverRef  # here, not at the top: keeps --help fast
+
+        if isinstance(value, DriverRef):
+            return value
+        try:
+            ref = DriverRef(str(value))
+        except DriverNotFound as error:
+            self.fail(str(error), param, ctx)
+        problem = driver_problem(ref, self.allow_exec)
         if problem:
             self.fail(problem, param, ctx)
-        return str(value)
+        return ref
 
 
-def driver_problem(spec: str, allow_exec: bool = True) -> str | None:
-    """Why ``spec`` cannot name a driver, or None when it may."""
-    import shlex
+def driver_problem(ref: DriverRef, allow_exec: bool = True) -> str | None:
+    """Why the well-formed ``ref`` cannot name a usable driver here, or None when it may."""
+    from vts.ipc.drivers import DriverNotFound  # here, not at the top: keeps --help fast
 
-    if spec.startswith("exec:"):
+    if ref.is_exec:
         if not allow_exec:
-            return f"{spec!r} is a program: give an installed driver name or module:attr"
-        try:
-            words = shlex.split(spec[len("exec:"):])
-        except ValueError as error:
-            return f"{spec!r}: bad shell quoting in the command ({error})"
-        if not words:
-            return f"{spec!r}: expected a command after exec:"
+            return f"{ref.spec!r} is a program: give an installed driver name or module:attr"
         return None  # a program that is missing fails its host start, with the OS's reason
-    if ":" in spec:
-        module, _, attr = spec.partition(":")
-        if not module or not attr or not all(p.isidentifier() for p in module.split(".") + attr.split(".")):
-            return f"{spec!r}: expected module:attr (dotted Python names), an installed name, or exec:COMMAND"
-        return _module_problem(module)
-    from vts.ipc.drivers import DriverNotFound, DriverRef
-
+    if ref.kind == "module":
+        return _module_problem(ref.spec.partition(":")[0])
     try:
-        DriverRef(spec).target  # noqa: B018 - resolves installed names
+        ref.target  # noqa: B018 - resolves installed names
     except DriverNotFound as error:
         return str(error)
     return None

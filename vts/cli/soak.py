@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from vts.cli.duration import Duration
 from vts.cli.params import DriverParam, FiniteFloat, NnvtsCommand, OutputFile, bounded_int
+
+if TYPE_CHECKING:
+    from vts.ipc.drivers import DriverRef
 
 #: Upper bounds of the numeric options: beyond them a value is a typo, refused as a usage error.
 MAX_MB = float(1 << 20)
@@ -63,7 +67,7 @@ def _fail_usage(message: str) -> None:
               metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
 @click.option("--json", "json_path", type=OutputFile(),
               help="Write the JSON report (with the sampled time series) here.")
-def soak(driver: str, specs: tuple[str, ...], keyword: str | None, families: tuple[str, ...],
+def soak(driver: DriverRef, specs: tuple[str, ...], keyword: str | None, families: tuple[str, ...],
          duration: float | None, iterations: int | None, max_rss_growth: float, max_fd_growth: int,
          max_thread_growth: int, max_latency_drift: float, max_first_execution_ratio: float | None,
          release_models: int, release_slack: float, sample_interval: float, max_samples: int,

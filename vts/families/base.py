@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from vts.hal.enums import HalVersion, OperandType, OperationType, enum_name
 from vts.hal.interfaces import Device
+from vts.ipc.drivers import DriverRef
 from vts.model.casemodel import CaseModel
 from vts.results import Verdict
 
@@ -110,7 +111,7 @@ class RunOptions:
     case_timeout: float = 60.0
     extensions: Any = None
     #: The differential family's oracle: any driver spec ``nnvts run --driver`` accepts.
-    oracle: str = "reference"
+    oracle: DriverRef | str = "reference"
 
 
 class Family(abc.ABC):

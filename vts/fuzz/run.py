@@ -9,11 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from vts.fuzz.engine import ChunkResult, FuzzConfig, FuzzReport, progress_line, run_fuzz
+from vts.ipc.drivers import DriverRef
 
 
 @dataclass
 class FuzzRequest:
-    driver: str = "reference"
+    driver: DriverRef = field(default_factory=lambda: DriverRef("reference"))
     in_process: bool = False
     specs: Sequence[str] = ("generated_tests",)
     keyword: str | None = None
@@ -64,7 +65,7 @@ def fuzz_session(request: FuzzRequest, usage_error: Callable[[str], None],
     config = FuzzConfig(examples=request.examples, seed=request.seed, time_budget=request.time_budget,
                         chunk=request.chunk, requests_per_model=request.requests_per_model,
                         shrink_budget=request.shrink_budget, save_dir=request.save_dir,
-                        found_by={"driver": request.driver, "command": command})
+                        found_by={"driver": str(request.driver), "command": command})
     progress = open(request.progress_path, "a", encoding="utf-8") if request.progress_path else None  # noqa: SIM115
 
     def on_chunk(result: ChunkResult) -> None:
@@ -86,7 +87,7 @@ def fuzz_session(request: FuzzRequest, usage_error: Callable[[str], None],
     _print_summary(report, request.driver, echo)
     if request.json_path:
         with open(request.json_path, "w", encoding="utf-8") as f:
-            json.dump({"driver": request.driver, "command": command, **report.as_dict()}, f, indent=1)
+            json.dump({"driver": str(request.driver), "command": command, **report.as_dict()}, f, indent=1)
     if report.interrupted:
         return signals.exit_status()
     return 1 if report.failures else 0

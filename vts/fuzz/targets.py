@@ -14,10 +14,13 @@ import contextlib
 import signal
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vts.families.fuzz_replay.oracle import Finding
 from vts.hal.interfaces import Device
+
+if TYPE_CHECKING:
+    from vts.ipc.drivers import DriverRef
 
 
 class Target(Protocol):
@@ -108,11 +111,9 @@ def _name(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__name__", "call").lstrip("_")
 
 
-def open_target(driver: str, in_process: bool, timeout: float, memory_limit: int = 0) -> Target:
+def open_target(driver: DriverRef, in_process: bool, timeout: float, memory_limit: int = 0) -> Target:
     """A target for ``driver`` (name, module:attr or exec:COMMAND)."""
-    from vts.ipc.drivers import DriverRef
-
-    ref = DriverRef(driver)
+    ref = driver
     if in_process:
         return InProcessTarget(ref.load(), timeout)
     if not ref.is_exec:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import importlib
 import re
+import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 
 from vts.hal.interfaces import Device
@@ -69,15 +70,58 @@ def missing_extra_message(driver: str, extras: Sequence[str], package: str, requ
             f"pip install '{package}[{','.join(extras)}]'")
 
 
+class DriverSyntaxError(DriverNotFound):
+    """A driver reference that is not well formed (bad quoting, an empty command, a bad dotted name)."""
+
+
 @dataclass(frozen=True)
 class DriverRef:
-    """How to obtain a driver; picklable so a driver host process can load it too."""
+    """How to obtain a driver, parsed once where the text enters (the command line, a pytest option).
+
+    Three kinds: an installed name (entry point or built-in), ``module:attr``,
+    or ``exec:COMMAND`` (a program speaking the nnvts protocol).  The text is
+    checked when the reference is made, so everything downstream holds a
+    well-formed value; picklable, so ``-j`` workers receive it as is.
+    """
 
     spec: str
+    kind: str = field(init=False, compare=False)
+    #: The program and its arguments of an ``exec:`` driver (empty for the others).
+    argv: tuple[str, ...] = field(init=False, compare=False, default=())
+
+    def __post_init__(self) -> None:
+        spec = self.spec
+        if not isinstance(spec, str):
+            raise TypeError(f"a driver reference is made from text, not {type(spec).__name__}")
+        if spec.startswith("exec:"):
+            try:
+                words = tuple(shlex.split(spec[len("exec:"):]))
+            except ValueError as error:
+                raise DriverSyntaxError(f"{spec!r}: bad shell quoting in the command ({error})") from None
+            if not words:
+                raise DriverSyntaxError(f"{spec!r}: expected a command after exec:")
+            object.__setattr__(self, "kind", "exec")
+            object.__setattr__(self, "argv", words)
+        elif ":" in spec:
+            module, _, attr = spec.partition(":")
+            if not module or not attr or not all(p.isidentifier() for p in module.split(".") + attr.split(".")):
+                raise DriverSyntaxError(
+                    f"{spec!r}: expected module:attr (dotted Python names), an installed name, or exec:COMMAND")
+            object.__setattr__(self, "kind", "module")
+        else:
+            object.__setattr__(self, "kind", "installed")
+
+    @classmethod
+    def of(cls, value: DriverRef | str) -> DriverRef:
+        """``value`` itself, or the reference its text names (for library callers that hold text)."""
+        return value if isinstance(value, DriverRef) else cls(value)
+
+    def __str__(self) -> str:
+        return self.spec
 
     @property
     def is_exec(self) -> bool:
-        return self.spec.startswith("exec:")
+        return self.kind == "exec"
 
     @property
     def command(self) -> str:
@@ -92,7 +136,7 @@ class DriverRef:
         if self.is_exec:
             raise DriverNotFound(f"{self.spec!r} is a program speaking the nnvts protocol: it runs in its own "
                                  "process, not as a Python object (see docs/protocol.md)")
-        if ":" in self.spec:
+        if self.kind == "module":
             return self.spec
         for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
             if entry.name == self.spec:

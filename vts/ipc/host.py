@@ -542,7 +542,7 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
 
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     try:
-        device = DriverRef(driver).load()
+        device = DriverRef.of(driver).load()
     except DriverNotFound as error:
         _log(str(error))
         return EXIT_DRIVER_NOT_LOADED

@@ -31,7 +31,6 @@ import contextlib
 import fcntl
 import os
 import secrets
-import shlex
 import signal
 import subprocess
 import sys
@@ -143,7 +142,7 @@ class HostProcess:
     spawning *thread* ends.
     """
 
-    driver: str
+    driver: DriverRef
     memory_limit: int = 0
     handshake_timeout: float = 30.0
     threads: int | None = None
@@ -159,9 +158,12 @@ class HostProcess:
     #: Processes of ended hosts' trees that the harness had to kill, not yet reported ("pid N (command)").
     leftovers: list[str] = field(default_factory=list, init=False)
 
+    def __post_init__(self) -> None:
+        self.driver = DriverRef.of(self.driver)  # parsed once; text only from library callers
+
     @property
     def is_exec(self) -> bool:
-        return self.driver.startswith("exec:")
+        return self.driver.is_exec
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -344,11 +346,8 @@ class HostProcess:
 
     def _command(self) -> list[str]:
         if self.is_exec:
-            command = shlex.split(DriverRef(self.driver).command)
-            if not command:
-                raise HostStartError("exec: needs a command")
-            return command
-        argv = [sys.executable, "-m", "vts.ipc.host", "--driver", self.driver, "--fd", str(SOCKET_FD)]
+            return list(self.driver.argv)
+        argv = [sys.executable, "-m", "vts.ipc.host", "--driver", self.driver.spec, "--fd", str(SOCKET_FD)]
         if self.threads is not None:
             argv += ["--threads", str(self.threads)]
         return argv
@@ -364,13 +363,13 @@ class HostProcess:
         return env
 
 
-def spawn(driver: str, memory_limit: int = 0, **kwargs: object) -> HostProcess:
+def spawn(driver: DriverRef | str, memory_limit: int = 0, **kwargs: object) -> HostProcess:
     """Start a host for ``driver`` and return it connected."""
     host = HostProcess(driver, memory_limit, **kwargs)  # type: ignore[arg-type]
     host.start()
     return host
 
 
-def command_of(driver: str) -> Sequence[str]:
+def command_of(driver: DriverRef | str) -> Sequence[str]:
     """The argv a host for ``driver`` runs (for messages and docs)."""
     return HostProcess(driver)._command()

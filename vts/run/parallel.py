@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from vts.ipc.drivers import DriverRef
 from vts.results import CaseResult, Verdict
 
 _DONE = "done"
@@ -45,7 +46,7 @@ MAX_FRUITLESS_RESTARTS = 2
 class WorkerPlan:
     """Everything a worker needs, as plain picklable data."""
 
-    driver: str
+    driver: DriverRef
     spec_paths: tuple[str, ...]
     families: tuple[str, ...] | None
     keyword: str | None
@@ -141,7 +142,6 @@ class _PipeSink:
 def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) -> None:
     """One worker: its own driver, its own slice of the cases, from case ``skip`` of the slot on."""
     from vts.families.base import RunOptions
-    from vts.ipc.drivers import DriverRef
     from vts.ipc.process import HostProcess, set_run_tag
     from vts.model.extensions import default_registry
     from vts.run.affinity import pin_worker
@@ -170,22 +170,22 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
     try:
         try:
             if plan.in_process:
-                device = DriverRef(plan.driver).load()
+                device = plan.driver.load()
             else:
                 host = HostProcess(plan.driver, memory_limit=plan.memory_limit_mib << 20)
                 device = host.start()
         except Exception as error:
             # Every case of the slot still gets its verdict.
             reason = f"harness: worker {slot} could not start the driver: {type(error).__name__}: {error}"
-            for _family, case in numbered(_slot_cases(plan, slot, plan.driver)):
+            for _family, case in numbered(_slot_cases(plan, slot, plan.driver.spec)):
                 sink.add(_result_for(_meta(case), Verdict.ERROR, reason, plan))
             channel.send((_DONE, slot))
             return
-        name = getattr(device, "name", plan.driver)
+        name = getattr(device, "name", plan.driver.spec)
         channel.send((_HELLO, {"name": name, "version": version_of(device)}))
         extensions = default_registry(plan.extension_allowlist)
         options = RunOptions(pool_kind=plan.pool_kind, case_timeout=plan.case_timeout, extensions=extensions,
-                             oracle=str(plan.extra.get("oracle", "reference")))
+                             oracle=DriverRef.of(plan.extra.get("oracle", "reference")))
         expectations = ExpectationList.from_file(plan.expected_failures) if plan.expected_failures else None
         runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
             device, options, expectations, host=host)
@@ -290,7 +290,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         slot.done = True
         reason = f"harness: not run: the workers of slot {slot.index} kept dying ({how})"
         try:
-            for index, (_family, case) in enumerate(_slot_cases(plan, slot.index, plan.driver)):
+            for index, (_family, case) in enumerate(_slot_cases(plan, slot.index, plan.driver.spec)):
                 if index >= slot.next_case:
                     emit(_result_for(_meta(case), Verdict.ERROR, reason, plan))
         except Exception as error:
@@ -336,7 +336,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
             if slot.process is not None and slot.process.is_alive():
                 slot.process.terminate()
     if not sinks:
-        open_sinks({"name": plan.driver, "version": "<no worker started>"})
+        open_sinks({"name": plan.driver.spec, "version": "<no worker started>"})
     for slot in slots:
         if slot.process is not None:
             slot.process.join(timeout=5)

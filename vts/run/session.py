@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunRequest:
-    driver: str
+    driver: DriverRef
     selection: Selection
     json_path: str | None = None
     junit_path: str | None = None
@@ -54,7 +54,7 @@ class RunRequest:
     #: Re-runs, baselines, balanced shards, last-failed, strict expectations (vts/run/ci.py).
     ci: CiOptions = field(default_factory=CiOptions)
     #: Differential family: the driver whose answers are the expected ones (any driver spec).
-    oracle: str = "reference"
+    oracle: DriverRef | str = "reference"
     #: UNREPRODUCED_CRASH cases are reported but do not fail the exit status.
     allow_unreproduced_crashes: bool = False
     #: ``-j N``: pin each worker and its driver host to cores of their own (vts/run/affinity.py).
@@ -73,9 +73,9 @@ def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
 
     host: HostProcess | None = None
     try:
-        ref = DriverRef(request.driver)
+        ref = request.driver
         select_families(request.selection.families)
-        oracle = DriverRef(request.oracle)
+        oracle = DriverRef.of(request.oracle)  # --oracle text is parsed here, once
         if not oracle.is_exec:
             oracle.target  # noqa: B018 - an unknown --oracle is a usage error, not an error per case
         ci = prepare_ci(request.ci, request.selection, request.expected_failures, request.extension_allowlist)
@@ -108,14 +108,14 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
     from vts.report.files import FileReports
     from vts.run.isolated import IsolatedRunner
 
-    info = DeviceInfo(name=getattr(device, "name", request.driver))
+    info = DeviceInfo(name=getattr(device, "name", request.driver.spec))
     header = _header(request, info.name, version_of(device),
                      "in_process" if host is None else "process", _device_type(device))
     header.update(ci.header_fields())
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions,
-                         oracle=request.oracle)
+                         oracle=DriverRef.of(request.oracle))
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
     terminal = _terminal(request, files)
     terminal.count_total(lambda: iter_cases(request.selection, info, extensions.for_parsing()))
@@ -155,7 +155,7 @@ def _header(request: RunRequest, name: str, version: str, isolation: str, device
     selection = {"specs": list(request.selection.spec_paths), "families": list(request.selection.families or []),
                  "keyword": request.keyword_text, "shard": request.shard_text}
     return {
-        "driver": {"ref": request.driver, "name": name, "version": version, "isolation": isolation,
+        "driver": {"ref": request.driver.spec, "name": name, "version": version, "isolation": isolation,
                    "type": device_type},
         "selection": {k: v for k, v in selection.items() if v},
         "nnvts_version": __version__,
@@ -191,7 +191,7 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
         in_process=request.in_process,
         memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
         expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
-        extra={**ci.worker_extra(), "oracle": request.oracle}, pin_cpus=request.pin_cpus)
+        extra={**ci.worker_extra(), "oracle": DriverRef.of(request.oracle)}, pin_cpus=request.pin_cpus)
     isolation = "in_process" if request.in_process else "process"
 
     def make_sinks(driver: dict[str, object]) -> list[object]:

@@ -6,10 +6,13 @@ import datetime
 import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vts import __version__
 from vts.soak.engine import SoakConfig, run_soak
+
+if TYPE_CHECKING:
+    from vts.ipc.drivers import DriverRef
 
 #: The family a soak repeats unless --family says otherwise.
 DEFAULT_FAMILY = "generated"
@@ -17,7 +20,7 @@ DEFAULT_FAMILY = "generated"
 
 @dataclass
 class SoakRequest:
-    driver: str
+    driver: DriverRef
     spec_paths: Sequence[str]
     config: SoakConfig
     keyword: str | None = None
@@ -58,7 +61,7 @@ def build_workloads(request: SoakRequest, host: Any) -> list[Any]:
 def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
                  echo: Callable[[str], None] = print) -> int:
     """Run the soak; 0 passed, 1 failed, 5 nothing selected, 130/143/129 interrupted (2: ``usage_error``)."""
-    from vts.ipc.drivers import DriverNotFound, DriverRef
+    from vts.ipc.drivers import DriverNotFound
     from vts.ipc.process import HostProcess, HostStartError
     from vts.run import signals
     from vts.run.runner import UnknownFamily, select_families
@@ -67,7 +70,7 @@ def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
     from vts.spec.errors import SpecError
 
     try:
-        ref = DriverRef(request.driver)
+        ref = request.driver
         if not ref.is_exec:
             ref.target  # noqa: B018 - an unknown driver is a usage error before a process starts
         select_families(list(request.families) or [DEFAULT_FAMILY])
@@ -125,7 +128,7 @@ def _version(host: Any) -> str:
 
 
 def _header(request: SoakRequest, version: str, pid: int) -> dict[str, Any]:
-    return {"driver": {"ref": request.driver, "version": version, "pid": pid},
+    return {"driver": {"ref": str(request.driver), "version": version, "pid": pid},
             "nnvts_version": __version__,
             "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "host": platform.node(), "argv": list(request.argv)}

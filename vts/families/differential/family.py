@@ -74,6 +74,7 @@ from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperandType, OperationType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
+from vts.ipc.drivers import DriverRef
 from vts.ipc.errors import DriverLost
 from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, TensorData, build_request, dtype_of, element_count
 from vts.model.compare import OutputComparison, compare_output, criteria_for
@@ -91,8 +92,9 @@ _NO_ANSWER = {int(OperationType.RANDOM_MULTINOMIAL)}
 class Oracle:
     """The driver whose answers are expected: loaded once per run, on first use."""
 
-    def __init__(self, spec: str) -> None:
-        self.spec = spec
+    def __init__(self, ref: DriverRef) -> None:
+        self.ref = ref
+        self.spec = ref.spec
         self._device: Device | None = None
         self._host: Any = None
         self._lock = threading.Lock()
@@ -102,14 +104,12 @@ class Oracle:
     def device(self) -> Device:
         with self._lock:
             if self._device is None:
-                from vts.ipc.drivers import DriverRef
-
-                ref = DriverRef(self.spec)
+                ref = self.ref
                 try:
                     if ref.is_exec:
                         from vts.ipc.process import HostProcess
 
-                        self._host = HostProcess(self.spec)
+                        self._host = HostProcess(ref)
                         self._device = self._host.start()
                         atexit.register(self._host.stop)  # families have no teardown; the run's end is it
                     else:
@@ -178,10 +178,10 @@ class DifferentialFamily(Family):
         yield Case(f"{self.name}/{model.case_name()}", self.name, model, None, spec_path)
 
     def oracle(self, options: RunOptions) -> Oracle:
-        spec = getattr(options, "oracle", "reference") or "reference"
-        if spec not in self._oracles:
-            self._oracles[spec] = Oracle(spec)
-        return self._oracles[spec]
+        ref = DriverRef.of(getattr(options, "oracle", None) or "reference")
+        if ref.spec not in self._oracles:
+            self._oracles[ref.spec] = Oracle(ref)
+        return self._oracles[ref.spec]
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
@@ -208,8 +208,8 @@ class DifferentialFamily(Family):
             if answers:
                 problems = self._against_oracle(model, prepared, answers, options)
                 if problems:
-                    return failed(problems[0], tuple(problems), oracle=options.oracle)
-                done.append(f"{len(answers)} random inputs matched the oracle {options.oracle!r}")
+                    return failed(problems[0], tuple(problems), oracle=str(options.oracle))
+                done.append(f"{len(answers)} random inputs matched the oracle {str(options.oracle)!r}")
                 if len(answers) > 1 and not _outputs_differ(answers):
                     notes.append("the oracle gave every random input the same outputs (they do not depend on "
                                  "the varied inputs)")
