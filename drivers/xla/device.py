@@ -49,8 +49,15 @@ from drivers.xla.backend import Backend, jax_module, jax_version, select_backend
 from drivers.xla.buffers import DeviceBuffer, DeviceMemory
 from drivers.xla.caching import CompilationCache
 from drivers.xla.translator import XlaProgram, XlaTranslator, input_specs
-from vts.hal.enums import NUMPY_DTYPE, DeviceType, ErrorStatus, ExecutionPreference, MeasureTiming, OperandType, \
-    Priority
+from vts.hal.enums import (
+    NUMPY_DTYPE,
+    DeviceType,
+    ErrorStatus,
+    ExecutionPreference,
+    MeasureTiming,
+    OperandType,
+    Priority,
+)
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer, CacheFiles, FencedExecutionCallback, PreparedModel, SyncFence
 from vts.hal.memory import Memory
@@ -95,7 +102,8 @@ class XlaDevice(EngineDevice):
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
         return self.cache.counts()
 
-    def prepare_model(self, model: Model, preference: ExecutionPreference | int = ExecutionPreference.FAST_SINGLE_ANSWER,
+    def prepare_model(self, model: Model,
+                      preference: ExecutionPreference | int = ExecutionPreference.FAST_SINGLE_ANSWER,
                       priority: Priority | int = Priority.MEDIUM, deadline: int | None = None,
                       model_cache: CacheFiles = (), data_cache: CacheFiles = (),
                       token: bytes = bytes(32)) -> PreparedModel:

@@ -6,21 +6,19 @@ needs a GPU: the driver runs on JAX's CPU backend.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 pytest.importorskip("jax")
 
-from drivers.reference import create_device as create_reference  # noqa: E402
-from drivers.xla import cpu, cpu_default_precision  # noqa: E402
-from drivers.xla.backend import BackendUnavailable, select_backend  # noqa: E402
-from tests.conftest import hand_add_float, hand_add_quant8  # noqa: E402
-from vts.hal.enums import NUMPY_DTYPE, DeviceType, OperandType  # noqa: E402
-from vts.results import Verdict  # noqa: E402
-from vts.spec.loader import load_file  # noqa: E402
-from vts.testmodel import build_request, close_model, parse_spec, to_hal_model  # noqa: E402
+from drivers.reference import create_device as create_reference
+from drivers.xla import cpu, cpu_default_precision
+from drivers.xla.backend import BackendUnavailable, select_backend
+from tests.conftest import hand_add_float, hand_add_quant8
+from vts.hal.enums import NUMPY_DTYPE, DeviceType, OperandType
+from vts.results import Verdict
+from vts.spec.loader import load_file
+from vts.testmodel import build_request, close_model, parse_spec, to_hal_model
 
 #: Bundled specs over the operations the driver translates: float32, float16, relaxed and quant8 variations.
 SELECTION = ("add_binary", "mul_binary", "conv_2d_hand", "depthwise_conv_2d_hand", "average_pool_2d_hand",
@@ -222,8 +220,6 @@ def test_quantized_softmax_is_unsupported_not_approximated(device):
 
 def test_preparing_the_same_model_again_compiles_nothing(device):
     (model,) = parse_spec(hand_add_float())
-    document = json.loads(json.dumps(hand_add_float()))
-    del document
     hal = to_hal_model(model)
     try:
         device.prepare_model(hal)
