@@ -10,7 +10,7 @@ and exits with status 2), then runs, with ``NNVTS_XLA_BACKEND`` set:
 1. ``nnvts run --driver xla`` over a stable shard (default 1/10) of the
    corpus, families generated, differential (the reference as oracle),
    memory_domain, fenced, burst, caching and concurrency;
-2. the precision self-test: the same run, generated family, float32
+2. the precision self-test: the same shard, generated family, float32
    convolutions and fully-connected models only, with the driver variant
    that leaves XLA's default precision (``drivers.xla:gpu_default_precision``).
    On a GPU that runs TF32/bf16 passes, the suite must fail it somewhere;
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     variant = "drivers.xla:gpu_default_precision" if args.backend != "cpu" else "drivers.xla:cpu_default_precision"
     steps.append(run("precision self-test", [*nnvts(), "run", "--driver", variant, "--specs", args.corpus,
                                              "--family", "generated", "-k", PRECISION_SELECTION, "--memory-limit",
-                                             "0", "-q", "--json", str(OUT / "precision.json")],
+                                             "0", "--shard", args.shard, "-q", "--json", str(OUT / "precision.json")],
                      env, OUT / "precision.txt"))
     steps.append(run("bench", [*nnvts(), "bench", "--driver", "xla", "--runs", str(args.bench_runs), "--json"],
                      env, OUT / "bench.json"))
