@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORPUS ?= ../shared/corpus
 
-.PHONY: run test lint generate check-generated corpus sample-driver bench engines clean
+.PHONY: run test lint generate check-generated corpus sample-driver bench engines gpu-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,10 +46,14 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.mobilenet
 	$(BIN)/python -m bench.ipc_overhead
 
-## engines: the LiteRT and ONNX Runtime drivers over the corpus, per family, into docs/engines.md (installs both extras)
+## engines: the LiteRT, ONNX Runtime and XLA drivers over the corpus, per family, into docs/engines.md (installs the extras)
 engines: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,litert,onnxruntime]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet -e '.[dev,litert,onnxruntime,xla]' --config-settings editable_mode=compat
 	$(BIN)/python tools/engines_report.py
+
+## gpu-check: the XLA driver on the GPU (JAX with its GPU plugin already installed; reaches no package registry)
+gpu-check:
+	$(BIN)/python tools/xla_gpu_check.py --corpus $(CORPUS)
 
 clean:
 	rm -rf $(VENV) reports build *.egg-info

@@ -51,7 +51,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-ENGINES = ("litert", "onnxruntime")
+ENGINES = ("litert", "onnxruntime", "xla")
+#: Engines whose tables sit between their own markers (``<!-- engines:xla:begin -->``...), so one engine's
+#: report is regenerated without the others' reports present (the page keeps a block whose reports are absent).
+OWN_BLOCK = ("xla",)
 CORPUS = "../shared/corpus"
 #: Families run on a stable shard: the sweeps (about a million cases in full), and burst and concurrency,
 #: which re-run every golden model another way (12k cases each) and would double the run.
@@ -270,8 +273,14 @@ def render_oracle_comparison(comparisons: dict[str, list[dict]], results: dict[s
     return lines
 
 
+def markers(engine: str | None) -> tuple[str, str]:
+    """The markers of the main block (None) or of an engine with its own block."""
+    return (BEGIN, END) if engine is None else (f"<!-- engines:{engine}:begin -->", f"<!-- engines:{engine}:end -->")
+
+
 def render(results: dict[str, dict[str, list[dict]]], comparisons: dict[str, list[dict]],
-           reference_goldens: list[dict], skip_reasons: bool) -> str:
+           reference_goldens: list[dict], skip_reasons: bool, block: str | None = None) -> str:
+    begin, end = markers(block)
     askers: dict[str, DriverReasons] = {}
 
     def reasons(engine: str) -> DriverReasons | None:
@@ -279,7 +288,7 @@ def render(results: dict[str, dict[str, list[dict]]], comparisons: dict[str, lis
             askers[engine] = DriverReasons(engine)
         return askers.get(engine)
 
-    lines = [BEGIN, "", "### Counts", ""]
+    lines = [begin, "", "### Counts", ""]
     lines.append("| engine | family | cases | " + " | ".join(VERDICTS) + " |")
     lines.append("| --- | --- | ---: | " + " | ".join("---:" for _ in VERDICTS) + " |")
     for engine, by_family in results.items():
@@ -318,23 +327,25 @@ def render(results: dict[str, dict[str, list[dict]]], comparisons: dict[str, lis
         rest = ranked[SKIP_ROWS:]
         if rest:
             lines.append(f"| ({len(rest)} more classes) | | {sum(g.count for _, g in rest)} | |")
-    lines += render_oracle_comparison(comparisons, results, reference_goldens, reasons)
-    lines += ["", END]
+    if comparisons or block is None:
+        lines += render_oracle_comparison(comparisons, results, reference_goldens, reasons)
+    lines += ["", end]
     return "\n".join(lines)
 
 
-def write_doc(block: str) -> None:
-    text = DOC.read_text() if DOC.exists() else f"# Engine drivers\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in text or END not in text:
-        text += f"\n{BEGIN}\n{END}\n"
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
+def write_doc(block: str, engine: str | None = None) -> None:
+    begin, end = markers(engine)
+    text = DOC.read_text() if DOC.exists() else f"# Engine drivers\n\n{begin}\n{end}\n"
+    if begin not in text or end not in text:
+        text += f"\n{begin}\n{end}\n"
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
     DOC.write_text(head + block + tail)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--engine", action="append", choices=ENGINES, help="engine (repeatable; default both)")
+    parser.add_argument("--engine", action="append", choices=ENGINES, help="engine (repeatable; default all)")
     parser.add_argument("--family", action="append", help="family (repeatable; default every default family)")
     parser.add_argument("--reuse", action="store_true", help="classify existing reports/engines/*.jsonl only")
     parser.add_argument("-j", "--jobs", type=int, default=2)
@@ -364,7 +375,13 @@ def main(argv: list[str] | None = None) -> int:
         if paths:
             comparisons[engine] = read_cases(paths)
     goldens = read_cases([p for p in map(reference_golden_path, SOURCES) if p.exists()])
-    write_doc(render(results, comparisons, goldens, not args.no_skip_reasons))
+    shared = [e for e in ENGINES if e not in OWN_BLOCK]
+    for block in (None, *OWN_BLOCK):
+        names = shared if block is None else [block]
+        part = {e: results[e] for e in names if e in results}
+        compared = {e: comparisons[e] for e in names if e in comparisons}
+        if part or compared:  # a block whose reports are all absent is kept as the page has it
+            write_doc(render(part, compared, goldens, not args.no_skip_reasons, block), block)
     print(f"wrote {DOC.relative_to(ROOT)}")
     return 0
 
