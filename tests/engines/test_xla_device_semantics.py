@@ -21,7 +21,7 @@ from vts.hal import memory as hal_memory
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.types import BufferDesc, BufferRole, DataLocation, MemoryToken
-from vts.testmodel import build_request, close_model, parse_spec, to_hal_model
+from vts.model.casemodel import build_request, close_model, parse_spec, to_hal_model
 
 EXPECTED = [1.75, 2.0, 0.25, 0.5]  # hand_add_float's golden
 

@@ -16,9 +16,9 @@ from drivers.xla import cpu, cpu_default_precision
 from drivers.xla.backend import BackendUnavailable, select_backend
 from tests.conftest import hand_add_float, hand_add_quant8
 from vts.hal.enums import NUMPY_DTYPE, DeviceType, OperandType
+from vts.model.casemodel import build_request, close_model, parse_spec, to_hal_model
 from vts.results import Verdict
 from vts.spec.loader import load_file
-from vts.testmodel import build_request, close_model, parse_spec, to_hal_model
 
 #: Bundled specs over the operations the driver translates: float32, float16, relaxed and quant8 variations.
 SELECTION = ("add_binary", "mul_binary", "conv_2d_hand", "depthwise_conv_2d_hand", "average_pool_2d_hand",

@@ -23,7 +23,8 @@ ENTRY_POINT_GROUP = "nnvts.drivers"
 #: (running from a source tree without ``pip install``).
 BUILTIN = {"reference": "drivers.reference:create_device",
            # Over optional engines: their factories name the extra to install when the engine is missing.
-           "litert": "drivers.litert:create_device", "onnxruntime": "drivers.onnxruntime:create_device"}
+           "litert": "drivers.litert:create_device", "onnxruntime": "drivers.onnxruntime:create_device",
+           "xla": "drivers.xla:create_device"}
 
 
 class DriverNotFound(LookupError):
