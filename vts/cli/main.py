@@ -343,15 +343,14 @@ def bench(driver: DriverRef, size: int, alpha: float, runs: int, factor: float, 
     """Measure MobileNet speed against the reference CPU and compare with the declared execTime."""
     import json
 
-    from drivers.reference import create_device
     from vts.cli.device_info import opened_device
     from vts.families.capabilities_bench.measure import print_report, run_bench
-    from vts.ipc.drivers import DriverNotFound
+    from vts.ipc.drivers import DriverNotFound, DriverRef
     from vts.ipc.process import HostStartError
 
     try:
         with opened_device(driver) as device:
-            measurements = run_bench(device, create_device(), size, alpha, runs)
+            measurements = run_bench(device, DriverRef("reference").load(), size, alpha, runs)
     except (DriverNotFound, HostStartError) as error:
         _usage_error(str(error))
         return

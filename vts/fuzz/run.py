@@ -84,7 +84,7 @@ def fuzz_session(request: FuzzRequest, usage_error: Callable[[str], None],
             progress.close()
         for seed in seeds:
             seed.close()
-    _print_summary(report, request.driver, echo)
+    _print_summary(report, str(request.driver), echo)
     if request.json_path:
         with open(request.json_path, "w", encoding="utf-8") as f:
             json.dump({"driver": str(request.driver), "command": command, **report.as_dict()}, f, indent=1)

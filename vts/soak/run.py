@@ -112,7 +112,7 @@ def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
             report.failures.insert(0, report.lost)
     finally:
         host.stop()
-    print_summary(report, request.driver, echo)
+    print_summary(report, str(request.driver), echo)
     if request.json_path:
         write_json(request.json_path, report_dict(report, _header(request, version, pid)))
     if report.interrupted:

@@ -16,6 +16,7 @@ from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed,
 from vts.families.capabilities_bench.measure import DEFAULT_FACTOR, Workload, measure, workloads
 from vts.families.registry import register_family
 from vts.hal.interfaces import Device
+from vts.ipc.drivers import DriverRef
 
 SIZE = 96
 RUNS = 10
@@ -41,9 +42,8 @@ class CapabilitiesBenchFamily(Family):
             yield Case(f"{self.name}/{test}", self.name, config={"workload": label, "factor": self.factor})
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
-        from drivers.reference import create_device
-
-        result = measure(device, create_device(), _workload(case.config["workload"]), self.runs)
+        reference = DriverRef("reference").load()  # found like any driver: the families never import one
+        result = measure(device, reference, _workload(case.config["workload"]), self.runs)
         extra = {"driver_ms": result.driver_ms, "reference_ms": result.reference_ms, "measured": result.measured,
                  "declared": result.declared}
         if result.measured is None:
