@@ -64,9 +64,9 @@ class Tolerance:
     """A model's widening of the per-type criteria (the spec's ``tolerance``), typed when the model is made.
 
     As a bare mapping read only at comparison time, a misspelt key
-    (``qaunt: 3``) silently fell back to the default bound and a MobileNet
-    case failed for a reason nobody could see; typed once, where the spec is
-    loaded or a built-in model is made, a bad key or value is an error there.
+    (``qaunt: 3``) in a built-in or hand-made model silently fell back to the
+    default bound; typed once, where the spec is loaded or the model is
+    made, a bad key or value is an error there, naming the key.
 
     ``quant``: allowed error of quantized outputs, in quantization steps
     (VTS uses 3 for MobileNet-sized graphs).  ``atol`` / ``rtol``: when
