@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from vts.hal.enums import OperandType as T
-from vts.model.compare import FLOAT16, FLOAT32, compare_output, criteria_for
+from vts.model.compare import FLOAT16, FLOAT32, Criteria, Tolerance, ToleranceError, compare_output, criteria_for
 
 
 def test_float32_bound_is_atol_plus_5_ulp_relative():
@@ -27,7 +28,7 @@ def test_quantized_within_one_and_model_override():
     assert compare_output("q", expected, np.array([11, 19], dtype=np.uint8), criteria_for(T.TENSOR_QUANT8_ASYMM)).passed
     off_by_two = np.array([12, 20], dtype=np.uint8)
     assert not compare_output("q", expected, off_by_two, criteria_for(T.TENSOR_QUANT8_ASYMM)).passed
-    widened = criteria_for(T.TENSOR_QUANT8_ASYMM, tolerance={"quant": 3})
+    widened = criteria_for(T.TENSOR_QUANT8_ASYMM, tolerance=Tolerance(quant=3))
     assert compare_output("q", expected, off_by_two, widened).passed
 
 
@@ -54,3 +55,19 @@ def test_failure_description_names_operand_count_index_and_values():
 def test_size_mismatch_is_reported():
     result = compare_output("out", np.zeros(3, np.float32), np.zeros(2, np.float32), FLOAT32)
     assert not result.passed and "2 elements returned, 3 expected" in result.describe()
+
+
+def test_a_tolerance_mapping_is_typed_or_refused() -> None:
+    assert Tolerance.from_mapping({"atol": 1e-4, "rtol": 1e-4}) == Tolerance(atol=1e-4, rtol=1e-4)
+    with pytest.raises(ToleranceError) as info:
+        Tolerance.from_mapping({"qaunt": 3})
+    assert info.value.key == "qaunt" and "unknown tolerance key 'qaunt'" in info.value.message
+    for bad in ({"quant": "3"}, {"atol": float("nan")}, {"rtol": -1.0}, {"quant": True}):
+        with pytest.raises(ToleranceError):
+            Tolerance.from_mapping(bad)
+
+
+def test_atol_or_rtol_override_every_non_boolean_type_and_keep_the_other_default() -> None:
+    assert criteria_for(T.TENSOR_FLOAT32, tolerance=Tolerance(atol=1e-3)) == Criteria(atol=1e-3, rtol=FLOAT32.rtol)
+    assert criteria_for(T.TENSOR_QUANT8_ASYMM, tolerance=Tolerance(quant=3, rtol=0.5)) == Criteria(atol=3, rtol=0.5)
+    assert criteria_for(T.TENSOR_BOOL8, tolerance=Tolerance(atol=1.0)).exact

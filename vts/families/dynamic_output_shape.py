@@ -23,27 +23,16 @@ UNSPECIFIED first, so the support is always known before INSUFFICIENT.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Sequence
 
 from vts.families._kit.derived_models import with_unknown_output_dims
-from vts.families._kit.executions import (
-    Answer,
-    Executor,
-    execute,
-    prepare_for_case,
-)
+from vts.families._kit.executions import Answer, Executor
 from vts.families._kit.judge import judge_success
-from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
+from vts.families.base import Outcome, failed, skipped
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
-from vts.hal.interfaces import Device, PreparedModel
-from vts.model.casemodel import (
-    CaseExample,
-    CaseModel,
-    build_request,
-    dtype_of,
-    element_count,
-)
+from vts.model.casemodel import CaseExample, CaseModel, dtype_of, element_count
 
 _NOT_APPLICABLE = {int(OperationType.RANK), int(OperationType.IF), int(OperationType.WHILE)}
 MODES = ("unspecified", "insufficient")
@@ -70,64 +59,51 @@ def _insufficient_problems(model: CaseModel, example: CaseExample, answer: Answe
 
 
 @register_family
-class DynamicOutputShapeFamily(Family):
+class DynamicOutputShapeFamily(PerExampleFamily):
     name = "dynamic_output_shape"
     description = "outputs declared with unknown dims: shapes reported, too-small buffers refused with their shapes"
 
-    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
-        if model.expect_failure or model.operation_types() & _NOT_APPLICABLE:
-            return
-        for index, example in enumerate(model.examples):
-            yield Case(f"{self.name}/{model.case_name(example)}", self.name, model, index, spec_path)
+    def covers(self, model: CaseModel) -> bool:
+        return not model.operation_types() & _NOT_APPLICABLE
 
-    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
-        assert case.model is not None and case.example is not None
-        model = with_unknown_output_dims(case.model)
-        prepared, why = prepare_for_case(device, model, options)
-        if prepared is None:
-            return skipped(why)
-        return self._evaluate(model, model.examples[case.example], prepared, options)
+    def case_model(self, model: CaseModel) -> CaseModel:
+        return with_unknown_output_dims(model)
 
-    def _evaluate(self, model: CaseModel, example: CaseExample, prepared: PreparedModel,
-                  options: RunOptions) -> Outcome:
+    def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
         first = model.main.operands[model.main.outputs[0]]
-        golden = example.outputs.get(0)
+        golden = model.examples[example_index].outputs.get(0)
         first_bytes = element_count(golden.dims) * dtype_of(first.type).itemsize if golden else 0
-        supported_by: str | None = None  # the execution that showed dynamic-shape support
         for mode in MODES:
             if mode == "insufficient" and first_bytes <= 1:
                 continue  # the suite skips INSUFFICIENT when output 0 holds at most one byte
             for executor in Executor:
                 for measure in (MeasureTiming.NO, MeasureTiming.YES):
-                    where = f"{mode} {executor.value} execution (timing {measure.name})"
-                    built = build_request(model, example, options.pool_kind,
-                                          shrink_output=0 if mode == "insufficient" else None,
-                                          extensions=options.extensions)
-                    try:
-                        answer = execute(prepared, built.request, executor, measure)
-                        if answer.status == ErrorStatus.GENERAL_FAILURE and executor is not Executor.FENCED:
-                            if supported_by is None:
-                                return skipped(f"{where}: GENERAL_FAILURE (no dynamic output shape support)")
-                            expected = ("OUTPUT_INSUFFICIENT_SIZE with the output shapes" if mode == "insufficient"
-                                        else "NONE")
-                            return failed(f"{where}: returned GENERAL_FAILURE, expected {expected}: the "
-                                          f"{supported_by} succeeded with every shape reported, so the driver "
-                                          "supports dynamic output shapes")
-                        if executor is Executor.FENCED:
-                            problems = ([] if answer.status == ErrorStatus.INVALID_ARGUMENT else
-                                        [f"returned {answer.status.name}, expected INVALID_ARGUMENT (fenced "
-                                         "execution needs fully specified outputs)"])
-                        elif mode == "unspecified":
-                            problems = judge_success(model, example, built, answer, measure, "")
-                            if answer.ok and len(answer.output_shapes) != len(model.main.outputs):
-                                problems.append(f"{len(answer.output_shapes)} output shapes returned, expected "
-                                                f"{len(model.main.outputs)}")
-                            if not problems and supported_by is None:
-                                supported_by = where
-                        else:
-                            problems = _insufficient_problems(model, example, answer)
-                    finally:
-                        built.close()
-                    if problems:
-                        return failed(f"{where}: {problems[0].lstrip(': ')}", tuple(problems))
-        return passed()
+                    yield Execution(executor, measure, mode, 0 if mode == "insufficient" else None)
+
+    def judge(self, model: CaseModel, example_index: int, executed: Executed,
+              earlier: Sequence[Executed]) -> Judgement:
+        execution, answer, where = executed.execution, executed.answer, executed.where
+        example = model.examples[example_index]
+        if answer.status == ErrorStatus.GENERAL_FAILURE and execution.executor is not Executor.FENCED:
+            # The first UNSPECIFIED execution that passed off the fenced path showed dynamic-shape support.
+            supported_by = next((e.where for e in earlier if e.execution.mode == "unspecified"
+                                 and e.execution.executor is not Executor.FENCED), None)
+            if supported_by is None:
+                return skipped(f"{where}: GENERAL_FAILURE (no dynamic output shape support)")
+            expected = "OUTPUT_INSUFFICIENT_SIZE with the output shapes" if execution.mode == "insufficient" else "NONE"
+            return failed(f"{where}: returned GENERAL_FAILURE, expected {expected}: the {supported_by} succeeded "
+                          "with every shape reported, so the driver supports dynamic output shapes")
+        if execution.executor is Executor.FENCED:
+            return ([] if answer.status == ErrorStatus.INVALID_ARGUMENT else
+                    [f"returned {answer.status.name}, expected INVALID_ARGUMENT (fenced "
+                     "execution needs fully specified outputs)"])
+        if execution.mode == "unspecified":
+            problems = judge_success(model, example, executed.built, answer, execution.measure, "")
+            if answer.ok and len(answer.output_shapes) != len(model.main.outputs):
+                problems.append(f"{len(answer.output_shapes)} output shapes returned, expected "
+                                f"{len(model.main.outputs)}")
+            return problems
+        return _insufficient_problems(model, example, answer)
+
+    def failure(self, executed: Executed, problems: list[str]) -> Outcome:
+        return failed(f"{executed.where}: {problems[0].lstrip(': ')}", tuple(problems))

@@ -12,17 +12,18 @@ every output, and cannot describe a zero-sized one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Sequence
 
-from vts.families._kit.executions import Answer, Executor, prepare_for_case
+from vts.families._kit.executions import Answer, Executor
 from vts.families._kit.judge import judge_success
-from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
+from vts.families.base import RunOptions
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, is_scalar_type
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Device, PreparedModel
+from vts.hal.interfaces import PreparedModel
 from vts.hal.types import NO_TIMING_INFO, Request
-from vts.model.casemodel import BuiltRequest, CaseModel, build_request, element_count
+from vts.model.casemodel import BuiltRequest, CaseModel, element_count
 
 
 def execute_fenced_twice(prepared: PreparedModel, request: Request, measure: MeasureTiming,
@@ -78,31 +79,18 @@ def has_unspecified_output(model: CaseModel) -> bool:
 
 
 @register_family
-class FencedFamily(Family):
+class FencedFamily(PerExampleFamily):
     name = "fenced"
     description = "fenced execution with and without timing, chained on the returned fence"
 
-    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
-        if model.expect_failure:
-            return
-        for index, example in enumerate(model.examples):
-            yield Case(f"{self.name}/{model.case_name(example)}", self.name, model, index, spec_path)
+    def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
+        return [Execution(Executor.FENCED, measure) for measure in (MeasureTiming.NO, MeasureTiming.YES)]
 
-    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
-        model = case.model
-        assert model is not None and case.example is not None
-        prepared, why = prepare_for_case(device, model, options)
-        if prepared is None:
-            return skipped(why)
-        example = model.examples[case.example]
-        for measure in (MeasureTiming.NO, MeasureTiming.YES):
-            where = f"fenced execution (timing {measure.name})"
-            built = build_request(model, example, options.pool_kind, extensions=options.extensions)
-            try:
-                answer = execute_fenced_twice(prepared, built.request, measure, options.case_timeout)
-                problems = judge_golden(model, case.example, built, answer, Executor.FENCED, measure, where)
-            finally:
-                built.close()
-            if problems:
-                return failed(problems[0], tuple(problems))
-        return passed()
+    def execute(self, prepared: PreparedModel, built: BuiltRequest, execution: Execution,
+                options: RunOptions) -> Answer:
+        return execute_fenced_twice(prepared, built.request, execution.measure, options.case_timeout)
+
+    def judge(self, model: CaseModel, example_index: int, executed: Executed,
+              earlier: Sequence[Executed]) -> Judgement:
+        return judge_golden(model, example_index, executed.built, executed.answer, Executor.FENCED,
+                            executed.execution.measure, executed.where)

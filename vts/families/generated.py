@@ -23,20 +23,14 @@ timing.  Claiming support and then refusing preparation fails.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
-from vts.families._kit.executions import (
-    Executor,
-    execute,
-    prepare_for_case,
-    timing_problems,
-)
-from vts.families._kit.judge import judge_success
-from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families._kit.executions import Executor, timing_problems
+from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
+from vts.families.base import Case, CaseFailure, Outcome, failed, passed
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming
-from vts.hal.interfaces import Device
-from vts.model.casemodel import CaseModel, build_request
+from vts.model.casemodel import CaseModel
 
 #: The full (executor, timing) matrix, run on the first example of each model.
 FULL_MATRIX = ((Executor.SYNC, MeasureTiming.NO), (Executor.ASYNC, MeasureTiming.YES),
@@ -51,7 +45,7 @@ def executions_for(example_index: int) -> tuple[tuple[Executor, MeasureTiming], 
 
 
 @register_family
-class GeneratedFamily(Family):
+class GeneratedFamily(PerExampleFamily):
     name = "generated"
     description = "golden execution of every model example (sync and async, with and without timing)"
 
@@ -62,41 +56,22 @@ class GeneratedFamily(Family):
         for index, example in enumerate(model.examples):
             yield Case(model.case_name(example), self.name, model, index, spec_path)
 
-    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
-        model = case.model
-        assert model is not None
-        prepared, why = prepare_for_case(device, model, options)
-        if prepared is None:
-            return passed(f"refused as expected ({why})") if model.expect_failure else skipped(why)
+    def refused(self, model: CaseModel, why: str) -> Outcome:
+        return passed(f"refused as expected ({why})") if model.expect_failure else super().refused(model, why)
+
+    def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
         if model.expect_failure:
-            return self._expect_failure(case, prepared, options)
-        return self._golden(case, prepared, options)
+            return [Execution(Executor.SYNC)]
+        return [Execution(executor, measure) for executor, measure in executions_for(example_index)]
 
-    def _golden(self, case: Case, prepared: object, options: RunOptions) -> Outcome:
-        model = case.model
-        assert model is not None and case.example is not None
-        example = model.examples[case.example]
-        for executor, measure in executions_for(case.example):
-            built = build_request(model, example, options.pool_kind, extensions=options.extensions)
-            try:
-                answer = execute(prepared, built.request, executor, measure)  # type: ignore[arg-type]
-                problems = judge_success(model, example, built, answer, measure,
-                                         f"{executor.value} execution (timing {measure.name})")
-            finally:
-                built.close()
-            if problems:
-                return failed(problems[0], tuple(problems))
-        return passed()
+    def judge(self, model: CaseModel, example_index: int, executed: Executed,
+              earlier: Sequence[Executed]) -> Judgement:
+        if model.expect_failure:
+            return self._expected_failure(executed)
+        return super().judge(model, example_index, executed, earlier)
 
-    def _expect_failure(self, case: Case, prepared: object, options: RunOptions) -> Outcome:
-        model = case.model
-        assert model is not None
-        example = model.examples[0]
-        built = build_request(model, example, options.pool_kind, extensions=options.extensions)
-        try:
-            answer = execute(prepared, built.request, Executor.SYNC)  # type: ignore[arg-type]
-        finally:
-            built.close()
+    def _expected_failure(self, executed: Executed) -> Outcome:
+        answer = executed.answer
         if answer.ok:
             raise CaseFailure("the model must fail (expect_failure) but executed with status NONE")
         problems = timing_problems(answer, MeasureTiming.NO)

@@ -21,20 +21,15 @@ than the requested timeout is long, not a performance threshold.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from vts.families._kit.executions import (
-    Executor,
-    execute,
-    prepare_for_case,
-    timing_problems,
-)
-from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families._kit.executions import Answer, execute, timing_problems
+from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
+from vts.families.base import Case, RunOptions, failed, skipped
 from vts.families.registry import register_family
-from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
-from vts.hal.interfaces import Device
-from vts.model.casemodel import CaseModel, build_request
+from vts.hal.enums import ErrorStatus, OperationType
+from vts.hal.interfaces import PreparedModel
+from vts.model.casemodel import BuiltRequest, CaseModel
 
 LOOP_TIMEOUT_NS = 1_000_000
 #: How far past the requested loop timeout an execution may end (documented above).
@@ -43,7 +38,7 @@ MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PER
 
 
 @register_family
-class InfiniteLoopFamily(Family):
+class InfiniteLoopFamily(PerExampleFamily):
     name = "infinite_loop_timeout"
     description = "a WHILE loop that never ends must be stopped by the loop timeout"
 
@@ -52,33 +47,24 @@ class InfiniteLoopFamily(Family):
         if model.expect_failure and ops and ops[0].type == OperationType.WHILE:
             yield Case(f"{self.name}/{model.case_name()}", self.name, model, 0, spec_path)
 
-    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
-        model = case.model
-        assert model is not None
-        prepared, why = prepare_for_case(device, model, options)
-        if prepared is None:
-            return skipped(why)
-        for executor in Executor:
-            for measure in (MeasureTiming.NO, MeasureTiming.YES):
-                where = f"{executor.value} execution (timing {measure.name})"
-                built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
-                try:
-                    started = time.monotonic()
-                    answer = execute(prepared, built.request, executor, measure,
-                                     loop_timeout=LOOP_TIMEOUT_NS, timeout=options.case_timeout)
-                    took = time.monotonic() - started
-                finally:
-                    built.close()
-                if answer.status == ErrorStatus.GENERAL_FAILURE:
-                    return skipped(f"{where}: GENERAL_FAILURE")
-                if answer.status not in MISSED:
-                    return failed(f"{where} with a 1 ms loop timeout returned {answer.status.name}, expected "
-                                  "MISSED_DEADLINE_TRANSIENT or MISSED_DEADLINE_PERSISTENT")
-                problems = timing_problems(answer, measure)
-                if problems:
-                    return failed(f"{where}: {problems[0]}")
-                bound = LOOP_TIMEOUT_NS / 1e9 + LOOP_TIMEOUT_SLACK_S
-                if took > bound:
-                    return failed(f"{where} took {took:.3f} s with a {LOOP_TIMEOUT_NS / 1e6:g} ms loop timeout; "
-                                  f"the loop must be aborted within the timeout (allowed: {bound:.3f} s)")
-        return passed()
+    def execute(self, prepared: PreparedModel, built: BuiltRequest, execution: Execution,
+                options: RunOptions) -> Answer:
+        return execute(prepared, built.request, execution.executor, execution.measure,
+                       loop_timeout=LOOP_TIMEOUT_NS, timeout=options.case_timeout)
+
+    def judge(self, model: CaseModel, example_index: int, executed: Executed,
+              earlier: Sequence[Executed]) -> Judgement:
+        answer, where = executed.answer, executed.where
+        if answer.status == ErrorStatus.GENERAL_FAILURE:
+            return skipped(f"{where}: GENERAL_FAILURE")
+        if answer.status not in MISSED:
+            return failed(f"{where} with a 1 ms loop timeout returned {answer.status.name}, expected "
+                          "MISSED_DEADLINE_TRANSIENT or MISSED_DEADLINE_PERSISTENT")
+        problems = timing_problems(answer, executed.execution.measure)
+        if problems:
+            return failed(f"{where}: {problems[0]}")
+        bound = LOOP_TIMEOUT_NS / 1e9 + LOOP_TIMEOUT_SLACK_S
+        if executed.seconds > bound:
+            return failed(f"{where} took {executed.seconds:.3f} s with a {LOOP_TIMEOUT_NS / 1e6:g} ms loop "
+                          f"timeout; the loop must be aborted within the timeout (allowed: {bound:.3f} s)")
+        return []

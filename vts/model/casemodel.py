@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ from vts.hal.types import (
     Subgraph,
     SymmPerChannelQuantParams,
 )
+from vts.model.compare import DEFAULT_TOLERANCE, Tolerance
 
 #: The extension registry the harness knows: name -> (operand types, operation types).
 #: Each maps a type name to (type id within the extension, numpy dtype or None).
@@ -108,9 +109,15 @@ class CaseModel:
     examples: tuple[CaseExample, ...]
     relaxed: bool = False
     expect_failure: bool = False
-    tolerance: Mapping[str, float] = field(default_factory=dict)
+    tolerance: Tolerance = DEFAULT_TOLERANCE
     multinomial_tolerance: float = 0.0
     extensions: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A mapping here would reach the comparison unchecked (a misspelt key silently ignored).
+        if not isinstance(self.tolerance, Tolerance):
+            raise TypeError(f"CaseModel.tolerance must be a Tolerance (Tolerance.from_mapping checks a mapping), "
+                            f"got {type(self.tolerance).__name__}")
 
     def case_name(self, example: CaseExample | None = None) -> str:
         """``SPEC.MODEL[.EXAMPLE]``, names omitted when empty or equal to the spec's."""
@@ -247,7 +254,12 @@ def _parse_example_side(
 
 def parse_model(spec_name: str, doc: Mapping[str, Any], default_hal: str = "1.0",
                 extensions: ExtensionTypes | None = None) -> CaseModel:
-    """Build a ``CaseModel`` from one concrete-layer MODEL mapping (already schema-checked)."""
+    """Build a ``CaseModel`` from one concrete-layer MODEL mapping (already schema-checked).
+
+    The tolerance is typed here too (``Tolerance.from_mapping``), so a
+    document that skipped the loader still cannot carry a misspelt key to
+    the comparison: it raises ``ToleranceError``.
+    """
     main = _parse_subgraph(doc["main"], extensions)
     referenced = tuple(_parse_subgraph(g, extensions) for g in doc.get("referenced", []))
     examples = tuple(
@@ -267,7 +279,7 @@ def parse_model(spec_name: str, doc: Mapping[str, Any], default_hal: str = "1.0"
         examples=examples,
         relaxed=bool(doc.get("relaxed", False)),
         expect_failure=bool(doc.get("expect_failure", False)),
-        tolerance=dict(doc.get("tolerance", {})),
+        tolerance=Tolerance.from_mapping(doc.get("tolerance", {})),
         multinomial_tolerance=float(doc.get("multinomial_tolerance", 0.0)),
         extensions=tuple(doc.get("extensions", ())),
     )

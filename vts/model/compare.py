@@ -4,9 +4,11 @@ Per operand type (spec-format.md "Accuracy", test-catalogue §9): float32
 within 1e-5 + 5 ULP relative; float16 (and float32 in relaxed or fp16 models)
 within 5 fp16 ULP absolute and relative; int32 and quantized types within 1
 (a model may widen the quantized bound, MobileNet-sized graphs use 3);
-booleans exact.  A non-finite actual value fails unless the golden is the
-same non-finite value.  The comparison never asserts: it returns an
-``OutputComparison`` and the family decides the verdict.
+booleans exact.  A model's overrides arrive typed (``Tolerance``, built where
+the model is made), never as a mapping read here.  A non-finite actual value
+fails unless the golden is the same non-finite value.  The comparison never
+asserts: it returns an ``OutputComparison`` and the family decides the
+verdict.
 """
 
 from __future__ import annotations
@@ -40,29 +42,90 @@ _QUANTIZED = (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUAN
               T.TENSOR_QUANT16_ASYMM, T.TENSOR_QUANT16_SYMM)
 
 
+#: The keys a tolerance may set (``Tolerance``'s fields, in the order messages list them).
+_TOLERANCE_KEYS = ("atol", "quant", "rtol")
+
+
+class ToleranceError(ValueError):
+    """A tolerance with a key the criteria do not know, or a value that is no bound.
+
+    ``key`` names the offending key ("" for the whole value) so the spec
+    loader can point at it (file, line, JSON pointer).
+    """
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}" if key else message)
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    """A model's widening of the per-type criteria (the spec's ``tolerance``), typed when the model is made.
+
+    As a bare mapping read only at comparison time, a misspelt key
+    (``qaunt: 3``) in a built-in or hand-made model silently fell back to the
+    default bound; typed once, where the spec is loaded or the model is
+    made, a bad key or value is an error there, naming the key.
+
+    ``quant``: allowed error of quantized outputs, in quantization steps
+    (VTS uses 3 for MobileNet-sized graphs).  ``atol`` / ``rtol``: when
+    either is set, every output but booleans is judged with them (the other
+    keeps the type's default).
+    """
+
+    quant: float = 1
+    atol: float | None = None
+    rtol: float | None = None
+
+    def __post_init__(self) -> None:
+        for key in _TOLERANCE_KEYS:
+            value = getattr(self, key)
+            if value is None and key != "quant":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ToleranceError(key, f"expected a finite number >= 0, got {value!r}")
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any]) -> Tolerance:
+        """The typed form of a tolerance mapping; an unknown key or a bad value raises ``ToleranceError``."""
+        if not isinstance(mapping, Mapping):
+            raise ToleranceError("", f"expected a mapping of {', '.join(_TOLERANCE_KEYS)}, got {mapping!r}")
+        for key in mapping:
+            if key not in _TOLERANCE_KEYS:
+                raise ToleranceError(str(key), f"unknown tolerance key {key!r} (expected one of: "
+                                     f"{', '.join(_TOLERANCE_KEYS)})")
+        return cls(**mapping)
+
+
+#: No overrides: every output judged by its type's criteria.
+DEFAULT_TOLERANCE = Tolerance()
+
+
 def criteria_for(operand_type: int, *, reduced_precision: bool = False,
-                 tolerance: Mapping[str, float] | None = None) -> Criteria:
+                 tolerance: Tolerance = DEFAULT_TOLERANCE) -> Criteria:
     """Criteria for one output.
 
     ``reduced_precision``: the model is relaxed or has a float16 operand, so
     float32 outputs are judged with the fp16 bound (VTS does the same).
     ``tolerance``: the model's overrides (``quant``, ``atol``, ``rtol``).
     """
-    tolerance = tolerance or {}
     if operand_type in (T.TENSOR_FLOAT32, T.FLOAT32):
         base = FLOAT16 if reduced_precision else FLOAT32
     elif operand_type in (T.TENSOR_FLOAT16, T.FLOAT16):
         base = FLOAT16
     elif operand_type in _QUANTIZED:
-        base = Criteria(atol=float(tolerance.get("quant", 1)), rtol=0)
+        base = Criteria(atol=float(tolerance.quant), rtol=0)
     elif operand_type in (T.TENSOR_INT32, T.INT32, T.UINT32):
         base = INTEGER
     elif operand_type in (T.TENSOR_BOOL8, T.BOOL):
         return EXACT
     else:
         base = EXACT
-    if "atol" in tolerance or "rtol" in tolerance:
-        return Criteria(atol=float(tolerance.get("atol", base.atol)), rtol=float(tolerance.get("rtol", base.rtol)))
+    if tolerance.atol is not None or tolerance.rtol is not None:
+        atol = base.atol if tolerance.atol is None else tolerance.atol
+        rtol = base.rtol if tolerance.rtol is None else tolerance.rtol
+        return Criteria(atol=float(atol), rtol=float(rtol))
     return base
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vts.hal.enums import OperationType
+from vts.model.compare import Tolerance, ToleranceError
 from vts.spec.errors import Problem, pointer_join
 from vts.spec.values import FLOAT32_OVERFLOW, TYPES, check_value, expected_count
 
@@ -54,10 +55,24 @@ def document_problems(document: Mapping[str, Any]) -> list[Problem]:
         tolerance = model.get("multinomial_tolerance", 0.0)
         if not math.isfinite(tolerance):
             problems.add(base + "/multinomial_tolerance", f"expected a finite tolerance, got {tolerance!r}")
+        _check_tolerance(model, base, problems)
         check_model(model, base, problems)
         if problems.full:
             break
     return problems[:MAX_PROBLEMS]
+
+
+def _check_tolerance(model: Mapping[str, Any], base: str, problems: _Problems) -> None:
+    """The tolerance becomes typed criteria at load time: what ``Tolerance`` refuses is a load error.
+
+    The schema already limits a spec's keys; this keeps the typed criteria
+    the authority, so the two cannot drift apart unnoticed.
+    """
+    try:
+        Tolerance.from_mapping(model.get("tolerance", {}))
+    except ToleranceError as error:
+        pointer = pointer_join(base, "tolerance", error.key) if error.key else base + "/tolerance"
+        problems.add(pointer, error.message)
 
 
 def check_model(model: Mapping[str, Any], base: str, problems: _Problems) -> None:

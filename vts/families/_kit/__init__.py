@@ -1,1 +1,2 @@
-"""The private kit of the families: shared mechanics (prepare, execute, judge, threads, derived models)."""
+"""The private kit of the families: shared mechanics (prepare, execute, judge, the per-example family base,
+threads, derived models)."""

@@ -118,7 +118,7 @@ def distinct_goldens(variants: list[CaseExample]) -> bool:
 
 def graph_fingerprint(model: CaseModel) -> str:
     """Everything that decides a model's answers: graphs, constants, quantization, precision, tolerances."""
-    parts: list[object] = [model.relaxed, sorted(model.tolerance.items()), model.multinomial_tolerance,
+    parts: list[object] = [model.relaxed, model.tolerance, model.multinomial_tolerance,
                            model.extensions]
     for graph in model.subgraphs():
         for o in graph.operands:

@@ -25,9 +25,10 @@ import numpy as np
 
 from vts.model.builtin import mobilenet as mn
 from vts.model.casemodel import CaseExample, CaseModel, TensorData
+from vts.model.compare import Tolerance
 
-FLOAT_TOLERANCE = {"atol": 1e-4, "rtol": 1e-4}
-QUANT_TOLERANCE = {"quant": 3}
+FLOAT_TOLERANCE = Tolerance(atol=1e-4, rtol=1e-4)
+QUANT_TOLERANCE = Tolerance(quant=3)
 
 
 def same_padding(size: int, stride: int, window: int) -> tuple[int, int, int]:
