@@ -20,7 +20,7 @@ from tests.fakes.broken_concurrency import _CompiledView
 from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, OperandType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import FencedExecutionCallback, PreparedModel, SyncFence
-from vts.hal.types import Model, Request
+from vts.hal.types import ExtensionNameAndPrefix, Model, Request
 
 
 class _Device(ReferenceDevice):
@@ -150,3 +150,35 @@ def low_power_half() -> ReferenceDevice:
     return LowPowerHalfDevice("broken-low-power-half")
 
 
+
+
+# -- extension prefixes ------------------------------------------------------------------------------
+
+
+def _by_position(model: Model) -> Model:
+    """The model as a driver sees it that numbers ``extensionNameToPrefix`` 1, 2, ... in list order."""
+    renumbered = model.copy()
+    renumbered.extension_name_to_prefix = [ExtensionNameAndPrefix(entry.name, position + 1) for position, entry
+                                           in enumerate(model.extension_name_to_prefix)]
+    return renumbered
+
+
+class PositionalPrefixDevice(ReferenceDevice):
+    """Decodes an extension type's prefix by the extension's position in the model's list, not by its prefix.
+
+    Right whenever the runtime numbers extensions 1, 2, ... in list order,
+    as every model of the specs and the corpus did.
+    """
+
+    name = "broken-positional-prefix"
+
+    def get_supported_operations(self, model: Model) -> list[bool]:
+        return super().get_supported_operations(_by_position(model))
+
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        return super().prepare_model(_by_position(model), *args, **kwargs)
+
+
+def positional_prefix() -> ReferenceDevice:
+    """Caught by ``extensions`` (prefixes other than positions; two extensions in both orders)."""
+    return PositionalPrefixDevice()

@@ -111,6 +111,8 @@ class CaseModel:
     tolerance: Mapping[str, float] = field(default_factory=dict)
     multinomial_tolerance: float = 0.0
     extensions: tuple[str, ...] = ()
+    #: Explicit ``extensionNameToPrefix`` entries, in this order; empty: 1, 2, ... in name order.
+    extension_prefixes: tuple[tuple[str, int], ...] = ()
 
     def case_name(self, example: CaseExample | None = None) -> str:
         """``SPEC.MODEL[.EXAMPLE]``, names omitted when empty or equal to the spec's."""
@@ -305,6 +307,14 @@ class ConstantPolicy:
 
 
 def _extension_prefixes(model: CaseModel) -> dict[str, int]:
+    """Each extension's prefix: the model's explicit entries (any uint16 but 0, in their order) or 1, 2, ...
+
+    A runtime may give any prefix to any extension (hal-reference §10.3); a
+    driver must decode a type by the prefix the model gives, never by the
+    extension's position in the list.
+    """
+    if model.extension_prefixes:
+        return dict(model.extension_prefixes)
     names = sorted(
         {str(t).rpartition(":")[0] for g in model.subgraphs() for t in
          [o.type for o in g.operands] + [op.type for op in g.operations] if isinstance(t, str)}
