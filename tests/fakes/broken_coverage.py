@@ -8,16 +8,20 @@ quantization parameters, extension prefixes).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from drivers.reference.device import ReferenceDevice
+from drivers.reference.ops import binary
+from drivers.reference.ops.registry import OpDef
 from drivers.reference.prepared_model import ReferencePreparedModel
-from drivers.reference.tensor import Tensor
+from drivers.reference.quant import multiply_by_quantized_multiplier, quantize_multiplier
+from drivers.reference.tensor import OpContext, Tensor
 from tests.fakes.broken_concurrency import _CompiledView
-from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, OperandType
+from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, OperandType, OperationType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import FencedExecutionCallback, PreparedModel, SyncFence
 from vts.hal.types import ExtensionNameAndPrefix, Model, Request
@@ -182,3 +186,56 @@ class PositionalPrefixDevice(ReferenceDevice):
 def positional_prefix() -> ReferenceDevice:
     """Caught by ``extensions`` (prefixes other than positions; two extensions in both orders)."""
     return PositionalPrefixDevice()
+
+
+# -- one operation wrong where the corpus never looks --------------------------------------------------
+
+
+def _patched_device(name: str, operation: OperationType, run: Any) -> ReferenceDevice:
+    """A reference device whose prepared models run ``run`` for every ``operation`` (other operations unchanged)."""
+
+    class Patched(_Device):
+        def adjust(self, prepared: ReferencePreparedModel, model: Model, *args: Any, **kwargs: Any) -> None:
+            for slots in prepared.compiled.slots:
+                for slot in slots:
+                    op_def = slot.op_def
+                    if isinstance(op_def, OpDef) and op_def.type == operation:
+                        slot.op_def = dataclasses.replace(op_def, run=run)
+
+    return Patched(name)
+
+
+#: Where a 20-bit element index wraps.
+INDEX_WRAP = 1 << 20
+
+
+def _add_wrapping_past_2_20(ctx: OpContext) -> list[np.ndarray]:
+    """ADD with a 20-bit element counter: element i >= 2**20 is element i mod 2**20 of the result."""
+    (result,) = binary.add(ctx)
+    flat = np.ascontiguousarray(result).reshape(-1)
+    if flat.size > INDEX_WRAP:
+        flat[INDEX_WRAP:] = np.resize(flat[:INDEX_WRAP], flat.size - INDEX_WRAP)
+    return [flat.reshape(result.shape)]
+
+
+def add_wrong_past_2_20() -> ReferenceDevice:
+    """Caught by ``differential`` at realistic sizes (every corpus tensor is far below 2**20 elements)."""
+    return _patched_device("broken-add-past-2-20", OperationType.ADD, _add_wrapping_past_2_20)
+
+
+def _mul_product_in_16_bits(ctx: OpContext) -> list[np.ndarray]:
+    """Quant8 MUL keeping ``(a - za) * (b - zb)`` in an int16 accumulator (it wraps past 32767)."""
+    a, b = ctx.tensor(0), ctx.tensor(1)
+    if a.type not in (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED):
+        return binary.mul(ctx)
+    out = ctx.output()
+    multiplier, shift = quantize_multiplier(a.scale * b.scale / out.scale)
+    product = (a.value.astype(np.int64) - a.zero_point) * (b.value.astype(np.int64) - b.zero_point)
+    product = (product.astype(np.int64) + (1 << 15)) % (1 << 16) - (1 << 15)
+    raw = multiply_by_quantized_multiplier(product, multiplier, shift) + out.zero_point
+    return [binary._clamp_quantized(ctx, raw)]
+
+
+def mul_product_in_16_bits() -> ReferenceDevice:
+    """Caught by ``differential``'s drawn quantization parameters (zero points of 0, wide output scales)."""
+    return _patched_device("broken-mul-16-bit-product", OperationType.MUL, _mul_product_in_16_bits)

@@ -19,6 +19,11 @@ prepared model:
    asynchronous paths; every answer is judged like a golden execution
    (status, timing, shapes, values) against the oracle's.
 
+3. **Drawn quantization parameters** (``quant_params``): models made only
+   of quantized ADD, SUB and MUL are also run with ``QUANT_DRAWS`` sets of
+   drawn scales and zero points (each a model of its own, prepared on
+   both sides) and inputs over the type's whole range, against the oracle.
+
 The oracle is ``--oracle DRIVER`` (default ``reference``), any driver spec
 ``nnvts run`` accepts.  A Python driver is loaded into the harness process
 (no IPC per execution; the case time limit covers it); an ``exec:`` driver
@@ -69,6 +74,7 @@ import numpy as np
 from vts.families._kit.executions import Answer, Executor, execute, prepare_for_case, timing_problems
 from vts.families._kit.judge import judge_success, reduced_precision, shape_problems
 from vts.families.base import Case, CaseFailure, Family, HarnessError, Outcome, RunOptions, failed, passed, skipped
+from vts.families.differential import quant_params
 from vts.families.differential.inputs import InputPlan, plan_inputs, random_example, seed_of
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperandType, OperationType
@@ -217,6 +223,11 @@ class DifferentialFamily(Family):
                 notes.append(why)
         else:
             notes.append("no input can be varied honestly")
+        if quant_params.eligible(model):
+            problems, note = self._drawn_quant_params(case, model, device, options)
+            if problems:
+                return failed(problems[0], tuple(problems), oracle=str(options.oracle))
+            (done if note.endswith("matched the oracle") else notes).append(note)
         if not done:
             return skipped("; ".join(notes))
         return passed("; ".join(done + notes))
@@ -274,6 +285,40 @@ class DifferentialFamily(Family):
         del prepared
         oracle.remember(case.name, answers)
         return answers, ("the oracle did not answer the random inputs: " + "; ".join(refusals)) if refusals else ""
+
+    # -- 3. drawn quantization parameters -------------------------------------------------
+
+    def _drawn_quant_params(self, case: Case, model: CaseModel, device: Device,
+                            options: RunOptions) -> tuple[list[str], str]:
+        """Each drawn parameter set: its model prepared on the oracle and the driver, answers compared."""
+        oracle = self.oracle(options)
+        rng = np.random.Generator(np.random.PCG64(seed_of(f"{case.name}/quant_params")))
+        compared = 0
+        for draw in range(quant_params.QUANT_DRAWS):
+            drawn = quant_params.drawn_model(model, rng, draw)
+            example = quant_params.full_range_example(drawn, rng, f"quant_params{draw}")
+            try:
+                theirs, _why = prepare_for_case(oracle.device, drawn, options)
+                expected, _why = _oracle_run(drawn, example, theirs, options) if theirs is not None else (None, "")
+            except CaseFailure:
+                expected = None
+            except HarnessError:
+                raise
+            except Exception as error:  # an oracle bug is the harness's problem, never the driver's
+                raise HarnessError(f"the oracle {oracle.spec!r} raised {type(error).__name__}: {error}") from None
+            if expected is None:
+                continue
+            prepared, _why = prepare_for_case(device, drawn, options)
+            if prepared is None:
+                continue
+            where = f"drawn quantization parameters {draw} ({quant_params.describe(drawn)})"
+            problems = self._judged(drawn, expected, prepared, Executor.SYNC, options, where, _judge_against_oracle)
+            if problems:
+                return problems, ""
+            compared += 1
+        if not compared:
+            return [], "no drawn quantization parameter set was prepared by both the oracle and the driver"
+        return [], f"{compared} drawn quantization parameter sets matched the oracle"
 
     def _against_oracle(self, model: CaseModel, prepared: PreparedModel, answers: list[CaseExample],
                         options: RunOptions) -> list[str]:
