@@ -61,3 +61,31 @@ def test_mul_with_a_16_bit_product_is_caught():
 def test_mul_with_a_16_bit_product_passes_generated():
     results = run_family("generated", broken_coverage.mul_product_in_16_bits(), [hand_mul_quant8()])
     assert results and not not_passed(results)
+
+
+def _large(device, budget: float = 600.0) -> dict:
+    from vts.families.base import RunOptions
+    from vts.families.differential.family import DifferentialFamily
+    from vts.run.runner import Runner
+
+    family = DifferentialFamily()
+    runner = Runner(device, RunOptions(case_timeout=300, large_budget=budget))
+    return {case.name: runner.run_case(family, case) for case in family.device_cases()
+            if case.name in ("differential/large/add_float32_4x128x128x64", "differential/large/mul_quant8_2x64x128x128")}
+
+
+def test_reference_passes_realistic_sizes():
+    results = _large(create_device())
+    assert len(results) == 2 and not not_passed(results)
+
+
+def test_add_wrong_past_2_20_elements_is_caught_at_realistic_sizes():
+    results = _large(broken_coverage.add_wrong_past_2_20())
+    assert results["differential/large/add_float32_4x128x128x64"].verdict is Verdict.FAILED
+    assert results["differential/large/mul_quant8_2x64x128x128"].verdict is Verdict.PASSED
+
+
+def test_a_spent_budget_skips_the_large_cases():
+    results = _large(create_device(), budget=0)
+    assert {r.verdict for r in results.values()} == {Verdict.SKIPPED}
+    assert "--large-budget" in next(iter(results.values())).reason
