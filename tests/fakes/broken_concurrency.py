@@ -15,9 +15,11 @@ from typing import Any
 
 from drivers.reference.device import ReferenceDevice
 from drivers.reference.prepared_model import ReferencePreparedModel
+from vts.hal import memory
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Burst, PreparedModel, SyncFence
+from vts.hal.memory import Memory
 from vts.hal.types import ExecutionResult, Model, Request
 
 #: How long the broken drivers hold their shared state, standing in for device time (DMA, compute).
@@ -263,3 +265,54 @@ class SerializedDevice(_Device):
 def serialized() -> ReferenceDevice:
     """Caught by ``multi_client`` (client A's fenced execution waits forever; client B must not wait with it)."""
     return SerializedDevice("broken-serialized")
+
+
+# -- (vi) burst slots that cache contents, not memory ----------------------------------------------
+
+
+class SnapshotBurst(Burst):
+    """Keeps a copy of each input-only slot's bytes taken when the slot is first given.
+
+    Saves re-reading (or re-uploading) inputs the driver believes unchanged;
+    but a held slot is the client's memory, and a client streaming through
+    the burst rewrites it between executions: this burst answers the old
+    inputs.
+    """
+
+    def __init__(self, prepared_model: PreparedModel) -> None:
+        super().__init__(prepared_model)
+        self._copies: dict[int, Memory] = {}
+
+    def execute(self, request: Request, memory_ids: Sequence[int], *args: Any, **kwargs: Any) -> ExecutionResult:
+        pools = self.resolve(request, memory_ids)
+        outputs = {argument.location.pool_index for argument in request.outputs}
+        for index, (slot, given) in enumerate(zip(memory_ids, request.pools, strict=True)):
+            if index in outputs or not isinstance(pools[index], Memory):
+                continue
+            if given is not None or slot not in self._copies:
+                kept = pools[index]
+                assert isinstance(kept, Memory)
+                copy = memory.allocate(memory.ASHMEM, kept.size)
+                copy.write(0, kept.read(0, kept.size))
+                self._copies[slot] = copy
+            pools[index] = self._copies[slot]
+        resolved = Request(request.inputs, request.outputs, pools)  # type: ignore[arg-type]
+        return self.prepared_model.execute(resolved, *args, **kwargs)
+
+    def free_memory(self, slot: int) -> None:
+        super().free_memory(slot)
+        self._copies.pop(slot, None)
+
+
+class SnapshotBurstPreparedModel(ReferencePreparedModel):
+    def configure_execution_burst(self) -> Burst:
+        return SnapshotBurst(self)
+
+
+class SnapshotBurstDevice(_Device):
+    prepared_class = SnapshotBurstPreparedModel
+
+
+def burst_snapshots() -> ReferenceDevice:
+    """Caught by ``burst`` (the client rewrites a held input slot's memory between executions)."""
+    return SnapshotBurstDevice("broken-burst-snapshots")

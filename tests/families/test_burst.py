@@ -151,3 +151,21 @@ def test_a_burst_ignoring_free_memory_is_caught():
         "burst/hand_add_float.add": Verdict.FAILED, "burst/validation/hand_add_float.add": Verdict.FAILED}
     assert "freed" in results["burst/hand_add_float.add"].reason
     assert results["burst/validation/hand_add_float.add"].reason.startswith("freed_id")
+
+
+def test_a_burst_caching_slot_contents_is_caught():
+    """Steady-state streaming: the client rewrites a held input slot; a snapshot burst answers the old inputs."""
+    results = run_cases(Runner(broken_concurrency.burst_snapshots(), RunOptions(case_timeout=60)),
+                        [hand_add_float(), hand_add_quant8(), hand_mul_float()], kind="golden")
+    assert results and all(r.verdict is Verdict.FAILED for r in results.values()), not_passed(results)
+    assert all("held input memory" in r.reason for r in results.values()), [r.reason for r in results.values()]
+
+
+def test_a_burst_caching_slot_contents_is_caught_out_of_process():
+    runner = isolated("tests.fakes.broken_concurrency:burst_snapshots")
+    try:
+        results = run_cases(runner, [hand_add_float()], kind="golden")
+    finally:
+        assert runner.host is not None
+        runner.host.stop()
+    assert [r.verdict for r in results.values()] == [Verdict.FAILED], not_passed(results)

@@ -170,3 +170,21 @@ def test_bench_command_flags_only_the_liar():
                                          "--size", "32", "--json"])
     assert liar.exit_code == 1
     assert all(m["flagged"] and m["declared"] == pytest.approx(0.1) for m in json.loads(liar.output))
+
+
+def test_driver_decoding_extension_prefixes_by_position_fails_extensions():
+    """Issue 22 (6): prefixes other than list positions, and two extensions in both orders."""
+    from tests.fakes import broken_coverage
+
+    results = run_family(families()["extensions"](), broken_coverage.positional_prefix(), specs=[FIBONACCI_SPEC])
+    assert failed_names(results) == {"extensions/fibonacci_float32.prefix_42",
+                                     "extensions/fibonacci_quant64.two_extensions_fibonacci_second_at_1",
+                                     "extensions/fibonacci_float32.two_extensions_fibonacci_first_at_32343"}, \
+        {n: r.reason for n, r in results.items()}
+
+
+def test_reference_decodes_any_prefix():
+    results = run_family(families()["extensions"](), create_device(), specs=[FIBONACCI_SPEC])
+    assert {"extensions/fibonacci_float32.prefix_42",
+            "extensions/fibonacci_float32.two_extensions_fibonacci_first_at_32343"} <= set(results)
+    assert not not_passed(results)

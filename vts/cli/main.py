@@ -158,6 +158,9 @@ def main() -> None:
               show_default=True, metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
 @click.option("--oracle", default="reference", show_default=True, metavar="DRIVER",
               help="Driver whose answers the differential family expects (any --driver spec).")
+@click.option("--large-budget", "large_budget", type=click.FloatRange(0, 86400), default=120.0, show_default=True,
+              metavar="SECONDS", help="Time the differential family may spend on its realistic-size cases "
+                                      "(millions of elements, hundreds of channels; 0: skip them).")
 @click.option("--allow-unreproduced-crashes", is_flag=True,
               help="Report cases whose driver died once but passed when re-run alone without failing the run.")
 @ci_run_options
@@ -166,7 +169,7 @@ def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...],
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
         progress_interval: float, in_process: bool, jobs: int, pin_cpus: bool, memory_limit: int, oracle: str,
-        allow_unreproduced_crashes: bool, **ci: object) -> None:
+        large_budget: float, allow_unreproduced_crashes: bool, **ci: object) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from signal import strsignal as signal_name
 
@@ -188,7 +191,8 @@ def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...],
                 verbose=verbose, extension_allowlist=extension_allowlist,
                 argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs,
                 keyword_text=keyword, shard_text=shard, quiet=quiet, progress_interval=progress_interval,
-                oracle=oracle, allow_unreproduced_crashes=allow_unreproduced_crashes, pin_cpus=pin_cpus,
+                oracle=oracle, large_budget=large_budget, allow_unreproduced_crashes=allow_unreproduced_crashes,
+                pin_cpus=pin_cpus,
                 ci=ci_options(ci)),
                 usage_error=_usage_error)
         except KeyboardInterrupt:  # outside the run loop (which handles its own and writes the reports)

@@ -112,6 +112,8 @@ class RunOptions:
     extensions: Any = None
     #: The differential family's oracle: any driver spec ``nnvts run --driver`` accepts.
     oracle: DriverRef | str = "reference"
+    #: Seconds the differential family may spend on its realistic-size cases (0: skip them).
+    large_budget: float = 120.0
 
 
 class Family(abc.ABC):

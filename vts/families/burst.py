@@ -13,7 +13,14 @@ model (not ``expect_failure``):
   slot (A's answer must land in B's output pool, nothing in A's), and A's
   input slot freed and given again with B's input memory.  Every answer is
   judged like a ``generated`` one; an output pool no request wrote to must
-  keep its sentinel bytes.
+  keep its sentinel bytes.  Between those, steady-state streaming: the
+  client rewrites the memory of A's held input slot between executions
+  (B's inputs, A's again, then random inputs drawn as the ``differential``
+  family draws them) and every answer must follow the bytes the memory
+  holds now.  A burst that keeps a copy of a slot's contents taken when it
+  was first given, instead of the memory, answers the old inputs; the
+  random inputs catch it on models whose A and B share their inputs, their
+  expected answer being the same prepared model's plain execution of them.
 * ``burst/validation/SPEC.MODEL``: the catalogue's malformed burst
   requests, each on a fresh burst: fewer and more identifiers than pools, an
   identifier twice, negative and beyond-int32 identifiers, a held slot never
@@ -30,17 +37,20 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from vts.families._kit.executions import Answer, prepare_for_case
+import numpy as np
+
+from vts.families._kit.executions import Answer, Executor, execute, prepare_for_case
 from vts.families._kit.judge import judge_success
 from vts.families._kit.request_variants import SiblingExamples, request_variants, with_examples
 from vts.families.base import Case, CaseFailure, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.differential.inputs import plan_inputs, random_example, seed_of
 from vts.families.registry import register_family
 from vts.families.validation.family import RequestMutation, apply_request_mutation
-from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
+from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming, OperationType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Request
-from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request
+from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, TensorData, build_request, dtype_of, element_count
 
 SENTINEL = 0xA5
 #: Slots the golden sequence uses: A's input and output, B's input and output.
@@ -111,7 +121,7 @@ def _pair(model: CaseModel, options: RunOptions) -> _Pair:
     return _Pair(model, a_example, b_example, a, b)
 
 
-def _golden_sequence(pair: _Pair, burst: Burst) -> list[str]:
+def _golden_sequence(pair: _Pair, burst: Burst, prepared: PreparedModel, options: RunOptions) -> list[str]:
     """The burst golden steps; the first problem ends the sequence (later steps build on earlier ones)."""
     model, a, b = pair.model, pair.a, pair.b
     steps: list[tuple[str, Callable[[], Answer], BuiltRequest, CaseExample, MeasureTiming, tuple[BuiltRequest, ...]]]
@@ -134,6 +144,9 @@ def _golden_sequence(pair: _Pair, burst: Burst) -> list[str]:
                      if not untouched(other)]
         if problems:
             return problems
+    problems = _streaming(pair, burst, prepared, options)
+    if problems:
+        return problems
     # Free A's input slot and give it again, now with B's input memory: B's answer in A's output pool.
     fill(a)
     burst.free_memory(A_IN)
@@ -142,6 +155,81 @@ def _golden_sequence(pair: _Pair, burst: Burst) -> list[str]:
     view = BuiltRequest(b.request, b.input_pool, a.output_pool, b.output_locations)
     return judge_success(model, pair.b_example, view, answer, MeasureTiming.NO,
                          "burst execution (slot 11 freed, then given again with B's input memory)")
+
+
+def _rewrite(pool: object, source: BuiltRequest) -> bool:
+    """Copy ``source``'s input bytes into ``pool`` (A's held input memory); False when the layouts differ."""
+    size = source.input_pool.size
+    if getattr(pool, "size", None) != size:
+        return False
+    pool.write(0, source.input_pool.read(0, size))  # type: ignore[attr-defined]
+    return True
+
+
+def _streaming(pair: _Pair, burst: Burst, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    """Rewrite A's held input memory between executions; each answer must follow the memory's bytes now.
+
+    Steady-state streaming through a burst is this pattern: the slots stay
+    held and the client writes the next inputs into the same memory.  The
+    HAL's burst caches *memories* (mapped pools), never their contents.
+    """
+    model, a, b = pair.model, pair.a, pair.b
+    original = a.input_pool.read(0, a.input_pool.size)
+    try:
+        differ = original != b.input_pool.read(0, b.input_pool.size)
+        if differ and _rewrite(a.input_pool, b):
+            for where, example in (("B's inputs written into A's held input memory", pair.b_example),
+                                   ("A's inputs written back into the same memory", pair.a_example)):
+                if example is pair.a_example:
+                    a.input_pool.write(0, original)
+                fill(a)
+                answer = burst_execute(burst, held(a.request), [A_IN, A_OUT])
+                problems = judge_success(model, example, a, answer, MeasureTiming.NO, f"burst execution ({where})")
+                if problems:
+                    return problems
+        return _streaming_random(pair, burst, prepared, options)
+    finally:
+        a.input_pool.write(0, original)
+
+
+def _streaming_random(pair: _Pair, burst: Burst, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    """Random inputs in A's held memory, judged against the same prepared model's plain execution of them."""
+    model, a = pair.model, pair.a
+    plan = plan_inputs(model)
+    if not plan.any_varied or int(OperationType.RANDOM_MULTINOMIAL) in model.operation_types():
+        return []  # nothing to vary, or samples (two executions legitimately differ)
+    rng = np.random.Generator(np.random.PCG64(seed_of(f"burst/{model.case_name()}")))
+    drawn = random_example(model, plan, rng, "streamed")
+    drawn = CaseExample(drawn.name, drawn.inputs, pair.a_example.outputs)
+    fresh = build_request(model, drawn, options.pool_kind, extensions=options.extensions)
+    try:
+        if not _rewrite(a.input_pool, fresh):
+            return []
+        plain = execute(prepared, fresh.request, Executor.SYNC, timeout=options.case_timeout)
+        if not plain.ok:
+            return []  # the plain path is judged elsewhere; random inputs may leave a driver's domain
+        expected = CaseExample(drawn.name, drawn.inputs, _outputs_of(model, fresh, plain, pair.a_example))
+        fill(a)
+        answer = burst_execute(burst, held(a.request), [A_IN, A_OUT])
+        return judge_success(model, expected, a, answer, MeasureTiming.NO,
+                             "burst execution (random inputs written into A's held input memory; expected: "
+                             "the same prepared model's plain execution of them)")
+    finally:
+        fresh.close()
+
+
+def _outputs_of(model: CaseModel, built: BuiltRequest, answer: Answer, sized: CaseExample) -> dict[int, TensorData]:
+    outputs = {}
+    for position, index in enumerate(model.main.outputs):
+        operand = model.main.operands[index]
+        if answer.output_shapes:
+            dims = tuple(answer.output_shapes[position].dimensions)
+        elif position in sized.outputs:
+            dims = tuple(sized.outputs[position].dims)
+        else:
+            dims = tuple(operand.dims)
+        outputs[position] = TensorData(dims, built.read_output(position, dtype_of(operand.type), element_count(dims)))
+    return outputs
 
 
 # -- validation ------------------------------------------------------------------------------------
@@ -290,7 +378,7 @@ class BurstFamily(Family):
         else:
             pair = _pair(model, options)
             try:
-                problems = _golden_sequence(pair, configure(prepared))
+                problems = _golden_sequence(pair, configure(prepared), prepared, options)
             finally:
                 pair.close()
         if problems:

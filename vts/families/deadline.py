@@ -13,10 +13,24 @@ them (a late success is accepted).  nnvts adds device-level cases on a
 synthetic model given a deadline far shorter than the time it needs on
 this very driver (measured first, without a deadline): a success that
 arrives long after the deadline fails, however fast the driver is.
+
+Preparation arguments must not change the answer.  Every successful
+preparation above is executed once and judged against the golden with the
+model's own (non-relaxed, unless the model says so) bounds, and two more
+preparations per model use the other execution preferences, LOW_POWER and
+SUSTAINED_SPEED, each with a priority rotated by the model's name (every
+family else prepares FAST_SINGLE_ANSWER at MEDIUM): across a corpus every
+one of the 3 x 3 pairs is run, and per model every preference and every
+priority is.  A driver may trade speed for power with a preference, never
+precision (``relaxComputationFloat32toFloat16`` is the only licence to
+compute float32 in float16).  This family owns the rule because it owns the
+preparation arguments besides the model: the suite's DeadlineTest is where
+priorities and deadlines are prepared and judged.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -54,6 +68,18 @@ PREPARE_TESTS = {
     "prepare_deadline_short": (Priority.MEDIUM, "short"),
     "prepare_deadline_unlimited": (Priority.MEDIUM, "unlimited"),
 }
+#: The non-default preferences, each prepared once per model with a priority rotated by the model's name.
+PREFERENCE_TESTS = {
+    "prepare_preference_low_power": ExecutionPreference.LOW_POWER,
+    "prepare_preference_sustained_speed": ExecutionPreference.SUSTAINED_SPEED,
+}
+_PRIORITIES = (Priority.LOW, Priority.MEDIUM, Priority.HIGH)
+
+
+def rotated_priority(model_name: str, preference: ExecutionPreference) -> Priority:
+    """A priority for ``preference`` that a stable hash of the model's name picks (never Python's salted hash)."""
+    digest = hashlib.blake2b(model_name.encode(), digest_size=2).digest()
+    return _PRIORITIES[(digest[0] + int(preference)) % len(_PRIORITIES)]
 EXECUTE_TESTS = {f"execute_{e.value}_{kind}": (e, kind) for e in (Executor.ASYNC, Executor.SYNC)
                  for kind in ("now", "unlimited", "short")}
 
@@ -99,6 +125,8 @@ class DeadlineFamily(Family):
         stem = f"{self.name}/{model.case_name()}"
         for test in (*PREPARE_TESTS, *EXECUTE_TESTS):
             yield Case(f"{stem}.{test}", self.name, model, 0, spec_path, {"test": test})
+        for test in PREFERENCE_TESTS:
+            yield Case(f"{stem}.{test}", self.name, model, 0, spec_path, {"test": test})
 
     def device_cases(self) -> Iterator[Case]:
         model = add_chain("long_add_chain", length=400, size=1 << 18)
@@ -110,19 +138,25 @@ class DeadlineFamily(Family):
         test = case.config["test"]
         if test == "honoured":
             return self._run_honoured(case, device, options)
-        if test in PREPARE_TESTS:
+        if test in PREPARE_TESTS or test in PREFERENCE_TESTS:
             return self._run_prepare(case, device, options)
         return self._run_execute(case, device, options)
 
     def _run_prepare(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         assert case.model is not None
-        priority, kind = PREPARE_TESTS[case.config["test"]]
+        test = case.config["test"]
+        preference = PREFERENCE_TESTS.get(test, ExecutionPreference.FAST_SINGLE_ANSWER)
+        if test in PREFERENCE_TESTS:
+            priority, kind = rotated_priority(case.model.name, preference), None
+        else:
+            priority, kind = PREPARE_TESTS[test]
+        arguments = f"preference {preference.name}, priority {priority.name}, deadline {kind or 'none'}"
         hal_model = to_hal_model(case.model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions)
         try:
             flags = device.get_supported_operations(hal_model)
             deadline = deadline_at(kind)
             try:
-                prepared = device.prepare_model(hal_model, ExecutionPreference.FAST_SINGLE_ANSWER, priority, deadline)
+                prepared = device.prepare_model(hal_model, preference, priority, deadline)
                 status = ErrorStatus.NONE
             except DriverError as error:
                 if not all(flags):
@@ -137,11 +171,30 @@ class DeadlineFamily(Family):
             close_model(hal_model)
         if status not in _allowed(kind):
             expected = " or ".join(s.name for s in _allowed(kind))
-            return failed(f"prepare_model with priority {priority.name}, deadline {kind or 'none'} returned "
-                          f"{status.name}, expected {expected}")
+            return failed(f"prepare_model with {arguments} returned {status.name}, expected {expected}")
         if status == ErrorStatus.NONE and prepared is None:
             return failed("prepare_model returned NONE without a prepared model")
-        return passed(f"{status.name}")
+        if prepared is not None:
+            problems = self._judged_execution(case.model, prepared, options, f"prepared with {arguments}")
+            if problems:
+                return failed(problems[0], tuple(problems))
+        return passed(f"{status.name} ({arguments})")
+
+    @staticmethod
+    def _judged_execution(model: CaseModel, prepared: PreparedModel, options: RunOptions, how: str) -> list[str]:
+        """One synchronous execution of the first example, judged with the model's own bounds."""
+        example = model.examples[0]
+        built = build_request(model, example, options.pool_kind, extensions=options.extensions)
+        try:
+            answer = execute_with_deadline(prepared, built.request, Executor.SYNC, None)
+            if not answer.ok:
+                return [f"execution of the model {how} returned {answer.status.name}"
+                        + (f" ({answer.message})" if answer.message else "")]
+            problems = timing_problems(answer, MeasureTiming.NO) + shape_problems(model, example, answer)
+            problems += [c.describe() for c in compare_outputs(model, example, built) if not c.passed]
+            return [f"execution of the model {how}: {p}" for p in problems]
+        finally:
+            built.close()
 
     def _run_execute(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         assert case.model is not None

@@ -17,7 +17,14 @@ are well formed (the discovery family does too); nnvts also checks that
   run code whose meaning it cannot know;
 * misuse of a declared extension (a constant whose length is not byteSize
   per element, an unknown type id, malformed extension parameters) is
-  INVALID_ARGUMENT, never a crash or a wrong answer.
+  INVALID_ARGUMENT, never a crash or a wrong answer;
+* a type is decoded by the prefix the model gives its extension, whatever
+  the prefix and wherever the extension sits in ``extensionNameToPrefix``:
+  the Fibonacci runs again with prefixes other than 1, and beside a second
+  extension (listed, unused) in both orders, so that neither the prefix nor
+  the position of an entry predicts the other (a driver assuming the
+  runtime numbers its extensions 1, 2, ... in list order computes with the
+  wrong extension, or refuses).
 
 Every model here is built through ``RunOptions.extensions``, so an extension
 allowlist that excludes nnvts skips these cases (see docs/extensions.md).
@@ -52,6 +59,7 @@ from vts.model.casemodel import (
     to_hal_model,
 )
 from vts.model.extensions import FIBONACCI, ExtensionRegistry
+from vts.results import Verdict
 
 FIB = FIBONACCI.name
 INT64 = f"{FIB}:EXAMPLE_INT64"
@@ -74,6 +82,15 @@ def fibonacci_model(name: str, n: int, golden: list[float], *, output: str = "TE
     inputs = {0: TensorData((), np.array([n], np.int64))} if n_operand is None else {}
     example = CaseExample("", inputs, {0: TensorData((len(golden),), np.array(golden, dtype))})
     return CaseModel("extensions", name, HalVersion.V1_2, main, (), (example,), extensions=extensions)
+
+
+#: An extension listed in a model beside com.example.fibonacci, used by no operand (the HAL allows it).
+LISTED = "com.example.nnvts_listed"
+
+
+def _with_prefixes(model: CaseModel, *entries: tuple[str, int]) -> CaseModel:
+    """``model`` with explicit ``extensionNameToPrefix`` entries (in this order)."""
+    return replace(model, name=model.name, extensions=tuple(name for name, _ in entries), extension_prefixes=entries)
 
 
 def _constant_n_model(name: str, value: np.ndarray) -> CaseModel:
@@ -101,6 +118,14 @@ RUNS = {
     "fibonacci_float32": lambda: fibonacci_model("fibonacci_float32", 4, [1, 1, 2, 3]),
     "fibonacci_quant64": lambda: fibonacci_model("fibonacci_quant64", 7, [5, 5, 7, 9, 13, 19, 29], output=QUANT64,
                                                  params=QUANT64_PARAMS.pack(0.5, 3)),
+    # Prefixes other than positions (see the module docstring).
+    "fibonacci_float32.prefix_42": lambda: _with_prefixes(
+        fibonacci_model("fibonacci_float32_prefix_42", 4, [1, 1, 2, 3]), (FIB, 42)),
+    "fibonacci_quant64.two_extensions_fibonacci_second_at_1": lambda: _with_prefixes(
+        fibonacci_model("fibonacci_quant64_second_at_1", 7, [5, 5, 7, 9, 13, 19, 29], output=QUANT64,
+                        params=QUANT64_PARAMS.pack(0.5, 3)), (LISTED, 2), (FIB, 1)),
+    "fibonacci_float32.two_extensions_fibonacci_first_at_32343": lambda: _with_prefixes(
+        fibonacci_model("fibonacci_float32_first_at_32343", 6, [1, 1, 2, 3, 5, 8]), (FIB, 0x7E57), (LISTED, 3)),
 }
 
 Mutation = Callable[[Model], None]
@@ -172,7 +197,10 @@ class ExtensionsFamily(Family):
             model = RUNS[case.config["model"]]()
             if FIB not in _declared(device):
                 return skipped(f"the driver does not declare {FIB}")
-            return self._golden(model, device, options)
+            outcome = self._golden(model, device, options)
+            if outcome.verdict is Verdict.SKIPPED and model.extension_prefixes:
+                return self._same_support(model, outcome, device, options)
+            return outcome
         if test == "refusal":
             factory, mutate, kind, needs_declared = REFUSALS[case.config["model"]]
             if needs_declared and FIB not in _declared(device):
@@ -218,6 +246,22 @@ class ExtensionsFamily(Family):
                 if problems:
                     return failed(problems[0], tuple(problems))
         return passed()
+
+    def _same_support(self, model: CaseModel, outcome: Outcome, device: Device, options: RunOptions) -> Outcome:
+        """Support must not depend on the prefix: unsupported here, supported at the usual prefixes, fails."""
+        usual = to_hal_model(replace(model, extension_prefixes=(), extensions=(FIB,)),
+                             ConstantPolicy(pool_kind=options.pool_kind), _registry(options))
+        try:
+            flags = device.get_supported_operations(usual)
+        except DriverError:
+            return outcome
+        finally:
+            close_model(usual)
+        if not all(flags):
+            return outcome
+        prefixes = ", ".join(f"{name} at {prefix}" for name, prefix in model.extension_prefixes)
+        return failed(f"the model is refused or unsupported with extensionNameToPrefix [{prefixes}] ({outcome.reason}),"
+                      f" but supported when {FIB} has prefix 1: a type must be decoded by the prefix the model gives")
 
     def _refusal(self, model: CaseModel, mutate: Mutation | None, kind: str, device: Device,
                  options: RunOptions) -> Outcome:

@@ -8,22 +8,53 @@ outputs are then judged like any golden execution.  A model with a
 zero-sized expected output, or one whose model dims are not all known,
 must be refused (INVALID_ARGUMENT): a fenced request must fully specify
 every output, and cannot describe a zero-sized one.
+
+Chaining on a returned fence only ever hands a driver fences that are
+already signalled (or its own), so a driver that starts without waiting
+for ``wait_for`` passes it.  On each model's first example the family also
+hands over fences of its own that signal later (hal-reference §12:
+"waits for all waitFor fences"; "for each wait fence ... wait (no timeout)
+and anything but signalled -> GENERAL_FAILURE"; the duration
+``timeout_after_fence`` counts from when the fences signal):
+
+* **waits**: the input pool holds garbage when the call is made; the real
+  inputs are written only just before the fence signals (``PENDING_S``
+  later).  The execution must not have finished (nor written an output)
+  before the signal, and its outputs must be the golden's: a driver that
+  does not wait reads inputs that are not there yet;
+* **never signalled, then an error**: a fence that does not signal, with a
+  1 ms ``timeout_after_fence``: ``PENDING_S`` later nothing may have run
+  (no success, no output written; the timeout has not started); then the
+  fence signals an error and the execution must fail (any status but NONE,
+  through the call, the returned fence or the callback).
+
+Out of process the fences travel as eventfds (``vts.ipc.fences``), so the
+driver host's driver waits on the harness's signal exactly as in process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from vts.families._kit.executions import Answer, Executor
 from vts.families._kit.judge import judge_success
 from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
-from vts.families.base import RunOptions
+from vts.families.base import Outcome, RunOptions, failed
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, is_scalar_type
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import PreparedModel
+from vts.hal.interfaces import PreparedModel, SyncFence
 from vts.hal.types import NO_TIMING_INFO, Request
-from vts.model.casemodel import BuiltRequest, CaseModel, element_count
+from vts.model.casemodel import BuiltRequest, CaseModel, build_request, element_count
+
+#: How long a fence handed to the driver stays pending before the harness signals it.
+PENDING_S = 0.05
+#: The ``timeout_after_fence`` given with a fence that never signals (ns): the HAL counts it from the signal.
+AFTER_FENCE_NS = 1_000_000
+GARBAGE = 0x5A
+SENTINEL = 0xA5
 
 
 def execute_fenced_twice(prepared: PreparedModel, request: Request, measure: MeasureTiming,
@@ -86,6 +117,16 @@ class FencedFamily(PerExampleFamily):
     def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
         return [Execution(Executor.FENCED, measure) for measure in (MeasureTiming.NO, MeasureTiming.YES)]
 
+    def run_executions(self, model: CaseModel, example_index: int, prepared: PreparedModel,
+                       options: RunOptions, label: str = "") -> Outcome:
+        """On each model's first example, first the fences of the harness's own that signal later."""
+        if example_index == 0 and not fenced_must_refuse(model, 0):
+            for check in (_waits_for_the_fence, _never_signalled_then_error):
+                problems = check(model, prepared, options)
+                if problems:
+                    return failed(problems[0], tuple(problems))
+        return super().run_executions(model, example_index, prepared, options, label)
+
     def execute(self, prepared: PreparedModel, built: BuiltRequest, execution: Execution,
                 options: RunOptions) -> Answer:
         return execute_fenced_twice(prepared, built.request, execution.measure, options.case_timeout)
@@ -94,3 +135,105 @@ class FencedFamily(PerExampleFamily):
               earlier: Sequence[Executed]) -> Judgement:
         return judge_golden(model, example_index, executed.built, executed.answer, Executor.FENCED,
                             executed.execution.measure, executed.where)
+
+
+class _Launched:
+    """``execute_fenced`` called on a thread of its own: a driver that waits may block the call itself."""
+
+    def __init__(self, call: Callable[[], tuple[SyncFence | None, Any]]) -> None:
+        self.result: tuple[SyncFence | None, Any] | None = None
+        self.error: BaseException | None = None
+        self._done = threading.Event()
+
+        def run() -> None:
+            try:
+                self.result = call()
+            except BaseException as error:  # a verdict, never an escape: judged by the caller
+                self.error = error
+            finally:
+                self._done.set()
+
+        threading.Thread(target=run, daemon=True, name="nnvts-fenced-call").start()
+
+    def returned(self, timeout: float) -> bool:
+        return self._done.wait(timeout)
+
+    def finished_ok(self) -> bool:
+        """Returned, and already complete with success (no fence, or its fence signalled without error)."""
+        if not self._done.is_set() or self.result is None:
+            return False
+        fence, _callback = self.result
+        return fence is None or (fence.signalled and fence.wait(0))
+
+    def answer(self, timeout: float) -> Answer:
+        """The execution's outcome once the call returned and its own fence (if any) signalled."""
+        if not self.returned(timeout):
+            return Answer(ErrorStatus.GENERAL_FAILURE, (), NO_TIMING_INFO,
+                          f"execute_fenced did not return within {timeout:g} s of its wait fence signalling")
+        if isinstance(self.error, DriverError):
+            return Answer(self.error.status, tuple(self.error.output_shapes), self.error.timing or NO_TIMING_INFO,
+                          self.error.message)
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        fence, callback = self.result
+        if fence is not None and not fence.wait(timeout):
+            return Answer(ErrorStatus.GENERAL_FAILURE, (), NO_TIMING_INFO, "the returned fence signalled an error")
+        if callback is None:
+            return Answer(ErrorStatus.GENERAL_FAILURE, (), NO_TIMING_INFO, "no callback returned on success")
+        status, launched, _fenced = callback.get_execution_info()
+        return Answer(ErrorStatus(status), (), launched)
+
+
+def _before_signal_problems(launched: _Launched, built: BuiltRequest, what: str) -> list[str]:
+    problems = []
+    if launched.finished_ok():
+        problems.append(f"{what}: execute_fenced completed with NONE before its wait fence signalled (a driver "
+                        "must wait for every wait-for fence before it starts)")
+    if built.output_pool.read(0, built.output_pool.size) != bytes([SENTINEL]) * built.output_pool.size:
+        problems.append(f"{what}: outputs were written before the wait fence signalled")
+    return problems
+
+
+def _waits_for_the_fence(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    """Inputs written only just before the wait fence signals: a driver that does not wait reads garbage."""
+    what = "fenced execution waiting on a fence that signals later"
+    built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
+    try:
+        inputs = built.input_pool.read(0, built.input_pool.size)
+        built.input_pool.write(0, bytes([GARBAGE]) * built.input_pool.size)
+        built.output_pool.write(0, bytes([SENTINEL]) * built.output_pool.size)
+        fence = SyncFence()
+        launched = _Launched(lambda: prepared.execute_fenced(built.request, [fence], MeasureTiming.NO))
+        launched.returned(PENDING_S)
+        early = _before_signal_problems(launched, built, what)
+        built.input_pool.write(0, inputs)
+        fence.signal()
+        answer = launched.answer(options.case_timeout)
+        return early + judge_golden(model, 0, built, answer, Executor.FENCED, MeasureTiming.NO,
+                                    f"{what} (inputs written just before the signal)")
+    finally:
+        built.close()
+
+
+def _never_signalled_then_error(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    """A fence that does not signal (1 ms timeout_after_fence): nothing may run; then it signals an error."""
+    what = "fenced execution on a fence that has not signalled, timeout_after_fence 1 ms"
+    built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
+    try:
+        built.output_pool.write(0, bytes([SENTINEL]) * built.output_pool.size)
+        fence = SyncFence()
+        launched = _Launched(lambda: prepared.execute_fenced(built.request, [fence], MeasureTiming.NO, None, None,
+                                                             AFTER_FENCE_NS))
+        launched.returned(PENDING_S)
+        problems = _before_signal_problems(launched, built, what)
+        fence.signal(ok=False)
+        answer = launched.answer(options.case_timeout)
+        if answer.ok:
+            problems.append(f"{what}: the fence then signalled an error, and the execution succeeded; the HAL "
+                            "requires a failure (GENERAL_FAILURE) when a wait fence is not signalled successfully")
+        elif answer.message.startswith("execute_fenced did not return"):
+            problems.append(f"{what}: the fence then signalled an error: {answer.message}")
+        return problems
+    finally:
+        built.close()

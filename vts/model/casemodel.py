@@ -112,6 +112,8 @@ class CaseModel:
     tolerance: Tolerance = DEFAULT_TOLERANCE
     multinomial_tolerance: float = 0.0
     extensions: tuple[str, ...] = ()
+    #: Explicit ``extensionNameToPrefix`` entries, in this order; empty: 1, 2, ... in name order.
+    extension_prefixes: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         # A mapping here would reach the comparison unchecked (a misspelt key silently ignored).
@@ -317,6 +319,14 @@ class ConstantPolicy:
 
 
 def _extension_prefixes(model: CaseModel) -> dict[str, int]:
+    """Each extension's prefix: the model's explicit entries (any uint16 but 0, in their order) or 1, 2, ...
+
+    A runtime may give any prefix to any extension (hal-reference §10.3); a
+    driver must decode a type by the prefix the model gives, never by the
+    extension's position in the list.
+    """
+    if model.extension_prefixes:
+        return dict(model.extension_prefixes)
     names = sorted(
         {str(t).rpartition(":")[0] for g in model.subgraphs() for t in
          [o.type for o in g.operands] + [op.type for op in g.operations] if isinstance(t, str)}

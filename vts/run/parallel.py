@@ -185,7 +185,8 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
         channel.send((_HELLO, {"name": name, "version": version_of(device)}))
         extensions = default_registry(plan.extension_allowlist)
         options = RunOptions(pool_kind=plan.pool_kind, case_timeout=plan.case_timeout, extensions=extensions,
-                             oracle=DriverRef.of(plan.extra.get("oracle", "reference")))
+                             oracle=DriverRef.of(plan.extra.get("oracle", "reference")),
+                             large_budget=float(plan.extra.get("large_budget", 120.0)))
         expectations = ExpectationList.from_file(plan.expected_failures) if plan.expected_failures else None
         runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
             device, options, expectations, host=host)

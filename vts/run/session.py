@@ -55,6 +55,8 @@ class RunRequest:
     ci: CiOptions = field(default_factory=CiOptions)
     #: Differential family: the driver whose answers are the expected ones (any driver spec).
     oracle: DriverRef | str = "reference"
+    #: Differential family: seconds for its realistic-size cases (0: skipped).
+    large_budget: float = 120.0
     #: UNREPRODUCED_CRASH cases are reported but do not fail the exit status.
     allow_unreproduced_crashes: bool = False
     #: ``-j N``: pin each worker and its driver host to cores of their own (vts/run/affinity.py).
@@ -115,7 +117,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions,
-                         oracle=DriverRef.of(request.oracle))
+                         oracle=DriverRef.of(request.oracle), large_budget=request.large_budget)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
     terminal = _terminal(request, files)
     terminal.count_total(lambda: iter_cases(request.selection, info, extensions.for_parsing()))
@@ -191,7 +193,8 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
         in_process=request.in_process,
         memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
         expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
-        extra={**ci.worker_extra(), "oracle": DriverRef.of(request.oracle)}, pin_cpus=request.pin_cpus)
+        extra={**ci.worker_extra(), "oracle": DriverRef.of(request.oracle), "large_budget": request.large_budget},
+        pin_cpus=request.pin_cpus)
     isolation = "in_process" if request.in_process else "process"
 
     def make_sinks(driver: dict[str, object]) -> list[object]:

@@ -19,6 +19,16 @@ prepared model:
    asynchronous paths; every answer is judged like a golden execution
    (status, timing, shapes, values) against the oracle's.
 
+3. **Drawn quantization parameters** (``quant_params``): models made only
+   of quantized ADD, SUB and MUL are also run with ``QUANT_DRAWS`` sets of
+   drawn scales and zero points (each a model of its own, prepared on
+   both sides) and inputs over the type's whole range, against the oracle.
+
+4. **Realistic sizes** (``large``): device-level cases
+   ``differential/large/NAME``, operations at real networks' sizes
+   (millions of elements, hundreds of channels, batch above 1) with random
+   inputs against the oracle, within ``--large-budget`` seconds.
+
 The oracle is ``--oracle DRIVER`` (default ``reference``), any driver spec
 ``nnvts run`` accepts.  A Python driver is loaded into the harness process
 (no IPC per execution; the case time limit covers it); an ``exec:`` driver
@@ -60,6 +70,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -69,6 +80,7 @@ import numpy as np
 from vts.families._kit.executions import Answer, Executor, execute, prepare_for_case, timing_problems
 from vts.families._kit.judge import judge_success, reduced_precision, shape_problems
 from vts.families.base import Case, CaseFailure, Family, HarnessError, Outcome, RunOptions, failed, passed, skipped
+from vts.families.differential import large, quant_params
 from vts.families.differential.inputs import InputPlan, plan_inputs, random_example, seed_of
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperandType, OperationType
@@ -173,9 +185,14 @@ class DifferentialFamily(Family):
 
     def __init__(self) -> None:
         self._oracles: dict[str, Oracle] = {}
+        self._large_spent = 0.0
 
     def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         yield Case(f"{self.name}/{model.case_name()}", self.name, model, None, spec_path)
+
+    def device_cases(self) -> Iterator[Case]:
+        for entry in large.LARGE_MODELS:
+            yield Case(f"{self.name}/large/{entry.name}", self.name, config={"large": entry.name})
 
     def oracle(self, options: RunOptions) -> Oracle:
         ref = DriverRef.of(getattr(options, "oracle", None) or "reference")
@@ -184,6 +201,8 @@ class DifferentialFamily(Family):
         return self._oracles[ref.spec]
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        if "large" in case.config:
+            return self._run_large(case, device, options)
         model = case.model
         assert model is not None
         why = _skip_reason(model)
@@ -217,6 +236,11 @@ class DifferentialFamily(Family):
                 notes.append(why)
         else:
             notes.append("no input can be varied honestly")
+        if quant_params.eligible(model):
+            problems, note = self._drawn_quant_params(case, model, device, options)
+            if problems:
+                return failed(problems[0], tuple(problems), oracle=str(options.oracle))
+            (done if note.endswith("matched the oracle") else notes).append(note)
         if not done:
             return skipped("; ".join(notes))
         return passed("; ".join(done + notes))
@@ -274,6 +298,79 @@ class DifferentialFamily(Family):
         del prepared
         oracle.remember(case.name, answers)
         return answers, ("the oracle did not answer the random inputs: " + "; ".join(refusals)) if refusals else ""
+
+    # -- 4. realistic sizes ---------------------------------------------------------------
+
+    def _run_large(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        budget = float(getattr(options, "large_budget", 0.0))
+        if budget <= self._large_spent:
+            return skipped(f"the --large-budget of {budget:g} s is spent ({self._large_spent:.1f} s used)")
+        started = time.monotonic()
+        try:
+            return self._large(case, device, options)
+        finally:
+            self._large_spent += time.monotonic() - started
+
+    def _large(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        entry = next(e for e in large.LARGE_MODELS if e.name == case.config["large"])
+        model = entry.build(np.random.Generator(np.random.PCG64(seed_of(case.name))))
+        oracle = self.oracle(options)
+        try:
+            theirs, why = prepare_for_case(oracle.device, model, options)
+            if theirs is None:
+                return skipped(f"the oracle {oracle.spec!r} does not support the model ({why})")
+            expected, why = _oracle_run(model, model.examples[0], theirs, options)
+        except CaseFailure as failure:
+            return skipped(f"the oracle {oracle.spec!r} could not run the model ({failure.reason})")
+        except HarnessError:
+            raise
+        except Exception as error:  # an oracle bug is the harness's problem, never the driver's
+            raise HarnessError(f"the oracle {oracle.spec!r} raised {type(error).__name__}: {error}") from None
+        del theirs
+        if expected is None:
+            return skipped(f"the oracle {oracle.spec!r} did not answer ({why})")
+        prepared, why = prepare_for_case(device, model, options)
+        if prepared is None:
+            return skipped(why)
+        problems = self._judged(model, expected, prepared, Executor.SYNC, options,
+                                f"{entry.name} (random inputs)", _judge_against_oracle)
+        if problems:
+            return failed(problems[0], tuple(problems), oracle=str(options.oracle))
+        return passed(f"matched the oracle {str(options.oracle)!r}")
+
+    # -- 3. drawn quantization parameters -------------------------------------------------
+
+    def _drawn_quant_params(self, case: Case, model: CaseModel, device: Device,
+                            options: RunOptions) -> tuple[list[str], str]:
+        """Each drawn parameter set: its model prepared on the oracle and the driver, answers compared."""
+        oracle = self.oracle(options)
+        rng = np.random.Generator(np.random.PCG64(seed_of(f"{case.name}/quant_params")))
+        compared = 0
+        for draw in range(quant_params.QUANT_DRAWS):
+            drawn = quant_params.drawn_model(model, rng, draw)
+            example = quant_params.full_range_example(drawn, rng, f"quant_params{draw}")
+            try:
+                theirs, _why = prepare_for_case(oracle.device, drawn, options)
+                expected, _why = _oracle_run(drawn, example, theirs, options) if theirs is not None else (None, "")
+            except CaseFailure:
+                expected = None
+            except HarnessError:
+                raise
+            except Exception as error:  # an oracle bug is the harness's problem, never the driver's
+                raise HarnessError(f"the oracle {oracle.spec!r} raised {type(error).__name__}: {error}") from None
+            if expected is None:
+                continue
+            prepared, _why = prepare_for_case(device, drawn, options)
+            if prepared is None:
+                continue
+            where = f"drawn quantization parameters {draw} ({quant_params.describe(drawn)})"
+            problems = self._judged(drawn, expected, prepared, Executor.SYNC, options, where, _judge_against_oracle)
+            if problems:
+                return problems, ""
+            compared += 1
+        if not compared:
+            return [], "no drawn quantization parameter set was prepared by both the oracle and the driver"
+        return [], f"{compared} drawn quantization parameter sets matched the oracle"
 
     def _against_oracle(self, model: CaseModel, prepared: PreparedModel, answers: list[CaseExample],
                         options: RunOptions) -> list[str]:

@@ -1,0 +1,65 @@
+"""Issue 22 (2): wait-for fences that signal later, never, or in error (the ``fenced`` family).
+
+Chaining only on signalled fences let a driver that never waits pass; the
+family now hands over pending fences of its own, in process and across
+the protocol (eventfds).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from drivers.reference import create_device
+from tests.conftest import hand_add_float, hand_add_quant8
+from tests.fakes import broken_coverage
+from tests.families.test_concurrency import isolated, not_passed
+from tests.families.test_generated_variants import run_family
+from tests.ipc.conftest import hand_mul_float
+from vts.families.fenced import FencedFamily
+from vts.model.casemodel import parse_spec
+from vts.results import Verdict
+
+
+def test_reference_passes():
+    results = run_family("fenced", create_device(), [hand_add_float(), hand_add_quant8(), hand_mul_float()])
+    assert len(results) == 3 and not not_passed(results)
+
+
+@pytest.mark.parametrize(("factory", "reason"), [
+    (broken_coverage.fence_no_wait, "before its wait fence signalled"),
+    (broken_coverage.fence_error_blind, "signalled an error, and the execution succeeded"),
+    (broken_coverage.fence_timed_wait, "fence that has not signalled, timeout_after_fence 1 ms"),
+])
+def test_drivers_not_honouring_wait_fences_are_caught(factory, reason):
+    results = run_family("fenced", factory(), [hand_add_float(), hand_add_quant8()])
+    assert results and all(r.verdict is Verdict.FAILED for r in results.values()), not_passed(results)
+    assert all(reason in r.reason for r in results.values()), [r.reason for r in results.values()]
+
+
+def test_the_fence_fakes_pass_generated():
+    for factory in (broken_coverage.fence_no_wait, broken_coverage.fence_error_blind,
+                    broken_coverage.fence_timed_wait):
+        results = run_family("generated", factory(), [hand_add_float()])
+        assert results and not not_passed(results)
+
+
+def _run_isolated(driver: str) -> dict:
+    runner = isolated(driver)
+    family = FencedFamily()
+    try:
+        return {case.name: runner.run_case(family, case) for model in parse_spec(hand_add_float())
+                for case in family.model_cases(model, "<inline>")}
+    finally:
+        assert runner.host is not None
+        runner.host.stop()
+
+
+def test_reference_passes_out_of_process():
+    results = _run_isolated("reference")
+    assert results and not not_passed(results)
+
+
+@pytest.mark.parametrize("driver", ["fence_no_wait", "fence_error_blind"])
+def test_caught_out_of_process(driver):
+    results = _run_isolated(f"tests.fakes.broken_coverage:{driver}")
+    assert results and all(r.verdict is Verdict.FAILED for r in results.values()), not_passed(results)
