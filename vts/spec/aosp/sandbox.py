@@ -1,0 +1,212 @@
+"""Running the tree's generator in a child interpreter, bounded in time, memory and output.
+
+The generator and the specs are code from the tree being imported, so they
+run in a fresh interpreter (``child.py``) that nnvts treats as hostile: a
+temporary working folder holding a copy of the generator and of the specs
+(so nothing it does by relative path reaches SRC or DIR), RLIMIT_AS and
+RLIMIT_CPU set in the child, no file may grow (RLIMIT_FSIZE 0) and an audit
+hook refuses writes and spawns.  The parent adds a wall-clock limit per spec,
+bounds what the child prints and what it sends back, and kills the whole
+process group on any breach.  A spec that breaks a limit fails alone: the
+specs after it run in a fresh child.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_CHILD = Path(__file__).with_name("child.py")
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one spec may use; a spec past any of them fails with a one-line reason."""
+
+    seconds: float = 120.0  # wall clock and CPU, per spec
+    memory_mib: int = 2048  # address space of the child interpreter
+    output_bytes: int = 1 << 20  # what a spec may print (stdout and stderr together)
+    result_bytes: int = 1 << 30  # the JSON of one spec's generated cases
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One spec file after the generator ran it: its cases, or why it has none."""
+
+    file: str  # the .mod.py file name
+    spec_name: str | None = None  # the generator's name for it (the file name up to the first dot)
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    reason: str | None = None  # set when the spec failed
+
+    @property
+    def failed(self) -> bool:
+        return self.reason is not None
+
+
+def run_specs(generator: Path, version: str, specs: Sequence[Path], limits: Limits) -> list[Outcome]:
+    """Run every spec of one version folder, in sorted order, in as few fresh children as failures allow."""
+    remaining = sorted(specs, key=lambda p: str(p))
+    outcomes: list[Outcome] = []
+    while remaining:
+        run = _ChildRun(generator, version, remaining, limits)
+        got = run.run()
+        outcomes += got
+        done = {o.file for o in got}
+        if not done:  # the generator did not even start: every spec shares its fate
+            reason = run.death_reason or "the generator produced nothing"
+            outcomes += [Outcome(p.name, reason=f"the generator failed before the spec ran: {reason}")
+                         for p in remaining]
+            break
+        remaining = [p for p in remaining if p.name not in done]
+    return outcomes
+
+
+class _ChildRun:
+    """One child interpreter over a list of specs; gives back the outcomes of the specs it reached."""
+
+    def __init__(self, generator: Path, version: str, specs: list[Path], limits: Limits) -> None:
+        self.generator = generator
+        self.version = version
+        self.specs = specs
+        self.limits = limits
+        self.death_reason: str | None = None
+        self._tail = b""
+
+    def run(self) -> list[Outcome]:
+        with tempfile.TemporaryDirectory(prefix="nnvts-aosp-") as tmp:
+            root = Path(tmp)
+            gen_dir, spec_dir, work = root / "generator", root / "specs" / self.version, root / "work"
+            gen_dir.mkdir()
+            spec_dir.mkdir(parents=True)
+            work.mkdir()
+            for source in sorted(self.generator.glob("*.py")):
+                shutil.copyfile(source, gen_dir / source.name)
+            for spec in self.specs:
+                shutil.copyfile(spec, spec_dir / spec.name)
+            return self._spawn(gen_dir, spec_dir, work)
+
+    def _spawn(self, gen_dir: Path, spec_dir: Path, work: Path) -> list[Outcome]:
+        read_fd, write_fd = os.pipe()
+        job = {"generator": str(gen_dir), "spec_dir": str(spec_dir), "results_fd": write_fd,
+               "cpu_seconds": max(1, int(self.limits.seconds)),
+               "memory_bytes": self.limits.memory_mib << 20}
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "TMPDIR": str(work),
+               "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-B", str(_CHILD), json.dumps(job)], cwd=work, env=env,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,), start_new_session=True)
+        finally:
+            os.close(write_fd)
+        try:
+            return self._collect(proc, read_fd)
+        finally:
+            os.close(read_fd)
+            _kill(proc)
+
+    def _collect(self, proc: subprocess.Popen[bytes], read_fd: int) -> list[Outcome]:
+        assert proc.stdout is not None
+        sel = selectors.DefaultSelector()
+        sel.register(read_fd, selectors.EVENT_READ, "results")
+        sel.register(proc.stdout, selectors.EVENT_READ, "output")
+        outcomes: list[Outcome] = []
+        buffer = bytearray()
+        current: str | None = None
+        printed = 0
+        deadline = time.monotonic() + self.limits.seconds
+        open_streams = 2
+        while open_streams:
+            timeout = deadline - time.monotonic()
+            if timeout <= 0:
+                return self._fail(proc, outcomes, current, f"ran past the {self.limits.seconds:g} s time limit")
+            for key, _ in sel.select(min(timeout, 1.0)):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    open_streams -= 1
+                    continue
+                if key.data == "output":
+                    printed += len(chunk)
+                    self._tail = (self._tail + chunk)[-2000:]
+                    if printed > self.limits.output_bytes:
+                        return self._fail(proc, outcomes, current,
+                                          f"printed more than {_size(self.limits.output_bytes)}")
+                    continue
+                if b"\n" not in chunk:  # most of a big spec's cases: no line ends yet, nothing to parse
+                    buffer += chunk
+                    if len(buffer) > self.limits.result_bytes:
+                        return self._fail(proc, outcomes, current,
+                                          f"generated more than {_size(self.limits.result_bytes)} of cases")
+                    continue
+                buffer += chunk
+                lines = buffer.split(b"\n")
+                buffer = bytearray(lines.pop())
+                for line in lines:
+                    message = json.loads(line)
+                    event = message["event"]
+                    if event == "begin":
+                        current, printed = message["file"], 0
+                        deadline = time.monotonic() + self.limits.seconds
+                    elif event == "spec":
+                        outcomes.append(Outcome(message["file"], message["spec_name"], message["cases"]))
+                        current = None
+                    elif event == "failed":
+                        outcomes.append(Outcome(message["file"], reason=message["reason"]))
+                        current = None
+        status = proc.wait()
+        if current is not None:  # died inside a spec
+            outcomes.append(Outcome(current, reason=self._death(status)))
+        elif status != 0:
+            self.death_reason = self._death(status)
+        return outcomes
+
+    def _fail(self, proc: subprocess.Popen[bytes], outcomes: list[Outcome], current: str | None,
+              reason: str) -> list[Outcome]:
+        _kill(proc)
+        if current is None:
+            self.death_reason = reason
+        else:
+            outcomes.append(Outcome(current, reason=reason))
+        return outcomes
+
+    def _death(self, status: int) -> str:
+        if status == -signal.SIGXCPU:
+            return f"ran past the {self.limits.seconds:g} s CPU limit"
+        if status == -signal.SIGKILL:
+            return "was killed (out of memory?)"
+        if status < 0:
+            return f"crashed the interpreter (signal {signal.Signals(-status).name})"
+        last = [line for line in self._tail.decode("utf-8", "replace").splitlines() if line.strip()]
+        detail = f": {last[-1].strip()[:200]}" if last else ""
+        if "MemoryError" in detail:
+            return "exhausted the memory limit (MemoryError)"
+        return f"the interpreter exited with status {status}{detail}"
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """End the child and anything it started (it leads its own session)."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
