@@ -11,7 +11,6 @@ the spec writer, gzip-compressed and written atomically to
 from __future__ import annotations
 
 import gzip
-import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from vts.spec.aosp.index import (
     write_index,
 )
 from vts.spec.aosp.layout import Tree, open_tree
-from vts.spec.aosp.sandbox import Limits, run_specs
+from vts.spec.aosp.sandbox import Limits, Outcome, run_specs
 from vts.spec.errors import SpecError
 from vts.spec.loader import load_document
 from vts.spec.writer import render
@@ -154,31 +153,30 @@ def _run_jobs(todo: list[_FolderJob], jobs: int, progress: Callable[[str], None]
 
 
 def _import_folder(job: _FolderJob) -> _Done:
-    """Run the folder's specs in the generator and write one spec per ``.mod.py`` that succeeded."""
+    """Run the folder's specs in the generator and write one spec per ``.mod.py`` that succeeded.
+
+    Each spec is converted and written as soon as the child hands it over,
+    while the child goes on generating the next one.
+    """
     hashes = {spec.name: digest for spec, digest in zip(job.specs, job.hashes, strict=True)}
-    outcomes = run_specs(job.generator, job.folder, list(job.specs), job.limits)
     entries: list[tuple[str, Entry, bool]] = []
     failures: list[Failure] = []
     owners: dict[str, str] = {}
-    for outcome in outcomes:
+
+    def take(outcome: Outcome) -> None:
         key = f"{job.folder}/{outcome.file}"
-        if outcome.reason is not None:
-            failures.append(Failure(key, outcome.reason))
-            continue
+        problem = outcome.reason or _spec_problem(outcome, owners)
+        if problem is not None:
+            failures.append(Failure(key, problem))
+            return
         name = outcome.spec_name or ""
-        if not outcome.cases:
-            failures.append(Failure(key, "generated no case"))
-            continue
-        if name in owners:
-            failures.append(Failure(key, f"spec name {name!r} is also that of {owners[name]}"))
-            continue
         owners[name] = outcome.file
         document = to_document(name, job.folder, outcome.cases, detail(job.folder, outcome.file, job.commit))
         try:
             load_document(document, key)
         except SpecError as error:
             failures.append(Failure(key, f"generated an invalid spec: {error}".splitlines()[0]))
-            continue
+            return
         data = gzip.compress(render(document).encode("utf-8"), compresslevel=6, mtime=0)
         output = f"{job.folder}/{name}{OUTPUT_SUFFIX}"
         path = job.out_dir / output
@@ -186,7 +184,18 @@ def _import_folder(job: _FolderJob) -> _Done:
         if changed:
             write_atomically(path, data)
         entries.append((key, Entry(hashes[outcome.file], output, _sha256(data), len(outcome.cases)), changed))
+
+    run_specs(job.generator, job.folder, list(job.specs), job.limits, take)
     return entries, failures
+
+
+def _spec_problem(outcome: Outcome, owners: dict[str, str]) -> str | None:
+    name = outcome.spec_name or ""
+    if not outcome.cases:
+        return "generated no case"
+    if name in owners:
+        return f"spec name {name!r} is also that of {owners[name]}"
+    return None
 
 
 def _read(path: Path) -> bytes | None:
@@ -202,4 +211,4 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-__all__ = ["Failure", "ImportResult", "detail", "import_tree", "os"]
+__all__ = ["Failure", "ImportResult", "detail", "import_tree"]

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,19 +54,35 @@ class Outcome:
         return self.reason is not None
 
 
-def run_specs(generator: Path, version: str, specs: Sequence[Path], limits: Limits) -> list[Outcome]:
-    """Run every spec of one version folder, in sorted order, in as few fresh children as failures allow."""
+OnOutcome = Callable[[Outcome], None]
+
+
+def run_specs(generator: Path, version: str, specs: Sequence[Path], limits: Limits,
+              on_outcome: OnOutcome | None = None) -> list[Outcome]:
+    """Run every spec of one version folder, in sorted order, in as few fresh children as failures allow.
+
+    ``on_outcome`` sees each spec as soon as the child has generated it, so
+    the caller's conversion runs while the child generates the next spec;
+    the outcomes are also returned (without their cases when a callback
+    took them, to keep memory flat).
+    """
     remaining = sorted(specs, key=lambda p: str(p))
     outcomes: list[Outcome] = []
+
+    def deliver(outcome: Outcome) -> None:
+        if on_outcome is None:
+            outcomes.append(outcome)
+        else:
+            on_outcome(outcome)
+            outcomes.append(Outcome(outcome.file, outcome.spec_name, [], outcome.reason))
+
     while remaining:
-        run = _ChildRun(generator, version, remaining, limits)
-        got = run.run()
-        outcomes += got
-        done = {o.file for o in got}
+        run = _ChildRun(generator, version, remaining, limits, deliver)
+        done = run.run()
         if not done:  # the generator did not even start: every spec shares its fate
             reason = run.death_reason or "the generator produced nothing"
-            outcomes += [Outcome(p.name, reason=f"the generator failed before the spec ran: {reason}")
-                         for p in remaining]
+            for p in remaining:
+                deliver(Outcome(p.name, reason=f"the generator failed before the spec ran: {reason}"))
             break
         remaining = [p for p in remaining if p.name not in done]
     return outcomes
@@ -75,7 +91,10 @@ def run_specs(generator: Path, version: str, specs: Sequence[Path], limits: Limi
 class _ChildRun:
     """One child interpreter over a list of specs; gives back the outcomes of the specs it reached."""
 
-    def __init__(self, generator: Path, version: str, specs: list[Path], limits: Limits) -> None:
+    def __init__(self, generator: Path, version: str, specs: list[Path], limits: Limits,
+                 deliver: OnOutcome) -> None:
+        self.deliver = deliver
+        self.done: set[str] = set()
         self.generator = generator
         self.version = version
         self.specs = specs
@@ -83,7 +102,12 @@ class _ChildRun:
         self.death_reason: str | None = None
         self._tail = b""
 
-    def run(self) -> list[Outcome]:
+    def _give(self, outcome: Outcome) -> None:
+        self.done.add(outcome.file)
+        self.deliver(outcome)
+
+    def run(self) -> set[str]:
+        """Run the child; the files it reached (each delivered once, failed or not)."""
         with tempfile.TemporaryDirectory(prefix="nnvts-aosp-") as tmp:
             root = Path(tmp)
             gen_dir, spec_dir, work = root / "generator", root / "specs" / self.version, root / "work"
@@ -94,9 +118,10 @@ class _ChildRun:
                 shutil.copyfile(source, gen_dir / source.name)
             for spec in self.specs:
                 shutil.copyfile(spec, spec_dir / spec.name)
-            return self._spawn(gen_dir, spec_dir, work)
+            self._spawn(gen_dir, spec_dir, work)
+            return self.done
 
-    def _spawn(self, gen_dir: Path, spec_dir: Path, work: Path) -> list[Outcome]:
+    def _spawn(self, gen_dir: Path, spec_dir: Path, work: Path) -> None:
         read_fd, write_fd = os.pipe()
         job = {"generator": str(gen_dir), "spec_dir": str(spec_dir), "results_fd": write_fd,
                "cpu_seconds": max(1, int(self.limits.seconds)),
@@ -112,17 +137,16 @@ class _ChildRun:
         finally:
             os.close(write_fd)
         try:
-            return self._collect(proc, read_fd)
+            self._collect(proc, read_fd)
         finally:
             os.close(read_fd)
             _kill(proc)
 
-    def _collect(self, proc: subprocess.Popen[bytes], read_fd: int) -> list[Outcome]:
+    def _collect(self, proc: subprocess.Popen[bytes], read_fd: int) -> None:
         assert proc.stdout is not None
         sel = selectors.DefaultSelector()
         sel.register(read_fd, selectors.EVENT_READ, "results")
         sel.register(proc.stdout, selectors.EVENT_READ, "output")
-        outcomes: list[Outcome] = []
         buffer = bytearray()
         current: str | None = None
         printed = 0
@@ -131,7 +155,7 @@ class _ChildRun:
         while open_streams:
             timeout = deadline - time.monotonic()
             if timeout <= 0:
-                return self._fail(proc, outcomes, current, f"ran past the {self.limits.seconds:g} s time limit")
+                return self._fail(proc, current, f"ran past the {self.limits.seconds:g} s time limit")
             for key, _ in sel.select(min(timeout, 1.0)):
                 chunk = os.read(key.fd, 1 << 16)
                 if not chunk:
@@ -142,13 +166,13 @@ class _ChildRun:
                     printed += len(chunk)
                     self._tail = (self._tail + chunk)[-2000:]
                     if printed > self.limits.output_bytes:
-                        return self._fail(proc, outcomes, current,
+                        return self._fail(proc, current,
                                           f"printed more than {_size(self.limits.output_bytes)}")
                     continue
                 if b"\n" not in chunk:  # most of a big spec's cases: no line ends yet, nothing to parse
                     buffer += chunk
                     if len(buffer) > self.limits.result_bytes:
-                        return self._fail(proc, outcomes, current,
+                        return self._fail(proc, current,
                                           f"generated more than {_size(self.limits.result_bytes)} of cases")
                     continue
                 buffer += chunk
@@ -160,27 +184,24 @@ class _ChildRun:
                     if event == "begin":
                         current, printed = message["file"], 0
                         deadline = time.monotonic() + self.limits.seconds
-                    elif event == "spec":
-                        outcomes.append(Outcome(message["file"], message["spec_name"], message["cases"]))
-                        current = None
-                    elif event == "failed":
-                        outcomes.append(Outcome(message["file"], reason=message["reason"]))
+                    elif event in ("spec", "failed"):
+                        started = time.monotonic()
+                        self._give(Outcome(message["file"], message.get("spec_name"), message.get("cases", []),
+                                           message.get("reason")))
+                        deadline += time.monotonic() - started  # the caller's time is not the spec's
                         current = None
         status = proc.wait()
         if current is not None:  # died inside a spec
-            outcomes.append(Outcome(current, reason=self._death(status)))
+            self._give(Outcome(current, reason=self._death(status)))
         elif status != 0:
             self.death_reason = self._death(status)
-        return outcomes
 
-    def _fail(self, proc: subprocess.Popen[bytes], outcomes: list[Outcome], current: str | None,
-              reason: str) -> list[Outcome]:
+    def _fail(self, proc: subprocess.Popen[bytes], current: str | None, reason: str) -> None:
         _kill(proc)
         if current is None:
             self.death_reason = reason
         else:
-            outcomes.append(Outcome(current, reason=reason))
-        return outcomes
+            self._give(Outcome(current, reason=reason))
 
     def _death(self, status: int) -> str:
         if status == -signal.SIGXCPU:
