@@ -393,6 +393,8 @@ def info(driver: str, as_json: bool, expect_version: str | None) -> None:
 for _command in CI_COMMANDS:
     main.add_command(_command)
 main.add_command(fuzz)
+from vts.corpus_command import corpus  # noqa: E402 -- corpus-import branch; re-homed at merge
+main.add_command(corpus)
 main.add_command(soak)
 
 if __name__ == "__main__":

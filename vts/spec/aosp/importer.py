@@ -46,7 +46,8 @@ class Failure:
 class ImportResult:
     """What an import did; ``failures`` non-empty makes the command exit 1."""
 
-    written: list[str] = field(default_factory=list)  # FOLDER/FILE.mod.py whose spec was (re)written
+    imported: list[str] = field(default_factory=list)  # FOLDER/FILE.mod.py run through the generator this time
+    written: list[str] = field(default_factory=list)  # ... whose spec file was (re)written: its content changed
     unchanged: list[str] = field(default_factory=list)  # skipped (hash unchanged) or regenerated identically
     removed: list[str] = field(default_factory=list)  # outputs of specs gone from the tree
     failures: list[Failure] = field(default_factory=list)
@@ -87,6 +88,7 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
     for entries, failures in folder_results:
         for key, entry, changed in entries:
             new_index[key] = entry
+            result.imported.append(key)
             (result.written if changed else result.unchanged).append(key)
         for failure in failures:
             result.failures.append(failure)
@@ -97,6 +99,7 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
         write_index(out_dir, new_index)
     for folder in tree.folders:
         result.cases[folder] = sum(e.cases for k, e in new_index.items() if k.split("/")[0] == folder)
+    result.imported.sort()
     result.written.sort()
     result.unchanged.sort()
     result.failures.sort(key=lambda f: f.key)

@@ -1,0 +1,130 @@
+"""``nnvts corpus import aosp``: the import of Android's own tree equals ../shared/corpus case for case.
+
+The V1_0..V1_2 import is done once per module (about a minute on two busy
+cores); the shared data is read from ../shared and never copied into the
+project.  Skipped where ../shared is absent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.spec.aosp_helpers import AOSP_NN, CORPUS, SPECS, SYNTHETIC_ADD, make_tree, nnvts
+from vts.spec.aosp.compare import differences
+from vts.spec.aosp.importer import import_tree
+from vts.spec.aosp.index import INDEX_NAME
+from vts.spec.loader import load_paths
+
+pytestmark = pytest.mark.skipif(not (AOSP_NN.is_dir() and CORPUS.is_dir()), reason="../shared not present")
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("aosp") / "corpus"
+    done = nnvts("corpus", "import", "aosp", str(AOSP_NN), "--out", str(out), "-j", "2", "-q")
+    assert done.returncode == 0, done.stderr
+    assert "505 written" in done.stdout
+    return out
+
+
+def test_import_equals_the_shared_corpus_case_for_case(imported: Path) -> None:
+    found = list(differences(imported, CORPUS))
+    assert found == [], "\n".join(found[:20])
+
+
+def test_case_counts_per_version_folder(imported: Path) -> None:
+    counts = {}
+    for spec in load_paths([str(imported)]):
+        folder = Path(spec.path).parent.name
+        counts[folder] = counts.get(folder, 0) + len(spec.models)
+    assert counts == {"V1_0": 378, "V1_1": 575, "V1_2": 5187}
+
+
+def test_variations_and_marks_are_kept(imported: Path) -> None:
+    models = {(spec.name, m["name"]): m for spec in load_paths([str(imported / "V1_2")]) for m in spec.models}
+    names = {name for _, name in models}
+    for part in ("relaxed", "float16", "nchw", "channelQuant8", "all_inputs_as_internal", "all_tensors_as_inputs"):
+        assert any(part in name for name in names), part
+    assert sum(1 for m in models.values() if m.get("expect_failure")) > 0
+    assert models[("random_multinomial", "random_multinomial")]["multinomial_tolerance"] > 0
+
+
+def test_provenance_names_folder_file_and_licence(imported: Path) -> None:
+    with gzip.open(imported / "V1_0" / "add.json.gz", "rt") as f:
+        source = json.load(f)["source"]
+    assert source["kind"] == "imported"
+    assert "nn/runtime/test/specs/V1_0/add.mod.py" in source["detail"]
+    assert "Apache License 2.0" in source["detail"]
+
+
+def test_second_import_rewrites_nothing(imported: Path) -> None:
+    before = {p: p.stat().st_mtime_ns for p in imported.rglob("*")}
+    done = nnvts("corpus", "import", "aosp", str(AOSP_NN), "--out", str(imported), "-q")
+    assert done.returncode == 0, done.stderr
+    assert "0 written, 505 unchanged" in done.stdout
+    assert {p: p.stat().st_mtime_ns for p in imported.rglob("*")} == before
+
+
+def test_changed_spec_reimports_alone(tmp_path: Path) -> None:
+    source = AOSP_NN / SPECS / "V1_0"
+    nn = make_tree(tmp_path, {"V1_0": {f: (source / f).read_text() for f in ("add.mod.py", "floor.mod.py")}})
+    out = tmp_path / "out"
+    first = import_tree(nn, out)
+    assert first.written == ["V1_0/add.mod.py", "V1_0/floor.mod.py"] and not first.failures
+    floor = (out / "V1_0" / "floor.json.gz").stat().st_mtime_ns
+    spec = nn / SPECS / "V1_0" / "add.mod.py"
+    spec.write_text(spec.read_text().replace("[4.0, 6.0]", "[4.0, 6.5]"))
+    second = import_tree(nn, out)
+    assert second.imported == second.written == ["V1_0/add.mod.py"] and second.unchanged == ["V1_0/floor.mod.py"]
+    assert (out / "V1_0" / "floor.json.gz").stat().st_mtime_ns == floor
+    (nn / SPECS / "V1_0" / "floor.mod.py").unlink()
+    third = import_tree(nn, out)
+    assert third.removed == ["V1_0/floor.mod.py"] and not (out / "V1_0" / "floor.json.gz").exists()
+    assert json.loads((out / INDEX_NAME).read_text())["specs"].keys() == {"V1_0/add.mod.py"}
+
+
+def test_a_changed_generator_reimports_every_spec(tmp_path: Path) -> None:
+    nn = make_tree(tmp_path, {"V1_0": {"add.mod.py": SYNTHETIC_ADD}})
+    out = tmp_path / "out"
+    import_tree(nn, out)
+    generator = nn / "tools" / "test_generator" / "test_generator.py"
+    generator.write_text(generator.read_text() + "\n# a comment\n")
+    again = import_tree(nn, out)
+    assert again.imported == ["V1_0/add.mod.py"] and again.written == []  # re-run, same spec: not rewritten
+
+
+def test_a_folder_never_seen_imports_with_no_code_change(tmp_path: Path) -> None:
+    """V1_2 copied as V1_9: the same cases (HAL version capped at the newest nnvts knows), and they pass."""
+    nn = make_tree(tmp_path, {})
+    shutil.copytree(AOSP_NN / SPECS / "V1_2", nn / SPECS / "V1_9")
+    out = tmp_path / "out"
+    done = nnvts("corpus", "import", "aosp", str(nn), "--out", str(out), "-j", "2", "-q")
+    assert done.returncode == 0, done.stderr
+    reference = tmp_path / "reference"
+    (reference / "V1_9").symlink_to(CORPUS / "V1_2", target_is_directory=True)
+    found = [d for d in differences(out, reference) if "hal_version '1.3' != '1.2'" not in d]
+    assert found == [], "\n".join(found[:20])
+    sample = sorted((out / "V1_9").glob("*.json.gz"))[::12]
+    run = nnvts("run", "--driver", "reference", "--in-process", "--family", "generated", "-q",
+                *[arg for path in sample for arg in ("--specs", str(path))])
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+def test_tiny_synthetic_spec_in_a_new_folder(tmp_path: Path) -> None:
+    nn = make_tree(tmp_path, {"V1_3_cts_only": {"tiny_add.mod.py": SYNTHETIC_ADD}})
+    out = tmp_path / "out"
+    result = import_tree(nn, out)
+    assert not result.failures and result.cases == {"V1_3_cts_only": 2}  # no constant tensor: no all_tensors_as_inputs
+    [spec] = load_paths([str(out)])
+    assert spec.name == "tiny_add" and spec.hal_version == "1.3"
+    assert [m["name"] for m in spec.models] == ["tiny_add", "all_inputs_as_internal"]
+    first = spec.models[0]
+    assert "hal_version" not in first  # the generator names no version for this folder
+    assert first["examples"] == [{"inputs": {"op1": [1.0, 2.0], "op2": [3.0, 4.0]}, "outputs": {"op3": [4.0, 6.0]}}]
+    run = nnvts("run", "--driver", "reference", "--in-process", "--specs", str(out), "-q")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
