@@ -27,6 +27,7 @@ from vts.cliparams import (
 )
 from vts.commands_ci import COMMANDS as CI_COMMANDS
 from vts.commands_ci import ci_list_options, ci_options, ci_run_options, narrow_selection
+from vts.corpus_command import corpus
 from vts.fuzz.command import fuzz
 from vts.soak.command import soak
 
@@ -393,7 +394,6 @@ def info(driver: str, as_json: bool, expect_version: str | None) -> None:
 for _command in CI_COMMANDS:
     main.add_command(_command)
 main.add_command(fuzz)
-from vts.corpus_command import corpus  # noqa: E402 -- corpus-import branch; re-homed at merge
 main.add_command(corpus)
 main.add_command(soak)
 

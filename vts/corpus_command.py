@@ -56,9 +56,9 @@ def aosp(src: str, out_dir: str, versions: str | None, jobs: int, timeout: float
     the implicit lifetime variations, and writes one gzip'ed concrete spec per
     .mod.py.  A second run re-imports only the specs (or generator) that changed.
     """
-    from vts.spec.aosp.importer import import_tree  # noqa: PLC0415 -- keeps nnvts --help fast
-    from vts.spec.aosp.layout import LayoutError  # noqa: PLC0415
-    from vts.spec.aosp.sandbox import Limits  # noqa: PLC0415
+    from vts.spec.aosp.importer import import_tree
+    from vts.spec.aosp.layout import LayoutError
+    from vts.spec.aosp.sandbox import Limits
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():

@@ -52,7 +52,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, o
 
 
 def test_each_hostile_spec_fails_alone_on_one_line(hostile_run: tuple[Path, Path, object]) -> None:
-    _, out, done = hostile_run
+    _, _out, done = hostile_run
     assert done.returncode == 1, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == len(HOSTILE), lines

@@ -94,7 +94,7 @@ def _values(operand: Any, tg: Any) -> Any:
         kind, dtype = "i8", "<i8"
     if len(items) <= PACK_ABOVE:
         return items
-    import numpy as np  # noqa: PLC0415 -- the generator has imported it already
+    import numpy as np  # the generator has imported it already
 
     return {kind: base64.b64encode(np.asarray(items, dtype=dtype).tobytes()).decode("ascii")}
 
@@ -150,7 +150,7 @@ def _unaudited_deepcopy_ids() -> None:
     ``object.__hash__`` is the same one-to-one function of a live object's
     address and raises no event, so the memo keys stay unique.
     """
-    import copy  # noqa: PLC0415
+    import copy
 
     copy.id = object.__hash__  # type: ignore[attr-defined]
 
@@ -197,7 +197,7 @@ def main() -> None:
         results.flush()
 
     sys.path.insert(0, job["generator"])
-    import test_generator as tg  # noqa: PLC0415 -- the tree's own generator, found at run time
+    import test_generator as tg  # the tree's own generator, found at run time
 
     _unaudited_deepcopy_ids()
     guard = Guard()
@@ -214,10 +214,10 @@ def main() -> None:
         guard.violation = None
         try:
             guard.active = True
-            exec(compile(text, tg.FileNames.specFile, "exec"), exec_scope)  # noqa: S102 -- as Android does
-            tg.Example.DumpAllExamples(DumpExample=lambda example, _fd: cases.append(dump_case(example, tg)),
+            exec(compile(text, tg.FileNames.specFile, "exec"), exec_scope)  # as Android's Run() does
+            tg.Example.DumpAllExamples(DumpExample=lambda example, _fd, sink=cases: sink.append(dump_case(example, tg)),
                                        example_fd=True)
-        except BaseException as error:  # noqa: BLE001 -- SystemExit, KeyboardInterrupt: all the spec's fault
+        except BaseException as error:  # SystemExit, KeyboardInterrupt too: all the spec's doing
             reason = _reason(error)
         finally:
             guard.active = False

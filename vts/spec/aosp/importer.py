@@ -209,7 +209,7 @@ def _read(path: Path) -> bytes | None:
 
 
 def _sha256(data: bytes) -> str:
-    import hashlib  # noqa: PLC0415
+    import hashlib
 
     return hashlib.sha256(data).hexdigest()
 

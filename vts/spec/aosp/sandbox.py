@@ -13,6 +13,7 @@ specs after it run in a fresh child.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -220,10 +221,8 @@ class _ChildRun:
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     """End the child and anything it started (it leads its own session)."""
     if proc.poll() is None:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
     proc.wait()
     if proc.stdout is not None:
         proc.stdout.close()
