@@ -76,7 +76,7 @@ def aosp(src: str, out_dir: str, versions: str | None, jobs: int, timeout: float
     for failure in result.failures:
         click.echo(f"nnvts: {failure.key}: {failure.reason}", err=True)
     cases = ", ".join(f"{folder} {n}" for folder, n in result.cases.items())
-    click.echo(f"nnvts corpus import aosp: {len(result.written)} written, {len(result.unchanged)} unchanged, "
-               f"{len(result.removed)} removed, {len(result.failures)} failed in "
+    click.echo(f"nnvts corpus import aosp: {len(result.imported)} imported ({len(result.written)} written), "
+               f"{len(result.skipped)} unchanged, {len(result.removed)} removed, {len(result.failures)} failed in "
                f"{time.monotonic() - started:.1f} s; cases: {cases} -> {out}")
     sys.exit(EXIT_FAILED if result.failures else EXIT_OK)

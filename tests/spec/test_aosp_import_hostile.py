@@ -65,7 +65,7 @@ def test_the_good_specs_around_them_are_imported(hostile_run: tuple[Path, Path, 
     _, out, done = hostile_run
     names = sorted(spec.name for spec in load_paths([str(out)]))
     assert names == [f"{letter}_good" for letter in "acegikmoqsuw"]
-    assert "12 written" in done.stdout and "11 failed" in done.stdout
+    assert "12 imported (12 written)" in done.stdout and "11 failed" in done.stdout
 
 
 def test_nothing_was_written_into_src_or_dir(hostile_run: tuple[Path, Path, object]) -> None:
@@ -87,7 +87,7 @@ def test_a_failed_spec_is_retried_next_time(hostile_run: tuple[Path, Path, objec
             (nn / SPECS / "V1_0" / name).unlink()
     done = nnvts("corpus", "import", "aosp", str(nn), "--out", str(out), "-q")
     assert done.returncode == 0, done.stderr
-    assert "1 written, 12 unchanged" in done.stdout
+    assert "1 imported (1 written), 12 unchanged" in done.stdout
 
 
 def test_src_without_the_generator_is_a_usage_error(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ class ImportResult:
 
     imported: list[str] = field(default_factory=list)  # FOLDER/FILE.mod.py run through the generator this time
     written: list[str] = field(default_factory=list)  # ... whose spec file was (re)written: its content changed
-    unchanged: list[str] = field(default_factory=list)  # skipped (hash unchanged) or regenerated identically
+    skipped: list[str] = field(default_factory=list)  # not run: input and output unchanged since the last import
     removed: list[str] = field(default_factory=list)  # outputs of specs gone from the tree
     failures: list[Failure] = field(default_factory=list)
     cases: dict[str, int] = field(default_factory=dict)  # version folder -> cases in DIR after the import
@@ -89,7 +89,8 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
         for key, entry, changed in entries:
             new_index[key] = entry
             result.imported.append(key)
-            (result.written if changed else result.unchanged).append(key)
+            if changed:
+                result.written.append(key)
         for failure in failures:
             result.failures.append(failure)
             stale = new_index.pop(failure.key, None)
@@ -101,7 +102,7 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
         result.cases[folder] = sum(e.cases for k, e in new_index.items() if k.split("/")[0] == folder)
     result.imported.sort()
     result.written.sort()
-    result.unchanged.sort()
+    result.skipped.sort()
     result.failures.sort(key=lambda f: f.key)
     return result
 
@@ -123,7 +124,7 @@ def _plan(tree: Tree, out_dir: Path, index: dict[str, Entry], limits: Limits,
             digest = spec_hash(spec, folder, generator_digest)
             entry = index.get(key)
             if entry is not None and entry.hash == digest and file_hash(out_dir / entry.output) == entry.output_hash:
-                result.unchanged.append(key)
+                result.skipped.append(key)
                 continue
             run.append(spec)
             hashes.append(digest)
