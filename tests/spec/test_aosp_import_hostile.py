@@ -30,6 +30,8 @@ HOSTILE = {
     "t_hides_it.mod.py": ("try:\n    open('{out}/planted.json', 'w')\nexcept OSError:\n    pass\n" + SYNTHETIC_ADD,
                           "writes the file"),
     "v_fds.mod.py": ("import os\nos.write(1, b'y' * (2 << 20))\n", "printed more than 1 MiB"),
+    "x_pipe.mod.py": ("import json, os, sys\nos.write(json.loads(sys.argv[1])['results_fd'], b'{\"event\": 1}\\n')\n"
+                      + SYNTHETIC_ADD, "wrote to the importer's results pipe"),
 }
 
 
@@ -65,7 +67,7 @@ def test_the_good_specs_around_them_are_imported(hostile_run: tuple[Path, Path, 
     _, out, done = hostile_run
     names = sorted(spec.name for spec in load_paths([str(out)]))
     assert names == [f"{letter}_good" for letter in "acegikmoqsuw"]
-    assert "12 imported (12 written)" in done.stdout and "11 failed" in done.stdout
+    assert "12 imported (12 written)" in done.stdout and f"{len(HOSTILE)} failed" in done.stdout
 
 
 def test_nothing_was_written_into_src_or_dir(hostile_run: tuple[Path, Path, object]) -> None:
@@ -88,6 +90,28 @@ def test_a_failed_spec_is_retried_next_time(hostile_run: tuple[Path, Path, objec
     done = nnvts("corpus", "import", "aosp", str(nn), "--out", str(out), "-q")
     assert done.returncode == 0, done.stderr
     assert "1 imported (1 written), 12 unchanged" in done.stdout
+
+
+def test_a_tampered_index_cannot_make_the_importer_delete_other_files(tmp_path: Path) -> None:
+    import json
+
+    from vts.spec.aosp.importer import import_tree
+    from vts.spec.aosp.index import INDEX_NAME
+
+    nn = make_tree(tmp_path, {"V1_0": {"add.mod.py": SYNTHETIC_ADD, "other.mod.py": good("x")}})
+    out = tmp_path / "out"
+    import_tree(nn, out)
+    victim = tmp_path / "victim.json.gz"
+    victim.write_text("keep me")
+    index = json.loads((out / INDEX_NAME).read_text())
+    index["specs"]["V1_0/add.mod.py"]["output"] = "../victim.json.gz"
+    planted = dict(index["specs"]["V1_0/other.mod.py"], output="V1_0/../../victim.json.gz")
+    index["specs"]["V1_0/../../x.mod.py"] = planted
+    (out / INDEX_NAME).write_text(json.dumps(index))
+    (nn / SPECS / "V1_0" / "add.mod.py").unlink()
+    result = import_tree(nn, out)
+    assert victim.read_text() == "keep me"
+    assert result.removed == [] and result.skipped == ["V1_0/other.mod.py"]
 
 
 def test_src_without_the_generator_is_a_usage_error(tmp_path: Path) -> None:

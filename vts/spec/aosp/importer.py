@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vts.spec.aosp.convert import to_document
+from vts.spec.aosp.convert import BadCase, to_document
 from vts.spec.aosp.index import (
     Entry,
     file_hash,
@@ -169,13 +169,17 @@ def _import_folder(job: _FolderJob) -> _Done:
 
     def take(outcome: Outcome) -> None:
         key = f"{job.folder}/{outcome.file}"
-        problem = outcome.reason or _spec_problem(outcome, owners)
+        name = spec_name(outcome.file)
+        problem = outcome.reason or _spec_problem(outcome, name, owners)
         if problem is not None:
             failures.append(Failure(key, problem))
             return
-        name = outcome.spec_name or ""
         owners[name] = outcome.file
-        document = to_document(name, job.folder, outcome.cases, detail(job.folder, outcome.file, job.commit))
+        try:
+            document = to_document(name, job.folder, outcome.cases, detail(job.folder, outcome.file, job.commit))
+        except (BadCase, KeyError, TypeError, ValueError, IndexError) as error:
+            failures.append(Failure(key, f"gave the importer malformed cases ({type(error).__name__})"))
+            return
         try:
             load_document(document, key)
         except SpecError as error:
@@ -193,8 +197,14 @@ def _import_folder(job: _FolderJob) -> _Done:
     return entries, failures
 
 
-def _spec_problem(outcome: Outcome, owners: dict[str, str]) -> str | None:
-    name = outcome.spec_name or ""
+def spec_name(file: str) -> str:
+    """The spec name Android's generator gives a file: its name up to the first dot."""
+    return file.split(".", 1)[0]
+
+
+def _spec_problem(outcome: Outcome, name: str, owners: dict[str, str]) -> str | None:
+    if outcome.spec_name != name:
+        return f"the generator named it {str(outcome.spec_name)[:80]!r}, not {name!r}"
     if not outcome.cases:
         return "generated no case"
     if name in owners:

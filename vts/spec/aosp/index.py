@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,13 +51,23 @@ def file_hash(path: Path) -> str | None:
         return None
 
 
+#: What the importer itself writes: FOLDER/FILE.mod.py -> FOLDER/SPEC.json.gz.  Anything else in an
+#: index was not written by it, and is ignored rather than trusted (it names files the importer deletes).
+_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*/[^/\0]+\.mod\.py")
+_OUTPUT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*/[A-Za-z0-9_]+\.json\.gz")
+
+
 def read_index(out_dir: Path) -> dict[str, Entry]:
     """The index in ``out_dir``; empty when absent or unreadable (everything is then re-imported)."""
     try:
         data = json.loads((out_dir / INDEX_NAME).read_text(encoding="utf-8"))
-        return {key: Entry(**value) for key, value in data["specs"].items()}
-    except (OSError, ValueError, KeyError, TypeError):
+        entries = {key: Entry(**value) for key, value in data["specs"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
+    return {key: entry for key, entry in entries.items()
+            if isinstance(key, str) and _KEY.fullmatch(key) and isinstance(entry.output, str)
+            and _OUTPUT.fullmatch(entry.output) and entry.output.split("/")[0] == key.split("/")[0]
+            and isinstance(entry.cases, int)}
 
 
 def write_index(out_dir: Path, entries: dict[str, Entry]) -> None:

@@ -180,12 +180,15 @@ class _ChildRun:
                 lines = buffer.split(b"\n")
                 buffer = bytearray(lines.pop())
                 for line in lines:
-                    message = json.loads(line)
-                    event = message["event"]
-                    if event == "begin":
+                    message = _message(line, {p.name for p in self.specs} - self.done)
+                    if message is None:  # a spec wrote to the results pipe itself: its fault, not a result
+                        return self._fail(proc, current, "wrote to the importer's results pipe")
+                    if message["event"] == "begin":
                         current, printed = message["file"], 0
                         deadline = time.monotonic() + self.limits.seconds
-                    elif event in ("spec", "failed"):
+                    elif message["event"] in ("spec", "failed"):
+                        if message["file"] != current:
+                            return self._fail(proc, current, "wrote to the importer's results pipe")
                         started = time.monotonic()
                         self._give(Outcome(message["file"], message.get("spec_name"), message.get("cases", []),
                                            message.get("reason")))
@@ -216,6 +219,29 @@ class _ChildRun:
         if "MemoryError" in detail:
             return "exhausted the memory limit (MemoryError)"
         return f"the interpreter exited with status {status}{detail}"
+
+
+def _message(line: bytes, expected_files: set[str]) -> dict[str, Any] | None:
+    """A well-formed message of child.py's protocol, or None.
+
+    The spec runs in the child and could write to the results pipe itself,
+    so nothing in a message is trusted: the shape is checked here, the cases
+    when they are converted.
+    """
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("event") == "done":
+        return {"event": "done"} if isinstance(message, dict) else None
+    if message.get("file") not in expected_files:
+        return None
+    event = message.get("event")
+    if event == "spec" and isinstance(message.get("cases"), list) and isinstance(message.get("spec_name"), str):
+        return message
+    if event == "failed" and isinstance(message.get("reason"), str):
+        return {**message, "reason": " ".join(message["reason"].split())[:500]}
+    return message if event == "begin" else None
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
