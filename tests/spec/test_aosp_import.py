@@ -126,3 +126,38 @@ def test_tiny_synthetic_spec_in_a_new_folder(tmp_path: Path) -> None:
     assert first["examples"] == [{"inputs": {"op1": [1.0, 2.0], "op2": [3.0, 4.0]}, "outputs": {"op3": [4.0, 6.0]}}]
     run = nnvts("run", "--driver", "reference", "--in-process", "--specs", str(out), "-q")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+def test_provenance_names_the_git_commit_of_src(tmp_path: Path) -> None:
+    import subprocess
+
+    nn = make_tree(tmp_path, {"V1_2": {"tiny_add.mod.py": SYNTHETIC_ADD}})
+    git = ["git", "-C", str(nn), "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    subprocess.run(["git", "init", "-q", str(nn)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "snapshot"], check=True)
+    commit = subprocess.run(["git", "-C", str(nn), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    import_tree(nn, tmp_path / "out")
+    [spec] = load_paths([str(tmp_path / "out")])
+    assert f"nn/runtime/test/specs/V1_2/tiny_add.mod.py at commit {commit}" in spec.document["source"]["detail"]
+    assert [m.get("hal_version") for m in spec.models] == ["1.2", "1.2"]
+
+
+@pytest.mark.parametrize(("folder", "expected"), [("V1_0", "1.0"), ("V1_3", "1.3"), ("V1_3_cts_only", "1.3"),
+                                                  ("V1_9", "1.3"), ("V2_0", "1.3"), ("experimental", None)])
+def test_hal_version_of_a_folder(folder: str, expected: str | None) -> None:
+    from vts.spec.aosp.convert import hal_version
+
+    assert hal_version(folder) == expected
+
+
+@pytest.mark.parametrize(("test_name", "model"), [("add", "add"), ("add_relaxed", "relaxed"),
+                                                  ("conv2d_v1_2_nchw_quant8", "nchw_quant8"), ("other", "other")])
+def test_model_names_drop_the_spec_name(test_name: str, model: str) -> None:
+    from vts.spec.aosp.convert import model_name
+
+    spec = "conv2d_v1_2" if test_name.startswith("conv2d") else "add"
+    assert model_name(test_name, spec) == model
