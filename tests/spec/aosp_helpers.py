@@ -27,6 +27,26 @@ Example({i1: [1.0, 2.0], i2: [3.0, 4.0], o: [4.0, 6.0]})
 """
 
 
+#: A control-flow spec in the style of Android's V1_3 folder: IF over two referenced subgraphs
+#: (goldens by hand: x + 10 when cond, x - 10 otherwise), with declared relaxed and float16 variations.
+SYNTHETIC_IF = """\
+def branch(op):
+    x = Input("x", ("TENSOR_FLOAT32", [2]))
+    c = Parameter("c", ("TENSOR_FLOAT32", [2]), [10.0, 10.0])
+    y = Output("y", ("TENSOR_FLOAT32", [2]))
+    return Model().Operation(op, x, c, 0).To(y)
+
+then_model = branch("ADD")
+else_model = branch("SUB")
+cond = Input("cond", ("TENSOR_BOOL8", [1]))
+x = Input("x", ("TENSOR_FLOAT32", [2]))
+y = Output("y", ("TENSOR_FLOAT32", [2]))
+model = Model().Operation("IF", cond, then_model, else_model, x).To(y)
+Example({cond: [True], x: [1.0, 2.0], y: [11.0, 12.0]}, model=model, name="true")
+Example({cond: [False], x: [1.0, 2.0], y: [-9.0, -8.0]}, model=model, name="false").AddVariations("relaxed", "float16")
+"""
+
+
 def make_tree(root: Path, specs: dict[str, dict[str, str]]) -> Path:
     """An ``nn/`` folder under ``root``: a copy of the shared generator and ``specs`` (folder -> file -> text)."""
     nn = root / "nn"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.spec.aosp_helpers import AOSP_NN, CORPUS, SPECS, SYNTHETIC_ADD, make_tree, nnvts
+from tests.spec.aosp_helpers import AOSP_NN, CORPUS, SPECS, SYNTHETIC_ADD, SYNTHETIC_IF, make_tree, nnvts
 from vts.spec.aosp.compare import differences
 from vts.spec.aosp.importer import import_tree
 from vts.spec.aosp.index import INDEX_NAME
@@ -161,3 +161,20 @@ def test_model_names_drop_the_spec_name(test_name: str, model: str) -> None:
 
     spec = "conv2d_v1_2" if test_name.startswith("conv2d") else "add"
     assert model_name(test_name, spec) == model
+
+
+def test_control_flow_keeps_its_referenced_subgraphs(tmp_path: Path) -> None:
+    nn = make_tree(tmp_path, {"V1_3": {"if_simple.mod.py": SYNTHETIC_IF}})
+    out = tmp_path / "out"
+    result = import_tree(nn, out)
+    assert not result.failures and result.cases == {"V1_3": 8}
+    [spec] = load_paths([str(out)])
+    assert [m["name"] for m in spec.models] == [
+        "true", "true_all_inputs_as_internal", "false", "false_all_inputs_as_internal", "false_relaxed",
+        "false_relaxed_all_inputs_as_internal", "false_float16", "false_float16_all_inputs_as_internal"]
+    for model in spec.models:
+        assert [o["value"] for o in model["main"]["operands"] if o["lifetime"] == "SUBGRAPH"] == [0, 1]
+        assert [r["operations"][0]["type"] for r in model["referenced"]] == ["ADD", "SUB"]
+    assert spec.models[6]["referenced"][0]["operands"][0]["type"] == "TENSOR_FLOAT16"
+    run = nnvts("run", "--driver", "reference", "--in-process", "--family", "generated", "--specs", str(out), "-q")
+    assert run.returncode == 0 and "8 passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]

@@ -113,10 +113,17 @@ def _operand(raw: dict[str, Any], data_here: bool) -> dict[str, Any]:
         out["channel_quant"] = {"dim": channel["dim"], "scales": [_c_float(s) for s in channel["scales"]]}
     out["lifetime"] = lifetime
     if raw["value"] is not None and (lifetime in _CONSTANT or lifetime == "SUBGRAPH") and data_here:
-        out["value"] = raw["value"] if lifetime == "SUBGRAPH" else _value(raw["value"], raw["type"])
+        # A SUBGRAPH operand's value is the index of its model in `referenced` (a bare integer).
+        out["value"] = _subgraph_index(raw["value"]) if lifetime == "SUBGRAPH" else _value(raw["value"], raw["type"])
     if raw["ignored"]:
         out["ignored"] = True
     return out
+
+
+def _subgraph_index(value: Any) -> int:
+    if not (isinstance(value, list) and len(value) == 1 and type(value[0]) is int):
+        raise BadCase("a SUBGRAPH operand without one subgraph index")
+    return value[0]
 
 
 def _subgraph(raw: dict[str, Any]) -> dict[str, Any]:
