@@ -123,6 +123,17 @@ def test_src_without_the_generator_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_a_folder_of_other_specs_is_never_overwritten(tmp_path: Path) -> None:
+    """A DIR with files but no import index (say, a shared corpus) is refused, untouched."""
+    nn = make_tree(tmp_path, {"V1_0": {"add.mod.py": SYNTHETIC_ADD}})
+    theirs = tmp_path / "theirs" / "V1_0" / "add.json.gz"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_bytes(b"not ours")
+    done = nnvts("corpus", "import", "aosp", str(nn), "--out", str(tmp_path / "theirs"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and ".nnvts-import.json" in done.stderr
+    assert theirs.read_bytes() == b"not ours"
+
+
 @pytest.mark.parametrize("layout", ["no_specs_folder", "empty_specs", "missing_src", "unknown_version"])
 def test_unknown_layout_is_a_usage_error(tmp_path: Path, layout: str) -> None:
     nn = make_tree(tmp_path, {"V1_0": {"add.mod.py": SYNTHETIC_ADD}})

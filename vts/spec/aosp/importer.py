@@ -18,6 +18,7 @@ from pathlib import Path
 
 from vts.spec.aosp.convert import BadCase, to_document
 from vts.spec.aosp.index import (
+    INDEX_NAME,
     Entry,
     file_hash,
     read_index,
@@ -25,7 +26,7 @@ from vts.spec.aosp.index import (
     write_atomically,
     write_index,
 )
-from vts.spec.aosp.layout import Tree, open_tree
+from vts.spec.aosp.layout import LayoutError, Tree, open_tree
 from vts.spec.aosp.sandbox import Limits, Outcome, run_specs
 from vts.spec.errors import SpecError
 from vts.spec.loader import load_document
@@ -77,6 +78,7 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
                 limits: Limits | None = None, progress: Callable[[str], None] | None = None) -> ImportResult:
     """Import ``src`` (an ``nn/`` folder) into ``out_dir``; raises LayoutError for an unusable ``src``."""
     tree = open_tree(src, versions)
+    _check_out_dir(out_dir)
     limits = limits or Limits()
     index = read_index(out_dir)
     result = ImportResult()
@@ -96,7 +98,7 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
             stale = new_index.pop(failure.key, None)
             if stale is not None:
                 (out_dir / stale.output).unlink(missing_ok=True)
-    if new_index != index or not (out_dir / ".nnvts-import.json").exists():
+    if new_index != index or not (out_dir / INDEX_NAME).exists():
         write_index(out_dir, new_index)
     for folder in tree.folders:
         result.cases[folder] = sum(e.cases for k, e in new_index.items() if k.split("/")[0] == folder)
@@ -105,6 +107,15 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
     result.skipped.sort()
     result.failures.sort(key=lambda f: f.key)
     return result
+
+
+def _check_out_dir(out_dir: Path) -> None:
+    """DIR is new, empty, or an earlier import's: never someone else's specs (a shared corpus) to overwrite."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise LayoutError(f"--out {out_dir}: not a folder")
+    if out_dir.is_dir() and not (out_dir / INDEX_NAME).exists() and any(out_dir.iterdir()):
+        raise LayoutError(f"--out {out_dir}: a folder that is not empty and holds no {INDEX_NAME}: "
+                          "import into a new folder or one an earlier import wrote")
 
 
 def _plan(tree: Tree, out_dir: Path, index: dict[str, Entry], limits: Limits,
