@@ -144,6 +144,11 @@ def test_provenance_names_the_git_commit_of_src(tmp_path: Path) -> None:
     [spec] = load_paths([str(tmp_path / "out")])
     assert f"nn/runtime/test/specs/V1_2/tiny_add.mod.py at commit {commit}" in spec.document["source"]["detail"]
     assert [m.get("hal_version") for m in spec.models] == ["1.2", "1.2"]
+    edited = nn / SPECS / "V1_2" / "tiny_add.mod.py"
+    edited.write_text(edited.read_text().replace("[4.0, 6.0]", "[4.0, 6.5]"))
+    import_tree(nn, tmp_path / "out")
+    [spec] = load_paths([str(tmp_path / "out")])
+    assert f"at commit {commit} (with uncommitted changes)," in spec.document["source"]["detail"]
 
 
 @pytest.mark.parametrize(("folder", "expected"), [("V1_0", "1.0"), ("V1_3", "1.3"), ("V1_3_cts_only", "1.3"),

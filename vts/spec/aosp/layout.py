@@ -68,11 +68,26 @@ def open_tree(src: Path, versions: list[str] | None) -> Tree:
 
 
 def _git_commit(src: Path) -> str | None:
-    """``git -C SRC rev-parse HEAD`` where SRC is in a git work tree; None otherwise."""
-    try:
-        done = subprocess.run(["git", "-C", str(src), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=30, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+    """``git -C SRC rev-parse HEAD`` where SRC's generator is tracked by a git work tree; None otherwise.
+
+    The generator must be tracked there, or the commit would be that of some
+    enclosing repository that does not hold the tree; uncommitted changes
+    under SRC are said, since the commit alone would not reproduce them.
+    """
+    def git(*args: str) -> subprocess.CompletedProcess[str] | None:
+        try:
+            return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, timeout=60,
+                                  check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+
+    tracked = git("ls-files", "--error-unmatch", str(GENERATOR / "test_generator.py"))
+    head = git("rev-parse", "HEAD")
+    if tracked is None or tracked.returncode != 0 or head is None or head.returncode != 0:
         return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and len(commit) in (40, 64) else None
+    commit = head.stdout.strip()
+    if len(commit) not in (40, 64):
+        return None
+    status = git("status", "--porcelain", "--", ".")
+    dirty = status is None or status.returncode != 0 or bool(status.stdout.strip())
+    return commit + (" (with uncommitted changes)" if dirty else "")
