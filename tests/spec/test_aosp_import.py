@@ -124,8 +124,8 @@ def test_tiny_synthetic_spec_in_a_new_folder(tmp_path: Path) -> None:
     first = spec.models[0]
     assert "hal_version" not in first  # the generator names no version for this folder
     assert first["examples"] == [{"inputs": {"op1": [1.0, 2.0], "op2": [3.0, 4.0]}, "outputs": {"op3": [4.0, 6.0]}}]
-    run = nnvts("run", "--driver", "reference", "--in-process", "--specs", str(out), "-q")
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    run = nnvts("run", "--driver", "reference", "--in-process", "--family", "generated", "--specs", str(out), "-q")
+    assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
 
 
 def test_provenance_names_the_git_commit_of_src(tmp_path: Path) -> None:
