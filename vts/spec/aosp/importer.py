@@ -96,8 +96,8 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
         for failure in failures:
             result.failures.append(failure)
             stale = new_index.pop(failure.key, None)
-            if stale is not None:
-                (out_dir / stale.output).unlink(missing_ok=True)
+            if stale is not None and all(e.output != stale.output for e in new_index.values()):
+                (out_dir / stale.output).unlink(missing_ok=True)  # no longer what the tree gives
     if new_index != index or not (out_dir / INDEX_NAME).exists():
         write_index(out_dir, new_index)
     for folder in tree.folders:
