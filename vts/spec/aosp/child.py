@@ -83,20 +83,41 @@ def _values(operand: Any, tg: Any) -> Any:
         return None
     if operand.type.type == "SUBGRAPH":
         return [int(v) for v in value]
-    if operand.type.IsFloat():
-        items: list[Any] = [float(v) for v in value]
-        kind, dtype = "f8", "<f8"
-    elif operand.type.IsBool():
-        items = [bool(v) for v in value]
-        kind, dtype = "b1", "u1"
-    else:
-        items = [int(v) for v in value]
-        kind, dtype = "i8", "<i8"
-    if len(items) <= PACK_ABOVE:
-        return items
+    is_float, is_bool = operand.type.IsFloat(), operand.type.IsBool()
+    if len(value) > PACK_ABOVE:
+        packed = _pack(value, is_float, is_bool)
+        if packed is not None:
+            return packed
+    if is_float:
+        return [float(v) for v in value]
+    if is_bool:
+        return [bool(v) for v in value]
+    return [int(v) for v in value]
+
+
+def _pack(value: Any, is_float: bool, is_bool: bool) -> dict[str, str] | None:
+    """A long list as raw bytes, converted by numpy as float()/bool()/int() would (None: not plain numbers)."""
     import numpy as np  # the generator has imported it already
 
-    return {kind: base64.b64encode(np.asarray(items, dtype=dtype).tobytes()).decode("ascii")}
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError):
+        return None
+    if array.ndim != 1 or array.dtype.kind not in "biuf":
+        return None
+    if is_float:
+        kind, data = "f8", array.astype("<f8")
+    elif is_bool:
+        kind, data = "b1", (array != 0).astype("u1")
+    elif array.dtype.kind == "f":
+        if not np.isfinite(array).all() or np.abs(array).max(initial=0) >= 2.0**63:
+            return None
+        kind, data = "i8", np.trunc(array).astype("<i8")  # int(x) truncates toward zero
+    elif array.dtype.kind == "u" and array.max(initial=0) >= 2**63:
+        return None
+    else:
+        kind, data = "i8", array.astype("<i8")
+    return {kind: base64.b64encode(data.tobytes()).decode("ascii")}
 
 
 def _operand(operand: Any, tg: Any) -> dict[str, Any]:
