@@ -17,6 +17,7 @@ import click
 
 from vts.cli.ci import COMMANDS as CI_COMMANDS
 from vts.cli.ci import ci_list_options, ci_options, ci_run_options, narrow_selection
+from vts.cli.corpus import corpus
 from vts.cli.fuzz import fuzz
 from vts.cli.params import (
     DriverParam,
@@ -400,6 +401,7 @@ def info(driver: DriverRef, as_json: bool, expect_version: str | None) -> None:
 for _command in CI_COMMANDS:
     main.add_command(_command)
 main.add_command(fuzz)
+main.add_command(corpus)
 main.add_command(soak)
 
 if __name__ == "__main__":
