@@ -6,6 +6,8 @@ whatever the selection; only the work of building the dropped ones goes.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from vts.families.base import Case
@@ -83,7 +85,7 @@ def test_every_family_selects_its_names_in_the_order_of_its_cases(family):
 def test_a_spec_text_is_checked_once_per_process(tmp_path, monkeypatch):
     from vts.spec import schema
 
-    spec = sorted((p for p in __import__("pathlib").Path("generated_tests").rglob("*") if p.is_file()))[0]
+    spec = sorted(p for p in Path("generated_tests").rglob("*") if p.is_file())[0]
     calls: list[object] = []
     original = schema.schema_problems
     monkeypatch.setattr(schema, "schema_problems", lambda doc: calls.append(doc) or original(doc))
