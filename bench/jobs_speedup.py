@@ -4,6 +4,7 @@ Run standalone from the repository root, on an otherwise idle machine::
 
     .venv/bin/python -m bench.jobs_speedup                      # make corpus: every family, ../shared/corpus
     .venv/bin/python -m bench.jobs_speedup --specs ../shared/corpus/V1_0 --jobs 2   # a quicker slice
+    .venv/bin/python -m bench.jobs_speedup --jobs 1,2,4,8,16                         # scaling to many cores
 
 Each variant runs the ``make corpus`` command (``nnvts run --driver
 reference --specs SPECS --json ... --html ...``), reports included, as a
@@ -63,15 +64,33 @@ def run_variant(jobs: int, specs: list[str], extra: list[str], directory: str) -
     return Measured(jobs, wall, cpu, cases)
 
 
+def _jobs_list(text: str) -> list[int]:
+    """``--jobs 2`` or ``--jobs 1,2,4,8,16``."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs {text!r}: expected N or N,N,...") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"--jobs {text!r}: every -j must be at least 1")
+    return values
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--specs", action="append", help="spec paths (default ../shared/corpus, as make corpus)")
-    parser.add_argument("--jobs", type=int, action="append", help="-j values to compare with -j 1 (default 2)")
+    parser.add_argument("--jobs", type=_jobs_list, action="append",
+                        help="-j values to compare with -j 1: repeat, or a list such as 1,2,4,8,16 (default 2)")
     parser.add_argument("extra", nargs="*", help="more nnvts run options, after --")
     args = parser.parse_args()
     specs = args.specs or [os.path.join("..", "shared", "corpus")]
-    variants = [1, *(args.jobs or [2])]
-    print(f"load average before: {os.getloadavg()}; {os.cpu_count()} CPUs; specs {specs}", flush=True)
+    asked = [j for group in (args.jobs or [[2]]) for j in group]
+    variants = [1, *dict.fromkeys(j for j in asked if j != 1)]
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"load average before: {os.getloadavg()}; {os.cpu_count()} CPUs, {cores} usable cores; specs {specs}",
+          flush=True)
+    if any(j > (cores or 1) for j in variants):
+        print(f"note: -j above {cores} runs more workers than cores: a speed-up beyond {cores}x is not possible "
+              "here", flush=True)
     results: list[Measured] = []
     with tempfile.TemporaryDirectory(prefix="nnvts-jobs-") as directory:
         for jobs in variants:
@@ -85,7 +104,7 @@ def main() -> None:
         if m.cases != base.cases:
             sys.exit(f"bench: -j {m.jobs} ran {m.cases} cases, -j 1 ran {base.cases}: not comparable")
         print(f"-j {m.jobs} over -j 1: {base.wall / m.wall:.2f}x faster (wall), "
-              f"{m.cpu / base.cpu:.2f}x the CPU time")
+              f"{m.cpu / base.cpu:.2f}x the CPU time ({cores} cores)")
 
 
 if __name__ == "__main__":

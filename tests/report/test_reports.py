@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from vts.report.files import FileReports
 from vts.report.stream import ResultStream, read_stream
 from vts.results import CaseResult, Verdict
@@ -72,3 +74,26 @@ def test_html_report_lists_every_case_and_escapes(tmp_path):
     assert "conv.conv" in page and "lstm.lstm" in page
     assert '["add.add",' in page  # passing cases are listed too (as data the page renders)
     assert "killed by SIGSEGV & \\u003cmore>" in page  # reasons are data, with no "<" that could end the script
+
+
+def test_no_stream_is_written_or_read_when_no_report_is_asked(tmp_path, monkeypatch):
+    import tempfile
+
+    import vts.report.files as files_module
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(files_module, "render_reports", lambda *a, **k: pytest.fail("stream read back"))
+    reports = FileReports({"driver": {"ref": "x"}})
+    reports.add(CaseResult(name="a", family="f", verdict=Verdict.PASSED))
+    reports.add(CaseResult(name="b", family="f", verdict=Verdict.FAILED, reason="no"))
+    reports.finish(False)
+    assert reports.stream.summary()["total"] == 2 and reports.stream.summary()["failed"] == 1
+    assert list(tmp_path.iterdir()) == [] and reports.written == []
+
+
+def test_a_kept_stream_is_flushed_after_every_case(tmp_path):
+    path = tmp_path / "run.jsonl"
+    stream = ResultStream(str(path), {"driver": {"ref": "x"}})
+    stream.add(CaseResult(name="a", family="f", verdict=Verdict.PASSED))
+    assert len(path.read_text().splitlines()) == 2  # header and the case, before finish
+    stream.finish(False)

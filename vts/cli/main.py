@@ -247,19 +247,24 @@ def _why_nothing_selected(selection, paths: Sequence[str]) -> str:
 def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
                families: tuple[str, ...], shard: str | None, count: bool, **ci: object) -> None:
     """Print the names of the cases a run would select, one per line."""
-    from vts.run.runner import UnknownFamily, iter_cases
+    from vts.run.runner import UnknownFamily, count_cases, iter_cases
     from vts.spec.errors import SpecError
 
     paths = _spec_paths(specs, extra_specs)
     selection = _selection(paths, keyword, families, shard)
-    _check_specs(paths)  # a bad spec is an input error before any name is printed, as for run
+    if not count:
+        # A bad spec is an input error before any name is printed, as for run.  A count prints
+        # nothing before the end, so the one pass below checks every spec as it loads it.
+        _check_specs(paths)
     narrow_selection(selection, ci)
     total = 0
     try:
-        out = sys.stdout
-        for _family, case in iter_cases(selection):
-            total += 1
-            if not count:
+        if count:
+            for _ in count_cases(selection):  # names only: no case is built
+                total += 1
+        else:
+            out = sys.stdout
+            for _family, case in iter_cases(selection):
                 out.write(case.name + "\n")
     except (SpecError, UnknownFamily) as error:
         _usage_error(str(error))

@@ -14,7 +14,7 @@ failed outcome with a reason.
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -134,6 +134,20 @@ class Family(abc.ABC):
     def device_cases(self) -> Iterator[Case]:
         """Cases that need no model (discovery, capabilities, ...)."""
         return iter(())
+
+    # Names before cases: a shard, a -j worker or a progress count keeps a small part of the names, so
+    # a family whose cases cost something to build (validation mutations, built-in models with goldens)
+    # overrides these two to decide each name first and build only the cases ``selects`` keeps.  The
+    # names and their order are those of ``model_cases`` and ``device_cases``, whatever ``selects`` is.
+
+    def selected_model_cases(self, model: CaseModel, spec_path: str,
+                             selects: Callable[[str], bool]) -> Iterator[Case]:
+        """The cases of ``model_cases`` whose name ``selects`` keeps (called once per name, in order)."""
+        return (case for case in self.model_cases(model, spec_path) if selects(case.name))
+
+    def selected_device_cases(self, selects: Callable[[str], bool]) -> Iterator[Case]:
+        """The cases of ``device_cases`` whose name ``selects`` keeps (called once per name, in order)."""
+        return (case for case in self.device_cases() if selects(case.name))
 
     @abc.abstractmethod
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome: ...

@@ -108,7 +108,8 @@ class FileReports:
 
     def __init__(self, header: dict[str, Any], jsonl: str | None = None, json_path: str | None = None,
                  junit: str | None = None, html_path: str | None = None) -> None:
-        self.stream = ResultStream(jsonl, header)
+        renders = bool(json_path or junit or html_path)
+        self.stream = ResultStream(jsonl, header, write=renders or jsonl is not None)
         self.json_path = json_path
         self.junit = junit
         self.html_path = html_path
@@ -121,8 +122,9 @@ class FileReports:
     def finish(self, interrupted: bool) -> None:
         self.stream.finish(interrupted)
         try:
-            self.written = render_reports(self.stream.path, json=self.json_path, junit=self.junit,
-                                          html=self.html_path, interrupted=interrupted)
+            if self.json_path or self.junit or self.html_path:  # else reading the stream back renders nothing
+                self.written = render_reports(self.stream.path, json=self.json_path, junit=self.junit,
+                                              html=self.html_path, interrupted=interrupted)
         finally:
             if not self.stream.temporary:
                 self.written.insert(0, ("jsonl", self.stream.path))

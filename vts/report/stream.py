@@ -15,7 +15,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
 from vts.report.sanitize import clean_result, clean_value
 from vts.results import RESULTS_SCHEMA_VERSION, CaseResult, summarize
@@ -26,34 +26,54 @@ class StreamError(ValueError):
 
 
 class ResultStream:
-    """Writes the JSON-lines stream (to ``path``, or a private temporary file)."""
+    """Writes the JSON-lines stream (to ``path``, or a private temporary file), or only counts.
 
-    def __init__(self, path: str | None, header: dict[str, Any]) -> None:
+    The user's stream (``path``) is flushed line by line: it must survive a
+    kill.  A temporary one only feeds the reports rendered at ``finish``
+    (which a kill prevents anyway), so it is written through the file's
+    buffer; and with ``write=False`` (no report asked at all) nothing is
+    written, only the verdicts counted for the summary and the exit status.
+    """
+
+    def __init__(self, path: str | None, header: dict[str, Any], write: bool = True) -> None:
+        self._file: IO[str] | None = None
         if path is None:
-            handle, path = tempfile.mkstemp(prefix="nnvts-results-", suffix=".jsonl")
-            os.close(handle)
             self.temporary = True
+            if write:
+                handle, path = tempfile.mkstemp(prefix="nnvts-results-", suffix=".jsonl")
+                os.close(handle)
         else:
             self.temporary = False
             directory = os.path.dirname(os.path.abspath(path))
             os.makedirs(directory, exist_ok=True)
-        self.path = path
-        self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
+        self.path = path or ""
+        if path is not None:
+            self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
+        self._flush = not self.temporary
+        self._encode = json.JSONEncoder(separators=(",", ":")).encode
         self.counts: dict[str, int] = {}
         self._started = time.monotonic()
+        self._closed = False
         self._write({"nnvts_results": RESULTS_SCHEMA_VERSION, **header})
 
     def _write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self._file.flush()
+        if self._file is None:
+            return
+        self._file.write(self._encode(record) + "\n")
+        if self._flush:
+            self._file.flush()
 
     def add(self, result: CaseResult) -> None:
         """Record one result, bounded and XML-safe (a driver's 50 MB message must not reach every report)."""
         self.counts[result.verdict.value] = self.counts.get(result.verdict.value, 0) + 1
-        self._write({"case": clean_result(result).to_json()})
+        if self._file is not None:
+            self._write({"case": clean_result(result).to_json()})
 
     def finish(self, interrupted: bool) -> None:
-        if self._file.closed:
+        if self._closed:
+            return
+        self._closed = True
+        if self._file is None:
             return
         self._write({"summary": self.summary(), "interrupted": interrupted,
                      "duration": round(time.monotonic() - self._started, 3),
@@ -67,7 +87,7 @@ class ResultStream:
         return base
 
     def discard(self) -> None:
-        if self.temporary and os.path.exists(self.path):
+        if self.temporary and self.path and os.path.exists(self.path):
             os.unlink(self.path)
 
 

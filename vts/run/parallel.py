@@ -152,6 +152,9 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
     from vts.run.signals import install
 
     install()  # the parent's terminate() (SIGTERM) then ends the run loop and this worker's driver host
+    from vts.spec.loader import trust_checked
+
+    trust_checked(plan.extra.get("checked_specs", ()))  # the parent checked every spec before starting us
     if plan.pin_cpus:
         pin_worker(slot, plan.jobs)  # before the driver host starts: it inherits the CPUs
     set_run_tag(run_tag)

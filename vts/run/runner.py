@@ -95,19 +95,53 @@ def iter_models(spec_paths: Sequence[str], extensions: object = None) -> Iterato
 
 def iter_cases(selection: Selection, device: DeviceInfo | None = None,
                extensions: object = None) -> Iterator[tuple[Family, Case]]:
+    """The selected cases, lazily; each family decides a name before it builds the case (see
+    ``Family.selected_model_cases``), so a shard or a -j worker builds only its own share."""
     chosen = select_families(selection.families, device)
     for family in chosen:
-        for case in family.device_cases():
-            if selection.selects(case.name):
-                yield family, case
-    model_families = [f for f in chosen if type(f).model_cases is not Family.model_cases]
+        for case in family.selected_device_cases(selection.selects):
+            yield family, case
+    model_families = [f for f in chosen if _has_model_cases(f)]
     if not model_families:
         return
     for spec_path, model in iter_models(selection.spec_paths, extensions):
         for family in model_families:
-            for case in family.model_cases(model, spec_path):
-                if selection.selects(case.name):
-                    yield family, case
+            for case in family.selected_model_cases(model, spec_path, selection.selects):
+                yield family, case
+
+
+def count_cases(selection: Selection, device: DeviceInfo | None = None, extensions: object = None) -> Iterator[int]:
+    """One item per selected case, building none (the progress total): names only.
+
+    Yields as it goes, so a caller counting in the background can stop early.
+    """
+    chosen = select_families(selection.families, device)
+    count = 0
+
+    def counted(name: str) -> bool:
+        nonlocal count
+        count += selection.selects(name)
+        return False  # nothing is built
+
+    def drain(cases: Iterator[Case]) -> Iterator[int]:
+        before = count
+        for _ in cases:  # empty: counted() keeps no case
+            pass
+        yield from range(before, count)
+
+    for family in chosen:
+        yield from drain(family.selected_device_cases(counted))
+    model_families = [f for f in chosen if _has_model_cases(f)]
+    if not model_families:
+        return
+    for spec_path, model in iter_models(selection.spec_paths, extensions):
+        for family in model_families:
+            yield from drain(family.selected_model_cases(model, spec_path, counted))
+
+
+def _has_model_cases(family: Family) -> bool:
+    cls = type(family)
+    return cls.model_cases is not Family.model_cases or cls.selected_model_cases is not Family.selected_model_cases
 
 
 class _CaseTimeout(BaseException):

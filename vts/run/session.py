@@ -15,7 +15,7 @@ from vts.ipc.drivers import DriverNotFound, DriverRef
 from vts.model.extensions import default_registry
 from vts.run import signals
 from vts.run.ci import CiInputError, CiOptions, CiRun, prepare_ci
-from vts.run.runner import Runner, Selection, UnknownFamily, iter_cases, select_families, version_of
+from vts.run.runner import Runner, Selection, UnknownFamily, count_cases, iter_cases, select_families, version_of
 from vts.run.selection import ExpectationList
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
                          oracle=DriverRef.of(request.oracle), large_budget=request.large_budget)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
     terminal = _terminal(request, files)
-    terminal.count_total(lambda: iter_cases(request.selection, info, extensions.for_parsing()))
+    terminal.count_total(lambda: count_cases(request.selection, info, extensions.for_parsing()))  # names only
     runner = ci.install(Runner(device, options, expectations) if host is None else IsolatedRunner(
         device, options, expectations, host=host))
     sinks = ci.sinks([terminal.before_reports(_renders(request)), files, terminal])
@@ -184,6 +184,7 @@ def _exit_status(summary: dict[str, int], allow_unreproduced_crashes: bool = Fal
 def _run_parallel(request: RunRequest, ci: CiRun) -> int:
     from vts.report.files import FileReports
     from vts.run.parallel import WorkerPlan, run_parallel
+    from vts.spec.loader import checked_digests
 
     selection = request.selection
     plan = WorkerPlan(
@@ -193,7 +194,8 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
         in_process=request.in_process,
         memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
         expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
-        extra={**ci.worker_extra(), "oracle": DriverRef.of(request.oracle), "large_budget": request.large_budget},
+        extra={**ci.worker_extra(), "oracle": DriverRef.of(request.oracle), "large_budget": request.large_budget,
+               "checked_specs": checked_digests()},
         pin_cpus=request.pin_cpus)
     isolation = "in_process" if request.in_process else "process"
 
@@ -205,7 +207,7 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
             header["driver"]["type"] = str(driver["type"])  # type: ignore[index]
         files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
         terminal = _terminal(request, files)
-        terminal.count_total(lambda: iter_cases(selection, DeviceInfo(name=str(driver["name"])),
+        terminal.count_total(lambda: count_cases(selection, DeviceInfo(name=str(driver["name"])),
                                                 default_registry(request.extension_allowlist).for_parsing()))
         return ci.sinks([terminal.before_reports(_renders(request)), files, terminal])
 

@@ -10,9 +10,10 @@ thousands of models is never held in memory at once.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,25 +44,52 @@ class SpecFile:
         return self.document["hal_version"]
 
 
+#: Digests of the spec texts that passed every check in this process (or in the parent that started
+#: it: ``trust_checked``).  A run reads its specs more than once (the check before anything runs, the
+#: progress count, the run itself, each -j worker); checking the same bytes again found nothing new
+#: and cost as much as parsing them.
+_checked: set[bytes] = set()
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def checked_digests() -> frozenset[bytes]:
+    """The digests of the spec texts checked so far (to hand to worker processes)."""
+    return frozenset(_checked)
+
+
+def trust_checked(digests: Iterable[bytes]) -> None:
+    """Spec texts another process of this run has already checked: loading them only expands them."""
+    _checked.update(digests)
+
+
 def load_file(path: str) -> SpecFile:
-    """Read, validate, check and expand one spec file."""
+    """Read, validate, check and expand one spec file (checks skipped for a text already checked)."""
     kind = spec_kind(path)
     if kind is None:
         raise SpecError(path, None, "", _NOT_A_SPEC)
     text = read_text(path)
     document = parse(text, kind, path)
-    return SpecFile(path, load_document(document, path, text, kind))
+    digest = _digest(text)
+    expanded = load_document(document, path, text, kind, checked=digest in _checked)
+    _checked.add(digest)
+    return SpecFile(path, expanded)
 
 
 def load_document(document: dict[str, Any], path: str = "<document>", text: str | None = None,
-                  kind: str = "json") -> dict[str, Any]:
-    """Validate, check and expand an already parsed document; ``text`` (if given) locates lines."""
+                  kind: str = "json", *, checked: bool = False) -> dict[str, Any]:
+    """Validate, check and expand an already parsed document; ``text`` (if given) locates lines.
+
+    ``checked``: these very bytes already passed every check (``load_file``), so only expand.
+    """
     from vts.spec.authoring import expand_document, has_variations
     from vts.spec.checks import document_problems
     from vts.spec.schema import schema_problems
 
-    problems = schema_problems(document)
-    if not problems:
+    problems = [] if checked else schema_problems(document)
+    if not problems and not checked:
         problems = document_problems(document)
     if problems:
         raise _located(problems, path, text, kind)
@@ -69,7 +97,7 @@ def load_document(document: dict[str, Any], path: str = "<document>", text: str 
         expanded = expand_document(document)
     except ProblemsFound as found:
         raise _located(list(found.problems), path, text, kind) from None
-    if has_variations(document):
+    if has_variations(document) and not checked:
         # A safety net for the transforms: an expanded model must pass the checks its source did.
         problems = document_problems(expanded)
         if problems:

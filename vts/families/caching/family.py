@@ -376,20 +376,41 @@ class CachingFamily(Family):
                   "caches are refused"
 
     def device_cases(self) -> Iterator[Case]:
-        yield Case(f"{self.name}/number_of_cache_files", self.name, config={"kind": "counts"})
+        return (make() for _, make in self._named_cases())
+
+    def selected_device_cases(self, selects: Callable[[str], bool]) -> Iterator[Case]:
+        # The MobileNet models and their goldens cost a second to build: only for a selected case.
+        return (make() for name, make in self._named_cases() if selects(name))
+
+    def _named_cases(self) -> Iterator[tuple[str, Callable[[], Case]]]:
+        """(name, a function making the case) of every device-level case, in order."""
+
+        def case(name: str, model: Callable[[], CaseModel] | None = None, **config: object) -> \
+                tuple[str, Callable[[], Case]]:
+            if model is None:
+                return name, lambda: Case(name, self.name, config=config)
+            return name, lambda: Case(name, self.name, model(), 0, "", config)
+
+        yield case(f"{self.name}/number_of_cache_files", kind="counts")
         for quantized in (False, True):
             label = "quant8" if quantized else "float32"
-            model = mobilenet(quantized)
+
+            def model(quantized: bool = quantized) -> CaseModel:
+                return mobilenet(quantized)
+
+            def chained(quantized: bool = quantized) -> CaseModel:
+                return chain("ADD", quantized)
+
             for test in MOBILENET_TESTS:
-                yield Case(f"{self.name}/mobilenet_{label}.{test}", self.name, model, 0, "",
-                           {"kind": "mobilenet", "test": test, "quantized": quantized})
+                yield case(f"{self.name}/mobilenet_{label}.{test}", model, kind="mobilenet", test=test,
+                           quantized=quantized)
             for test in CHAIN_TESTS:
-                yield Case(f"{self.name}/chain_{label}.{test}", self.name, chain("ADD", quantized), 0, "",
-                           {"kind": "chain", "test": test, "quantized": quantized})
+                yield case(f"{self.name}/chain_{label}.{test}", chained, kind="chain", test=test,
+                           quantized=quantized)
             for test in SECURITY_TESTS:
                 for seed in SEEDS:
-                    yield Case(f"{self.name}/mobilenet_{label}.{test}.seed{seed}", self.name, model, 0, "",
-                               {"kind": "security", "test": test, "quantized": quantized, "seed": seed})
+                    yield case(f"{self.name}/mobilenet_{label}.{test}.seed{seed}", model, kind="security",
+                               test=test, quantized=quantized, seed=seed)
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         n_model, n_data = _cache_counts(device)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from vts.hal.enums import (
     ELEMENT_SIZE,
@@ -68,8 +69,24 @@ def clone_model(model: Model) -> Model:
                  model.extension_name_to_prefix)
 
 
+# Names of enum values, memoised: every case name of a validation sweep is decided by enumerating the
+# mutations of its model (a shard or a -j worker enumerates them all to keep its own), and an enum
+# lookup per label was most of that cost.
+
+
+@lru_cache(maxsize=1024)
 def _type_label(value: int) -> str:
     return enum_name(OperandType, value) if 0 <= value <= 0xFFFF else str(value)
+
+
+@lru_cache(maxsize=1024)
+def _operation_label(value: int) -> str:
+    return enum_name(OperationType, value)
+
+
+@lru_cache(maxsize=64)
+def _lifetime_label(value: int) -> str:
+    return enum_name(L, value)
 
 
 def _operand_label(model: Model, index: int) -> str:
@@ -78,7 +95,7 @@ def _operand_label(model: Model, index: int) -> str:
 
 
 def _op_label(model: Model, index: int) -> str:
-    return f"operation {index} ({enum_name(OperationType, model.main.operations[index].type)})"
+    return f"operation {index} ({_operation_label(model.main.operations[index].type)})"
 
 
 def _byte_size(operand: Operand) -> int | None:
@@ -238,9 +255,9 @@ def _lifetime_targets(operand: Operand) -> tuple[int, ...]:
 def _operand_lifetime(model: Model) -> Iterator[Mutation]:
     for i, operand in enumerate(model.main.operands):
         for target in _lifetime_targets(operand):
-            yield Mutation("operand_lifetime", (i, target), f"operand_lifetime_{i}_to_{L(target).name}",
+            yield Mutation("operand_lifetime", (i, target), f"operand_lifetime_{i}_to_{_lifetime_label(target)}",
                            f"{_operand_label(model, i)} lifetime changed from "
-                           f"{enum_name(L, operand.lifetime)} to {L(target).name}")
+                           f"{_lifetime_label(operand.lifetime)} to {_lifetime_label(target)}")
 
 
 def _apply_operand_lifetime(model: Model, m: Mutation) -> None:
@@ -279,9 +296,9 @@ def _operand_input_output(model: Model) -> Iterator[Mutation]:
     for i, operand in enumerate(model.main.operands):
         target = _input_output_target(operand)
         if target is not None:
-            yield Mutation("operand_input_output", (i, target), f"operand_io_{i}_to_{L(target).name}",
-                           f"{_operand_label(model, i)} lifetime changed from {enum_name(L, operand.lifetime)} "
-                           f"to {L(target).name} without updating the model's input/output lists")
+            yield Mutation("operand_input_output", (i, target), f"operand_io_{i}_to_{_lifetime_label(target)}",
+                           f"{_operand_label(model, i)} lifetime changed from {_lifetime_label(operand.lifetime)} "
+                           f"to {_lifetime_label(target)} without updating the model's input/output lists")
 
 
 def _apply_operand_input_output(model: Model, m: Mutation) -> None:
@@ -337,52 +354,71 @@ _CONVOLUTIONS = (Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.GROUPED_CONV_2D, Op.TRANSP
 _TENSOR_TYPES = tuple(t for t in _FUNDAMENTAL_TYPES if t not in (*_SCALAR_TYPES, T.SUBGRAPH))
 
 
-def _substitute_is_legal(model: Model, index: int, new_type: int) -> bool:
-    """Where another type is legal for the operand, the suite skips it (catalogue §4.2 row 10)."""
+#: How an operation uses an operand: (operation type, input slot), the slot -1 for an output.
+Use = tuple[int, int]
+
+
+def _operand_uses(model: Model) -> dict[int, list[Use]]:
+    """Every use of each operand, gathered once per model (the rules below look at one operand's uses)."""
+    uses: dict[int, list[Use]] = {}
     for op in model.main.operations:
-        if is_extension_type(op.type) and (index in op.inputs or index in op.outputs):
-            return True  # an extension operation's signature is the vendor's: nnvts cannot call a type illegal
-        if op.type in _CAST_LIKE and new_type in _CAST_LIKE_TYPES:
-            return True  # the suite skips these for every operand of such a model
         for slot, operand in enumerate(op.inputs):
-            if operand != index:
-                continue
-            if op.type == Op.LSH_PROJECTION and slot == 1:
+            uses.setdefault(operand, []).append((op.type, slot))
+        for operand in op.outputs:
+            uses.setdefault(operand, []).append((op.type, -1))
+    return uses
+
+
+def _substitute_is_legal(uses: list[Use], model_has_cast_like: bool, new_type: int) -> bool:
+    """Where another type is legal for the operand, the suite skips it (catalogue §4.2 row 10).
+
+    ``uses`` are the operand's uses (``_operand_uses``); ``model_has_cast_like``
+    whether any operation of the model is CAST, ARGMAX or ARGMIN.
+    """
+    if model_has_cast_like and new_type in _CAST_LIKE_TYPES:
+        return True  # the suite skips these for every operand of such a model
+    for op_type, slot in uses:
+        if is_extension_type(op_type):
+            return True  # an extension operation's signature is the vendor's: nnvts cannot call a type illegal
+        if slot >= 0:
+            if op_type == Op.LSH_PROJECTION and slot == 1:
                 return True
-            if op.type == Op.QUANTIZE and slot == 0 and new_type in (T.TENSOR_FLOAT16, T.TENSOR_FLOAT32):
+            if op_type == Op.QUANTIZE and slot == 0 and new_type in (T.TENSOR_FLOAT16, T.TENSOR_FLOAT32):
                 return True
-            if op.type == Op.RANDOM_MULTINOMIAL and slot == 0 and new_type in (T.TENSOR_FLOAT16, T.TENSOR_FLOAT32):
+            if op_type == Op.RANDOM_MULTINOMIAL and slot == 0 and new_type in (T.TENSOR_FLOAT16, T.TENSOR_FLOAT32):
                 return True
-            if op.type == Op.DEQUANTIZE and slot == 0 and new_type in (
+            if op_type == Op.DEQUANTIZE and slot == 0 and new_type in (
                     T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUANT8_SYMM,
                     T.TENSOR_QUANT8_SYMM_PER_CHANNEL):
                 return True
-            if op.type in _CONVOLUTIONS and slot == 1 and new_type in (
+            if op_type in _CONVOLUTIONS and slot == 1 and new_type in (
                     T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_SYMM_PER_CHANNEL):
                 return True
-            if op.type == Op.AXIS_ALIGNED_BBOX_TRANSFORM and slot == 1 and new_type in (
+            if op_type == Op.AXIS_ALIGNED_BBOX_TRANSFORM and slot == 1 and new_type in (
                     T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED):
                 return True
-            if op.type == Op.RANK and slot == 0 and new_type in _TENSOR_TYPES:
+            if op_type == Op.RANK and slot == 0 and new_type in _TENSOR_TYPES:
                 return True
-        for operand in op.outputs:
-            if operand != index:
-                continue
-            if op.type == Op.QUANTIZE and new_type in (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED):
+        else:
+            if op_type == Op.QUANTIZE and new_type in (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED):
                 return True
-            if op.type == Op.DEQUANTIZE and new_type in (T.TENSOR_FLOAT16, T.TENSOR_FLOAT32):
+            if op_type == Op.DEQUANTIZE and new_type in (T.TENSOR_FLOAT16, T.TENSOR_FLOAT32):
                 return True
     return False
 
 
 def _operation_operand_type(model: Model) -> Iterator[Mutation]:
+    uses = _operand_uses(model)
+    cast_like = any(op.type in _CAST_LIKE for op in model.main.operations)
     for i, operand in enumerate(model.main.operands):
+        operand_uses = uses.get(i, [])
         for new_type in _FUNDAMENTAL_TYPES:
-            if new_type == operand.type or _substitute_is_legal(model, i, new_type):
+            if new_type == operand.type or _substitute_is_legal(operand_uses, cast_like, new_type):
                 continue
+            name = _type_label(new_type)
             yield Mutation("operation_operand_type", (i, new_type),
-                           f"operation_operand_type_{i}_to_{T(new_type).name}",
-                           f"{_operand_label(model, i)} changed to {T(new_type).name} (a type its operation "
+                           f"operation_operand_type_{i}_to_{name}",
+                           f"{_operand_label(model, i)} changed to {name} (a type its operation "
                            "does not accept), with dims and quantization made consistent")
 
 

@@ -1,0 +1,96 @@
+"""CPU time per case of ``nnvts run``, by family, in and out of process, and what a shard or a listing costs.
+
+Run standalone from the repository root::
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python -m bench.harness_cost
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python -m bench.harness_cost --specs ../shared/corpus/V1_0
+
+CPU time, not wall time: each variant is one ``nnvts`` process tree, and its
+CPU time (user + system of the harness, its workers and its driver hosts) is
+read from ``RUSAGE_CHILDREN`` after it ends, so the other work of a shared
+machine does not count (it only slows the wall clock).  Rows:
+
+* ``run FAMILY isolation``: ``nnvts run --family FAMILY`` on the specs, no
+  report asked, ``--quiet``; CPU time per case, interpreter start-up and
+  enumeration included (divide by enough cases for them not to matter);
+* ``list --count [--shard 1/N]``: what naming the cases costs, and what a
+  shard of them costs; a shard should cost its share of what running it
+  costs, not the whole corpus's enumeration.
+
+The load average is printed before and after.  Compare rows of one run
+(before and after a change: two runs back to back), never figures of
+another day.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NNVTS = os.path.join(ROOT, ".venv", "bin", "nnvts")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def measure(command: list[str]) -> tuple[float, str]:
+    """(CPU seconds of the whole process tree, stdout) of one command; a harness error stops the bench."""
+    before = _children_cpu()
+    done = subprocess.run(command, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    cpu = _children_cpu() - before
+    if done.returncode not in (0, 1):
+        sys.exit(f"bench: {' '.join(command)} ended with exit status {done.returncode}:\n{done.stderr[-2000:]}")
+    return cpu, done.stdout
+
+
+def count(specs: list[str], family: str, extra: list[str]) -> int:
+    _, out = measure([NNVTS, "list", "--count", *_spec_args(specs), "--family", family, *extra])
+    return int(out.strip().splitlines()[-1])
+
+
+def _spec_args(specs: list[str]) -> list[str]:
+    return [a for s in specs for a in ("--specs", s)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--specs", action="append", help="spec paths (default ../shared/corpus/V1_0)")
+    parser.add_argument("--families", default="validation,generated", help="families to time, comma-separated")
+    parser.add_argument("-k", dest="keyword", help="-k expression narrowing the timed runs")
+    parser.add_argument("--shards", default="1,10,80", help="N of the list --count --shard 1/N rows ('' for none)")
+    parser.add_argument("--jsonl", action="store_true", help="also keep a --jsonl stream in the timed runs")
+    args = parser.parse_args()
+    specs = args.specs or [os.path.join("..", "shared", "corpus", "V1_0")]
+    extra = ["-k", args.keyword] if args.keyword else []
+    print(f"load average before: {os.getloadavg()}; {os.cpu_count()} CPUs; specs {specs}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="nnvts-cost-") as directory:
+        for family in args.families.split(","):
+            cases = count(specs, family, extra)
+            for isolation in ("process", "in_process"):
+                command = [NNVTS, "run", "--driver", "reference", *_spec_args(specs), "--family", family,
+                           "--quiet", *extra]
+                if isolation == "in_process":
+                    command.append("--in-process")
+                if args.jsonl:
+                    command += ["--jsonl", os.path.join(directory, f"{family}-{isolation}.jsonl")]
+                cpu, _ = measure(command)
+                print(f"run {family:<10} {isolation:<10} {cases:>7} cases  CPU {cpu:7.2f} s  "
+                      f"{1000 * cpu / max(cases, 1):6.3f} ms/case", flush=True)
+    for n in [int(s) for s in args.shards.split(",") if s]:
+        shard = ["--shard", f"1/{n}"] if n > 1 else []
+        cpu, out = measure([NNVTS, "list", "--count", *_spec_args(specs), *shard])
+        label = f"1/{n}" if n > 1 else "all"
+        print(f"list --count shard {label:<5} {int(out.strip().splitlines()[-1]):>8} cases  CPU {cpu:6.2f} s",
+              flush=True)
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Names before cases: a shard, a -j worker or the progress count builds only the cases it keeps.
+
+The set, the order and the names of the cases are those of ``iter_cases``
+whatever the selection; only the work of building the dropped ones goes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vts.families.base import Case
+from vts.families.registry import families
+from vts.run.parallel import worker_slot
+from vts.run.runner import Selection, count_cases, iter_cases
+from vts.run.selection import Shard, parse_expression
+from vts.spec import loader
+
+SPECS = ["generated_tests"]
+
+
+def _names(selection: Selection) -> list[str]:
+    return [case.name for _, case in iter_cases(selection)]
+
+
+@pytest.fixture(scope="module")
+def every_name() -> list[str]:
+    return _names(Selection(SPECS))
+
+
+def test_a_shard_selects_the_same_names_as_filtering_every_case(every_name):
+    shard = Shard(2, 5)
+    assert _names(Selection(SPECS, shard=shard)) == [n for n in every_name if shard(n)]
+
+
+def test_a_keyword_selects_the_same_names_as_filtering_every_case(every_name):
+    keyword = "validation/ and operand_type"
+    expected = [n for n in every_name if parse_expression(keyword)(n)]
+    assert expected
+    assert _names(Selection(SPECS, keyword=parse_expression(keyword))) == expected
+
+
+def test_count_builds_no_costly_case_and_counts_what_iter_cases_yields(every_name, monkeypatch):
+    """Families whose cases cost to build (validation, caching) build none to be counted; cheap
+    families may build theirs and drop them."""
+    built: list[str] = []
+    original = Case.__init__
+
+    def counting_init(self, name, *args, **kwargs):
+        built.append(name)
+        original(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(Case, "__init__", counting_init)
+    assert sum(1 for _ in count_cases(Selection(SPECS))) == len(every_name)
+    shard = Shard(1, 7)
+    assert sum(1 for _ in count_cases(Selection(SPECS, shard=shard))) == sum(map(shard, every_name))
+    assert not [n for n in built if n.startswith(("validation/", "caching/"))]
+
+
+def test_a_validation_shard_builds_only_its_own_cases(every_name, monkeypatch):
+    built: list[str] = []
+    original = Case.__init__
+
+    def counting_init(self, name, *args, **kwargs):
+        built.append(name)
+        original(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(Case, "__init__", counting_init)
+    shard = Shard(3, 4)
+    kept = _names(Selection(SPECS, families=["validation"], shard=shard))
+    assert kept and built == kept
+
+
+@pytest.mark.parametrize("family", sorted(families()))
+def test_every_family_selects_its_names_in_the_order_of_its_cases(family):
+    """``selected_*_cases`` keeps the names and order of ``model_cases``/``device_cases`` (a -j slot)."""
+    def slot(name: str) -> bool:
+        return worker_slot(name, 3) == 1
+
+    whole = Selection(SPECS, families=[family])
+    assert _names(Selection(SPECS, families=[family], shard=slot)) == [n for n in _names(whole) if slot(n)]
+
+
+def test_a_spec_text_is_checked_once_per_process(tmp_path, monkeypatch):
+    from vts.spec import schema
+
+    spec = sorted(p for p in Path("generated_tests").rglob("*") if p.is_file())[0]
+    calls: list[object] = []
+    original = schema.schema_problems
+    monkeypatch.setattr(schema, "schema_problems", lambda doc: calls.append(doc) or original(doc))
+    monkeypatch.setattr(loader, "_checked", set())
+    first = loader.load_file(str(spec))
+    second = loader.load_file(str(spec))
+    assert len(calls) == 1
+    assert first == second
