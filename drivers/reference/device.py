@@ -187,7 +187,7 @@ class ReferenceDevice(Device):
     def prepare_model_from_cache(self, deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
                                  token: bytes) -> PreparedModel:
         """Restore a model saved by ``prepare_model`` (drivers/reference/caching.py has the rules)."""
-        model = self.cache.load(model_cache, data_cache, token)
+        model, _ = self.cache.load(model_cache, data_cache, token)
         try:
             return self.prepare_model(model, ExecutionPreference.FAST_SINGLE_ANSWER, Priority.MEDIUM, deadline)
         except DriverError as error:
