@@ -180,6 +180,13 @@ def _reach_network(request: Request, result: ExecutionResult) -> None:
     raise DriverError(ErrorStatus.GENERAL_FAILURE, "the driver reached the network")
 
 
+def _slow(request: Request, result: ExecutionResult) -> None:
+    """Take half a second per MUL execution: a run long enough for a test to kill one of its -j workers."""
+    import time
+
+    time.sleep(0.5)
+
+
 class YesFlagsDevice(ReferenceDevice):
     """Answers ``"yes"`` instead of True for every operation of a model with a MUL."""
 
@@ -206,6 +213,7 @@ stop_parent_device = _after(_signal_parent(signal.SIGSTOP), "stop-parent")
 kill_parent_device = _after(_signal_parent(signal.SIGKILL), "kill-parent")
 proc_scan_device = _after(_proc_scan, "proc-scan")
 network_device = _after(_reach_network, "network")
+slow_device = _after(_slow, "slow")
 
 
 def escape_and_hang_device() -> MisbehavingDevice:
