@@ -109,3 +109,17 @@ MAX_INT_MAGNITUDE = (1 << 64) - 1
 def describe_bytes(size: int) -> str:
     """``64 MiB`` for messages."""
     return f"{size >> 20} MiB" if size >= 1 << 20 and size % (1 << 20) == 0 else f"{size} bytes"
+
+
+# --- Results files read back (--baseline, --last-failed, --durations-from, merge, report, expectations) ---
+
+#: Bytes of one line of a results stream.  A case record is bounded when written (a reason and each
+#: detail at MAX_RESULT_TEXT, all details at MAX_RESULT_DETAILS_TEXT), so a real line is far below this.
+MAX_RESULTS_LINE = 4 << 20
+
+#: Bytes of a JSON report or durations file, which are parsed whole (a stream is read line by line).
+MAX_RESULTS_DOCUMENT = 512 << 20
+
+#: Nesting of arrays and objects in one JSON value read back.  A case record nests 4 deep; Python's
+#: decoder would otherwise stop at its recursion limit with a RecursionError.
+MAX_RESULTS_DEPTH = 64

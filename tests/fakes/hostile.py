@@ -12,6 +12,7 @@ tests check.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -26,6 +27,12 @@ from vts.hal.types import ExecutionResult, Model, OutputShape, Request, Timing
 
 #: Argument every orphan process carries, so a test can look for survivors.
 ORPHAN_MARK = "nnvts-hostile-orphan"
+#: Environment variable marking the processes of a test's harness: what ``proc_scan_device`` hunts.
+VICTIM_ENV = "NNVTS_HOSTILE_VICTIM"
+#: Environment variable whose value ``escape_and_hang_device`` appends to ORPHAN_MARK (one test's own mark).
+TAG_ENV = "NNVTS_HOSTILE_TAG"
+#: Environment variable naming a loopback port ``network_device`` tries to reach.
+PORT_ENV = "NNVTS_HOSTILE_PORT"
 
 
 class AfterPrepared(FaultyPrepared):
@@ -125,6 +132,61 @@ def _orphan_then_crash(request: Request) -> None:
     ctypes.string_at(0)
 
 
+def _signal_parent(signum: int) -> Callable[[Request, ExecutionResult], None]:
+    """Send ``signum`` to the process that started the driver (the harness, unless contained)."""
+    def fault(request: Request, result: ExecutionResult) -> None:
+        os.kill(os.getppid(), signum)
+    return fault
+
+
+def _proc_scan(request: Request, result: ExecutionResult) -> None:
+    """Find the harness by scanning /proc (every process whose environment carries VICTIM_ENV), stop and kill it."""
+    entry = f"{VICTIM_ENV}={os.environ.get(VICTIM_ENV, '')}\0".encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid() or not os.environ.get(VICTIM_ENV):
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as handle:
+                if entry not in handle.read() + b"\0":
+                    continue
+            os.kill(int(name), signal.SIGSTOP)
+            os.kill(int(name), signal.SIGKILL)
+        except OSError:
+            continue
+
+
+def _escape_and_hang(request: Request) -> None:
+    """Double fork, setsid, re-exec with an empty environment (an escapee), then hang in the call."""
+    if os.fork() == 0:
+        if os.fork() == 0:
+            os.setsid()
+            mark = ORPHAN_MARK + os.environ.get(TAG_ENV, "")  # read before the environment is dropped
+            os.execve(sys.executable, [sys.executable, "-c", "import time; time.sleep(1000)", mark], {})
+        os._exit(0)
+    os.wait()
+    import time
+
+    time.sleep(1000)
+
+
+def _reach_network(request: Request, result: ExecutionResult) -> None:
+    """Connect to the test's loopback listener: a reached network fails the case, so the test can tell."""
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", int(os.environ[PORT_ENV])), timeout=5).close()
+    except OSError:
+        return
+    raise DriverError(ErrorStatus.GENERAL_FAILURE, "the driver reached the network")
+
+
+def _slow(request: Request, result: ExecutionResult) -> None:
+    """Take half a second per MUL execution: a run long enough for a test to kill one of its -j workers."""
+    import time
+
+    time.sleep(0.5)
+
+
 class YesFlagsDevice(ReferenceDevice):
     """Answers ``"yes"`` instead of True for every operation of a model with a MUL."""
 
@@ -147,6 +209,15 @@ truncating_device = _after(_truncate, "truncating")
 scribbling_device = _after(_scribble, "scribbling")
 bad_shape_device = _after(_bad_shape, "bad-shape")
 orphan_device = _after(_orphans, "orphans")
+stop_parent_device = _after(_signal_parent(signal.SIGSTOP), "stop-parent")
+kill_parent_device = _after(_signal_parent(signal.SIGKILL), "kill-parent")
+proc_scan_device = _after(_proc_scan, "proc-scan")
+network_device = _after(_reach_network, "network")
+slow_device = _after(_slow, "slow")
+
+
+def escape_and_hang_device() -> MisbehavingDevice:
+    return MisbehavingDevice(_escape_and_hang, "escape-and-hang")
 
 
 def huge_error_device() -> MisbehavingDevice:

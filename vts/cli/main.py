@@ -164,19 +164,24 @@ def main() -> None:
                                       "(millions of elements, hundreds of channels; 0: skip them).")
 @click.option("--allow-unreproduced-crashes", is_flag=True,
               help="Report cases whose driver died once but passed when re-run alone without failing the run.")
+@click.option("--allow-network", is_flag=True,
+              help="Let the driver reach the network (default: an empty network namespace, where the kernel allows).")
 @ci_run_options
 def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
         progress_interval: float, in_process: bool, jobs: int, pin_cpus: bool, memory_limit: int, oracle: str,
-        large_budget: float, allow_unreproduced_crashes: bool, **ci: object) -> None:
+        large_budget: float, allow_unreproduced_crashes: bool, allow_network: bool, **ci: object) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from signal import strsignal as signal_name
 
+    from vts.ipc.contain import NETWORK_ENV
     from vts.run import signals
     from vts.run.session import RunRequest, run_session
 
+    if allow_network:
+        os.environ[NETWORK_ENV] = "1"  # read by every driver host, of -j workers too
     paths = _spec_paths(specs, extra_specs)
     selection = None
     with signals.interrupt_on_signals():

@@ -564,7 +564,14 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
     listener = socket.socket(socket.AF_UNIX, p.SOCKET_TYPE)
     if os.path.exists(path):
         os.unlink(path)
-    listener.bind(path)
+    # The socket is its owner's alone whatever the umask: bound under umask 0177 (no window in which
+    # another user could connect), then set to 0600 explicitly.
+    previous = os.umask(0o177)
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(previous)
+    os.chmod(path, 0o600)
     listener.listen(8)
     _log(f"serving {driver} on {path}")
     try:

@@ -23,6 +23,11 @@ The child is also made a child subreaper and tagged in its environment
 host ends - killed after a crash or a timeout, restarted, or stopped at the
 end of the run - every process its driver started is killed too, and
 ``take_leftovers`` names them for the case result.
+
+Where the kernel allows it, the host runs contained (``vts.ipc.contain``):
+in PID, mount and network namespaces of its own, so it cannot see or signal
+the harness and its whole tree ends with it, even when the harness is
+killed.  The subreaper remains for machines that refuse namespaces.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
-from vts.ipc import tree
+from vts.ipc import contain, tree
 from vts.ipc.client import ProxyDevice, connect
 from vts.ipc.drivers import DriverRef
 from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolError
@@ -147,6 +152,8 @@ class HostProcess:
     handshake_timeout: float = 30.0
     threads: int | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    #: The driver may reach the network (default: an empty network namespace, where namespaces exist).
+    network: bool = field(default_factory=contain.network_allowed)
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _device: ProxyDevice | None = field(default=None, init=False, repr=False)
     _log: IO[bytes] | None = field(default=None, init=False, repr=False)
@@ -154,6 +161,12 @@ class HostProcess:
     _token: str = field(default="", init=False, repr=False)
     _started_at: int = field(default=0, init=False, repr=False)
     _swept: bool = field(default=True, init=False, repr=False)
+    #: Read end of the contained host's report pipe (its driver's wait status, leftovers); -1: not contained.
+    _report: int = field(default=-1, init=False, repr=False)
+    _driver_status: int | None = field(default=None, init=False, repr=False)
+    #: A contained host's init (first process of its namespace) and driver, pids of the harness's namespace.
+    _init_pid: int = field(default=0, init=False, repr=False)
+    _driver_pid: int = field(default=0, init=False, repr=False)
     starts: int = field(default=0, init=False)
     #: Processes of ended hosts' trees that the harness had to kill, not yet reported ("pid N (command)").
     leftovers: list[str] = field(default_factory=list, init=False)
@@ -188,7 +201,7 @@ class HostProcess:
         if device is None or device.connection.failure is not None or self.alive():
             return None
         assert self._process is not None
-        return describe_exit(self._process.returncode, not self.is_exec, self.memory_limit)
+        return describe_exit(self._returncode(), not self.is_exec, self.memory_limit)
 
     def start(self) -> ProxyDevice:
         if self._device is not None:
@@ -203,23 +216,41 @@ class HostProcess:
         self._killed_for = None
         tree.become_subreaper()
         self._token = f"{_run_tag}/{os.getpid()}/{next(_serial)}"
-        argv = [sys.executable, "-S", "-c", _LAUNCHER, str(child.fileno()), str(self.memory_limit),
-                str(os.getpid()), *self._command()]
+        self._close_report()
+        self._driver_status = None
+        containment = contain.Containment(()) if contain.disabled() else contain.probe(self.network)
+        pass_fds = [child.fileno()]
+        report_write = -1
+        if containment.available:
+            self._report, report_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+            os.set_blocking(report_write, True)
+            pass_fds.append(report_write)
+            argv = contain.contained_argv(containment.prefix, child.fileno(), self.memory_limit, report_write,
+                                          self._command())
+        else:
+            argv = [sys.executable, "-S", "-c", _LAUNCHER, str(child.fileno()), str(self.memory_limit),
+                    str(os.getpid()), *self._command()]
         try:
             self._process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, pass_fds=(child.fileno(),),
+                argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, pass_fds=pass_fds,
                 env=self._environment(), start_new_session=True)
         except OSError as error:
             parent.close()
+            self._close_report()
             raise HostStartError(f"cannot start the driver host: {error}") from error
         finally:
             child.close()
+            if report_write >= 0:
+                os.close(report_write)
         _HOSTS[id(self)] = self
         self._swept = False
         self._started_at = tree.start_time(self._process.pid)
         self.starts += 1
+        self._init_pid = self._driver_pid = 0
         try:
             self._device = connect(parent, self._death, timeout=self.handshake_timeout)
+            if self._report >= 0:
+                self._find_contained(self._process.pid)
         except (DriverLost, ProtocolError, OSError) as error:
             reason = error.reason if isinstance(error, DriverLost) else str(error)
             tail = self.stderr_tail()
@@ -259,10 +290,59 @@ class HostProcess:
         process = self._process
         if process is None or self._swept:
             return
+        if self._init_pid and process.poll() is None:
+            self.leftovers.extend(self._end_namespace())
         killed = tree.kill_tree(process.pid, self._token, self._started_at, known_children())
         self.leftovers.extend(killed)
+        if process.poll() is not None:
+            self._collect_report()
         if final:
             self._swept = True
+
+    def _collect_report(self) -> None:
+        """Take the contained host's report: its driver's own wait status, and what its namespace still ran."""
+        if self._report < 0:
+            return
+        status, left = contain.read_report(self._report)
+        self._close_report()
+        if status is not None:
+            self._driver_status = status
+        self.leftovers.extend(left)
+
+    def _close_report(self) -> None:
+        if self._report >= 0:
+            os.close(self._report)
+            self._report = -1
+
+    def _returncode(self) -> int:
+        """The driver's exit status (its own, not ``unshare``'s, when contained); call once the host ended."""
+        assert self._process is not None and self._process.returncode is not None
+        self._collect_report()
+        if self._driver_status is not None:
+            return os.waitstatus_to_exitcode(self._driver_status)
+        return self._process.returncode
+
+    def _find_contained(self, pid: int) -> None:
+        """Note the contained host's init (``unshare``'s child) and driver (the init's first child)."""
+        inits = contain.children_of(pid)
+        drivers = contain.children_of(inits[0]) if inits else []
+        if drivers:
+            self._init_pid, self._driver_pid = inits[0], drivers[0]
+
+    def _end_namespace(self) -> list[str]:
+        """Name what runs in the host's namespace besides its init and driver, then end it all (SIGKILL the init)."""
+        named = [tree.ProcessInfo(pid, 0, 0, 0, "", 0).describe()
+                 for pid in contain.namespace_members(self._init_pid) if pid not in (self._init_pid, self._driver_pid)]
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._init_pid, signal.SIGKILL)
+        self._init_pid = 0
+        return named
+
+    def driver_pid(self) -> int | None:
+        """The pid (in the harness's namespace) of the driver itself: the host's, or its init's child when contained."""
+        if self._process is None:
+            return None
+        return self._driver_pid or self._process.pid
 
     def take_leftovers(self) -> list[str]:
         """Processes of ended host trees killed since the last call ("pid N (command)"), then forgotten."""
@@ -298,6 +378,7 @@ class HostProcess:
                 self.kill()
         self._sweep(final=True)
         self._device = None
+        self._close_report()
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -314,13 +395,13 @@ class HostProcess:
         reason = "closed the connection"
         if process is not None:
             try:
-                returncode = process.wait(2.0)
+                process.wait(2.0)
             except subprocess.TimeoutExpired:
                 reason = "closed the connection but kept running (killed by the harness)"
                 with contextlib.suppress(ProcessLookupError):
                     process.kill()
             else:
-                reason = describe_exit(returncode, not self.is_exec, self.memory_limit)
+                reason = describe_exit(self._returncode(), not self.is_exec, self.memory_limit)
         return DriverCrashed(reason, self.stderr_tail())
 
     def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 
-from vts.report.resultsfile import ResultsFileError, iter_results
+from vts.report.resultsfile import ResultsFileError, iter_results, load_document
 
 DURATIONS_FORMAT = 1
 UNKNOWN_WEIGHT = 1.0
@@ -32,21 +32,17 @@ UNKNOWN_WEIGHT = 1.0
 def load_durations(path: str) -> dict[str, float]:
     """Per-case seconds from a durations file or a results file (stream or JSON report)."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, "rb") as handle:
             head = handle.read(64)
     except OSError as error:
         raise ResultsFileError(path, None, error.strerror or str(error)) from None
-    if '"nnvts_durations"' in head:
+    if b'"nnvts_durations"' in head:
         return _read_durations_file(path)
     return {result.name: result.duration for result in iter_results(path)}
 
 
 def _read_durations_file(path: str) -> dict[str, float]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except json.JSONDecodeError as error:
-        raise ResultsFileError(path, error.lineno, f"malformed durations file: {error.msg}") from None
+    document = load_document(path, "durations file")
     durations = document.get("durations") if isinstance(document, dict) else None
     if not isinstance(durations, dict) or not all(
             isinstance(v, int | float) and v >= 0 for v in durations.values()):

@@ -91,14 +91,20 @@ def _selection(plan: WorkerPlan, slot: int):
     )
 
 
-def _slot_cases(plan: WorkerPlan, slot: int, name: str) -> Iterator[tuple[Any, Any]]:
+def _slot_cases(plan: WorkerPlan, slot: int, name: str, selection: Any = None) -> Iterator[tuple[Any, Any]]:
     """The (family, case) pairs of ``slot``, in the order every worker of that slot runs them."""
     from vts.families.base import DeviceInfo
     from vts.model.extensions import default_registry
     from vts.run.runner import iter_cases
 
     extensions = default_registry(plan.extension_allowlist)
-    return iter_cases(_selection(plan, slot), DeviceInfo(name=name), extensions.for_parsing())
+    return iter_cases(selection or _selection(plan, slot), DeviceInfo(name=name), extensions.for_parsing())
+
+
+def _matched_terms(selection: Any) -> list[str]:
+    """The -k terms that matched a case name of this slot (the parent warns about those no slot matched)."""
+    keyword = selection.keyword
+    return [term.text for term in keyword.terms if term.hits] if keyword is not None else []
 
 
 def _meta(case: Any) -> dict[str, Any]:
@@ -159,6 +165,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
         pin_worker(slot, plan.jobs)  # before the driver host starts: it inherits the CPUs
     set_run_tag(run_tag)
     sink = _PipeSink(channel)
+    selection = _selection(plan, slot)
 
     def numbered(cases: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
         for index, (family, case) in enumerate(cases):
@@ -180,9 +187,9 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
         except Exception as error:
             # Every case of the slot still gets its verdict.
             reason = f"harness: worker {slot} could not start the driver: {type(error).__name__}: {error}"
-            for _family, case in numbered(_slot_cases(plan, slot, plan.driver.spec)):
+            for _family, case in numbered(_slot_cases(plan, slot, plan.driver.spec, selection)):
                 sink.add(_result_for(_meta(case), Verdict.ERROR, reason, plan))
-            channel.send((_DONE, slot))
+            channel.send((_DONE, slot, _matched_terms(selection)))
             return
         name = getattr(device, "name", plan.driver.spec)
         channel.send((_HELLO, {"name": name, "version": version_of(device)}))
@@ -194,12 +201,12 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
         runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
             device, options, expectations, host=host)
         install_reruns(runner, int(plan.extra.get("reruns", 0)))
-        runner.run(numbered(_slot_cases(plan, slot, name)), [sink])
-        channel.send((_DONE, slot))
+        runner.run(numbered(_slot_cases(plan, slot, name, selection)), [sink])
+        channel.send((_DONE, slot, _matched_terms(selection)))
     except BaseException as error:
         with contextlib.suppress(Exception):
             channel.send((_FAILED, f"worker {slot}: {type(error).__name__}: {error}"))
-            channel.send((_DONE, slot))
+            channel.send((_DONE, slot, _matched_terms(selection)))
     finally:
         if host is not None:
             host.stop()
@@ -218,12 +225,16 @@ class _Slot:
     workers: int = 0
 
 
-def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[Any]]) -> tuple[bool, list[Any]]:
+def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[Any]],
+                 matched: set[str] | None = None) -> tuple[bool, list[Any]]:
     """Run ``plan`` on ``plan.jobs`` workers; returns (completed, sinks).
 
     ``make_sinks(driver_info)`` builds the reporters once the first worker
-    has said which driver it loaded (the reports' header names it).
+    has said which driver it loaded (the reports' header names it).  The
+    ``-k`` terms are matched in the workers, so the ones any slot matched are
+    added to ``matched``: the parent's own expression never sees a name.
     """
+    matched = set() if matched is None else matched
     from vts.ipc import tree
     from vts.ipc.process import run_tag, set_run_tag
 
@@ -284,7 +295,12 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
             slot.next_case = slot.started_index + 1
             slot.fruitless = 0 if plan.in_process else slot.fruitless + 1
         else:
+            # No case of its was running, so none gets the verdict: the death is a result of its own
+            # (docs/protocol.md §8.1: a -j worker of the harness that died is an error).
             slot.fruitless += 1
+            emit(CaseResult(name=f"harness/worker_{slot.index}_died_{slot.workers}", family="harness",
+                            verdict=Verdict.ERROR, reason=f"harness: worker {slot.index} {how} between cases",
+                            details=(f"a replacement worker ran the rest of worker {slot.index}'s cases",)))
         if slot.fruitless > MAX_FRUITLESS_RESTARTS:
             give_up(slot, how)
             return
@@ -293,10 +309,12 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
     def give_up(slot: _Slot, how: str) -> None:
         slot.done = True
         reason = f"harness: not run: the workers of slot {slot.index} kept dying ({how})"
+        selection = _selection(plan, slot.index)
         try:
-            for index, (_family, case) in enumerate(_slot_cases(plan, slot.index, plan.driver.spec)):
+            for index, (_family, case) in enumerate(_slot_cases(plan, slot.index, plan.driver.spec, selection)):
                 if index >= slot.next_case:
                     emit(_result_for(_meta(case), Verdict.ERROR, reason, plan))
+            matched.update(_matched_terms(selection))
         except Exception as error:
             problems.append(f"worker {slot.index}: cannot list its remaining cases: {error}")
 
@@ -317,6 +335,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
             problems.append(message[1])
         elif kind == _DONE:
             slot.done = True
+            matched.update(message[2])
 
     for slot in slots:
         launch(slot)

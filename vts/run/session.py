@@ -211,7 +211,11 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
                                                 default_registry(request.extension_allowlist).for_parsing()))
         return ci.sinks([terminal.before_reports(_renders(request)), files, terminal])
 
-    completed, sinks = run_parallel(plan, make_sinks)
+    matched: set[str] = set()
+    completed, sinks = run_parallel(plan, make_sinks, matched)
+    if selection.keyword is not None:
+        for term in selection.keyword.terms:
+            term.hits += term.text in matched  # what the workers matched, for the "matched no case" warning
     if not completed:
         return signals.exit_status()
     files = next(s for s in ci.unwrap(sinks) if isinstance(s, FileReports))

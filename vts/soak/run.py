@@ -92,9 +92,8 @@ def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
         if not workloads:
             echo("nnvts soak: no case selected")
             return 5
-        process = host._process
-        assert process is not None
-        pid = process.pid
+        pid = host.driver_pid()  # the driver itself, inside its namespace when contained
+        assert pid is not None
         starts = host.starts
         version = _version(host)
 
