@@ -107,7 +107,7 @@ def _lines(path: str, handle: Any) -> Iterator[tuple[int, str]]:
         yield number, _decode(path, number, data)
 
 
-def load_document(path: str, what: str) -> Any:
+def load_document(path: str, what: str, malformed: str | None = None) -> Any:
     """The one JSON value of a whole file (a JSON report, a durations file), bounded in size and depth."""
     with _open(path) as handle:
         try:
@@ -123,7 +123,7 @@ def load_document(path: str, what: str) -> Any:
     try:
         return _loads(path, None, text)
     except json.JSONDecodeError as error:
-        raise ResultsFileError(path, error.lineno, f"malformed {what}: {error.msg}") from None
+        raise ResultsFileError(path, error.lineno, f"{malformed or 'malformed ' + what}: {error.msg}") from None
 
 
 def is_stream(path: str) -> bool:
@@ -183,7 +183,7 @@ def _iter_stream(path: str, meta: ResultsMeta) -> Iterator[CaseResult]:
 
 
 def _read_report(path: str) -> tuple[ResultsMeta, Iterator[CaseResult]]:
-    document = load_document(path, "results file (neither a results stream nor a JSON report)")
+    document = load_document(path, "results file", malformed="neither a results stream nor a JSON report")
     if not isinstance(document, dict) or "cases" not in document or not isinstance(document["cases"], list):
         raise ResultsFileError(path, None, "not an nnvts JSON report (no \"cases\" list)")
     header = {k: v for k, v in document.items() if k not in ("cases", "summary", "interrupted")}
