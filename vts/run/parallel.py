@@ -145,6 +145,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
     from vts.ipc.process import HostProcess, set_run_tag
     from vts.model.extensions import default_registry
     from vts.run.affinity import pin_worker
+    from vts.run.crashloop import install_crash_guard
     from vts.run.isolated import IsolatedRunner
     from vts.run.reruns import install_reruns
     from vts.run.runner import Runner, version_of
@@ -190,6 +191,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
         runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
             device, options, expectations, host=host)
         install_reruns(runner, int(plan.extra.get("reruns", 0)))
+        install_crash_guard(runner, plan.extra.get("crash_loop"))
         runner.run(numbered(_slot_cases(plan, slot, name)), [sink])
         channel.send((_DONE, slot))
     except BaseException as error:
@@ -212,6 +214,8 @@ class _Slot:
     done: bool = False
     fruitless: int = 0  # replacements in a row that ended no case
     workers: int = 0
+    #: The slot's verdicts as they come, for the crash loops only the parent sees (in-process workers dying).
+    guard: Any = None
 
 
 def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[Any]]) -> tuple[bool, list[Any]]:
@@ -229,6 +233,12 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
     context = multiprocessing.get_context("spawn")
     selector = selectors.DefaultSelector()
     slots = [_Slot(i) for i in range(plan.jobs)]
+    policy = plan.extra.get("crash_loop")
+    if policy is not None and policy.enabled:
+        from vts.run.crashloop import CrashLoopGuard
+
+        for slot in slots:
+            slot.guard = CrashLoopGuard(policy)
     sinks: list[Any] = []
     pending: list[CaseResult] = []
     problems: list[str] = []
@@ -275,24 +285,31 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
                 verdict, reason = Verdict.CRASH, f"driver crashed: the worker running the driver in process {how}"
             else:
                 verdict, reason = Verdict.ERROR, f"harness: worker {slot.index} {how} during this case"
-            emit(_result_for(slot.started, verdict, reason, plan,
-                             (f"a replacement worker ran the rest of worker {slot.index}'s cases",)))
+            result = _result_for(slot.started, verdict, reason, plan,
+                                 (f"a replacement worker ran the rest of worker {slot.index}'s cases",))
+            emit(result)
+            if slot.guard is not None:
+                slot.guard.observe(CaseResult(result.name, result.family, verdict, reason))
             slot.next_case = slot.started_index + 1
             slot.fruitless = 0 if plan.in_process else slot.fruitless + 1
         else:
             slot.fruitless += 1
+        if slot.guard is not None and slot.guard.tripped is not None:
+            # In process, each death is the driver's and costs a new worker: a crash loop ends the slot.
+            give_up(slot, how, Verdict.CRASH_LOOP, slot.guard.tripped)
+            return
         if slot.fruitless > MAX_FRUITLESS_RESTARTS:
             give_up(slot, how)
             return
         launch(slot)
 
-    def give_up(slot: _Slot, how: str) -> None:
+    def give_up(slot: _Slot, how: str, verdict: Verdict = Verdict.ERROR, why: str = "") -> None:
         slot.done = True
-        reason = f"harness: not run: the workers of slot {slot.index} kept dying ({how})"
+        reason = why or f"harness: not run: the workers of slot {slot.index} kept dying ({how})"
         try:
             for index, (_family, case) in enumerate(_slot_cases(plan, slot.index, plan.driver.spec)):
                 if index >= slot.next_case:
-                    emit(_result_for(_meta(case), Verdict.ERROR, reason, plan))
+                    emit(_result_for(_meta(case), verdict, reason, plan))
         except Exception as error:
             problems.append(f"worker {slot.index}: cannot list its remaining cases: {error}")
 
@@ -304,7 +321,10 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
             slot.started = None
             slot.next_case = message[1] + 1
             slot.fruitless = 0
-            emit(CaseResult.from_json(message[2]))
+            result = CaseResult.from_json(message[2])
+            if slot.guard is not None:
+                slot.guard.observe(result)
+            emit(result)
         elif kind == _EXTRA:
             emit(CaseResult.from_json(message[1]))
         elif kind == _HELLO and not sinks:
