@@ -14,6 +14,9 @@ and a replacement worker carries on from the next case of the same slot.
 A slot whose workers keep dying without progress is given up: the parent
 lists its remaining cases and records each as ``error``.  A worker that
 cannot start its driver records each of its cases as ``error`` itself.
+Crash loops (vts/run/crashloop.py) are judged per slot: a worker with a
+driver host guards its own cases, and the parent guards the in-process
+workers, whose every driver death costs a new worker.
 """
 
 from __future__ import annotations
