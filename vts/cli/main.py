@@ -395,6 +395,11 @@ def info(driver: DriverRef, as_json: bool, expect_version: str | None) -> None:
         click.echo(json.dumps(data, indent=2))
     else:
         print_device_info(data)
+    if data["errors"]:
+        # A query that failed or answered the wrong type is a broken driver, not a shorter table.
+        click.echo(f"nnvts: {len(data['errors'])} device quer{'y' if len(data['errors']) == 1 else 'ies'} failed: "
+                   + ", ".join(sorted(data["errors"])), err=True)
+        sys.exit(EXIT_FAILED)
     if expect_version is not None and expect_version not in str(data.get("version")):
         click.echo(f"nnvts: version string {data.get('version')!r} does not contain {expect_version!r}", err=True)
         sys.exit(EXIT_FAILED)
