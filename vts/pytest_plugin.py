@@ -60,6 +60,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--nnvts-reruns", type=int, default=0, metavar="N",
                     help="Re-run an unexpectedly failing case up to N times on a fresh driver host (as nnvts run "
                          "--reruns): pass after fail is the verdict flaky, a pytest pass.")
+    group.addoption("--nnvts-max-crashes", type=int, default=10, metavar="N",
+                    help="Crash loop (as nnvts run --max-crashes): once the driver host has died in N cases in a "
+                         "row, the remaining cases fail as crash_loop without running (0: never; default 10).")
     group.addoption("--nnvts-in-process", action="store_true",
                     help="Load the driver into the pytest process (a crash then ends the session).")
     group.addoption("--nnvts-jsonl", metavar="PATH",
@@ -215,10 +218,12 @@ class NnvtsSession:
         return self._runner
 
     def _start(self) -> Any:
+        from vts.run.crashloop import CrashLoopPolicy, install_crash_guard
         from vts.run.reruns import install_reruns
 
         runner = self._make_runner()
         install_reruns(runner, max(0, self.config.getoption("nnvts_reruns")))
+        install_crash_guard(runner, CrashLoopPolicy(max(0, self.config.getoption("nnvts_max_crashes"))))
         return runner
 
     def _make_runner(self) -> Any:

@@ -32,6 +32,10 @@ class Verdict(enum.Enum):
     #: valid request broke the HAL contract even if the death does not repeat; fails the run unless
     #: ``--allow-unreproduced-crashes``.  Not FLAKY either (a failure the *user* asked to re-run).
     UNREPRODUCED_CRASH = "unreproduced_crash"
+    #: Not run: the driver host had died in too many cases in a row (or too large a share of the last
+    #: ones) for another restart to be worth it (vts/run/crashloop.py).  Fails the run: a case a driver
+    #: build cannot be asked is not a pass.
+    CRASH_LOOP = "crash_loop"
 
     @property
     def is_failure(self) -> bool:
@@ -40,7 +44,7 @@ class Verdict(enum.Enum):
 
 
 _FAILING = frozenset({Verdict.FAILED, Verdict.ERROR, Verdict.CRASH, Verdict.TIMEOUT, Verdict.XPASS,
-                      Verdict.UNREPRODUCED_CRASH})
+                      Verdict.UNREPRODUCED_CRASH, Verdict.CRASH_LOOP})
 VERDICT_ORDER = tuple(Verdict)
 
 

@@ -113,3 +113,14 @@ def trusts_corrupted_cache() -> ReferenceDevice:
 
 def no_caching() -> ReferenceDevice:
     return _NoCaching()
+
+
+class _NoCapabilities(ReferenceDevice):
+    """Answers ``get_capabilities`` with None: ``nnvts info`` must show that as an error, not a shorter table."""
+
+    def get_capabilities(self) -> Capabilities:
+        return None  # type: ignore[return-value]
+
+
+def no_capabilities() -> ReferenceDevice:
+    return _NoCapabilities()

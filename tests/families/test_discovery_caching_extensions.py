@@ -162,6 +162,45 @@ def test_info_command_reports_the_device():
     assert mismatch.exit_code == 1
 
 
+def test_info_shows_a_query_that_fails_or_answers_the_wrong_type_and_exits_1():
+    result = CliRunner().invoke(cli.main, ["info", "--driver", "tests.fakes.broken_device:no_capabilities"])
+    assert result.exit_code == 1, result.output
+    assert "capabilities:" in result.output and "1 device query failed: capabilities" in result.output
+    as_json = CliRunner().invoke(cli.main, ["info", "--driver", "tests.fakes.broken_device:no_capabilities", "--json"])
+    assert as_json.exit_code == 1
+    data = json.loads(as_json.output[:as_json.output.rindex("}") + 1])
+    assert data["capabilities"] is None and "capabilities" in data["errors"] and data["type"] == "CPU"
+
+
+def test_info_type_checks_every_answer():
+    from vts.cli.device_info import device_info
+
+    class Garbled:
+        name = "garbled"
+
+        def get_type(self):
+            return "CPU"
+
+        def get_version_string(self):
+            return 7
+
+        def get_status(self):
+            return 0
+
+        def get_capabilities(self):
+            return {"exec_time": 1}
+
+        def get_supported_extensions(self):
+            return None
+
+        def get_number_of_cache_files_needed(self):
+            return (1,)
+
+    errors = device_info(Garbled())["errors"]  # type: ignore[arg-type]
+    assert set(errors) == {"type", "version", "capabilities", "extensions", "cache_files"}, errors
+    assert errors["capabilities"] == "get_capabilities returned {'exec_time': 1}, not Capabilities"
+
+
 def test_bench_command_flags_only_the_liar():
     honest = CliRunner().invoke(cli.main, ["bench", "--driver", "reference", "--size", "32", "--json"])
     assert honest.exit_code == 0, honest.output

@@ -134,3 +134,26 @@ def test_durations_from_needs_a_shard(nnvts, tmp_path):
     durations.write_text("{}")
     result = nnvts("run", *SLICE, "--durations-from", str(durations))
     assert result.returncode == 2 and "--shard" in result.stderr
+
+
+def test_merge_reads_the_selection_from_the_shards_headers(nnvts, tmp_path):
+    paths = []
+    for index in (1, 2):
+        path = tmp_path / f"shard{index}.jsonl"
+        nnvts("run", "--driver", "reference", *SLICE, "--shard", f"{index}/2", "--jsonl", str(path))
+        paths.append(str(path))
+    merged = nnvts("merge", *paths, "--json", str(tmp_path / "m.json"))  # no --specs, -k, --family
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "missing" not in merged.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["merge"]["missing"] == 0
+    # A shard of another selection is refused in one line, before anything is written.
+    other = tmp_path / "other.jsonl"
+    nnvts("run", "--driver", "reference", "--family", "generated", "-k", "add_binary", "--shard", "2/2",
+          "--jsonl", str(other))
+    refused = nnvts("merge", paths[0], str(other), "--json", str(tmp_path / "x.json"))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "different selections" in refused.stderr
+    assert not (tmp_path / "x.json").exists()
+    # The options still override the headers.
+    forced = nnvts("merge", paths[0], str(other), *SLICE, "--json", str(tmp_path / "y.json"))
+    assert forced.returncode == 1 and "missing" in forced.stderr

@@ -123,9 +123,12 @@ def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 @click.command(cls=NnvtsCommand)
 @click.argument("shards", nargs=-1, required=True, type=ResultsFile())
 @click.option("--specs", "specs", multiple=True, metavar="PATH",
-              help="The selection the shards were run with (repeatable). Default: generated_tests/.")
-@click.option("-k", "keyword", metavar="EXPR", help="The -k expression the shards were run with.")
-@click.option("--family", "families", multiple=True, metavar="NAME", help="The families the shards were run with.")
+              help="The selection the shards were run with (repeatable). Default: the selection recorded in "
+                   "the shards' headers.")
+@click.option("-k", "keyword", metavar="EXPR",
+              help="The -k expression the shards were run with (overrides the headers).")
+@click.option("--family", "families", multiple=True, metavar="NAME",
+              help="The families the shards were run with (overrides the headers).")
 @click.option("--no-coverage-check", is_flag=True,
               help="Only check for duplicates (do not enumerate the selection to find missing cases).")
 @click.option("--baseline", type=ResultsFile(), metavar="RESULTS",
@@ -138,18 +141,28 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
           junit_path: str | None, html_path: str | None, jsonl_path: str | None) -> None:
     """Join shard results (.jsonl or .json) into one set of reports; every selected case must be there once.
 
-    Give the selection options the shard jobs used (--specs, -k, --family):
-    cases they select that no shard ran are 'missing', cases in two shards
+    The selection is the one every shard recorded in its header (shards
+    with different ones are refused); --specs, -k and --family override it.
+    Cases it selects that no shard ran are 'missing', cases in two shards
     'duplicate', cases no shard should have run 'unexpected'.  The reports
     are written either way; exit status 1 names the problems.
     """
     from vts.report.baseline import Baseline, BaselineTally
     from vts.report.files import FileReports
-    from vts.report.merge import Collect, merge_results, merged_header, survey
+    from vts.report.merge import Collect, SelectionMismatch, merge_results, merged_header, shards_selection, survey
     from vts.report.resultsfile import ResultsFileError
 
     if fail_on == "new" and not baseline:
         _usage_error("--fail-on new needs --baseline OLD.jsonl (new against what?)")
+    if not (no_coverage_check or specs or keyword or families):
+        try:
+            recorded = shards_selection(shards) or {}
+        except (SelectionMismatch, ResultsFileError) as error:
+            _usage_error(str(error))
+            return
+        specs = tuple(str(s) for s in recorded.get("specs") or ())
+        families = tuple(str(f) for f in recorded.get("families") or ())
+        keyword = recorded.get("keyword")
     expected = None if no_coverage_check else _expected_names(specs, keyword, families)
     try:
         metas, coverage = survey(shards, expected)

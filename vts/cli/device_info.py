@@ -63,8 +63,53 @@ def capabilities_data(caps: Capabilities) -> dict[str, Any]:
     }
 
 
+def _convert(key: str, value: Any) -> Any:
+    """The JSON form of one answer; ``TypeError`` when it is not the type the HAL query returns."""
+    if key in ("type", "status"):
+        enum = DeviceType if key == "type" else DeviceStatus
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"returned {_shown(value)}, not a {enum.__name__}")
+        return enum_name(enum, value)
+    if key == "version":
+        if not isinstance(value, str):
+            raise TypeError(f"returned {_shown(value)}, not a string")
+        return value
+    if key == "capabilities":
+        if not isinstance(value, Capabilities):
+            raise TypeError(f"returned {_shown(value)}, not Capabilities")
+        return capabilities_data(value)
+    if key == "extensions":
+        if not isinstance(value, list | tuple):
+            raise TypeError(f"returned {_shown(value)}, not a list of extensions")
+        try:
+            return [{"name": e.name, "operand_types": [
+                {"type": t.type, "is_tensor": t.is_tensor, "byte_size": t.byte_size} for t in e.operand_types]}
+                for e in value]
+        except (AttributeError, TypeError):
+            raise TypeError(f"returned {_shown(value)}, not a list of extensions") from None
+    if key == "cache_files":
+        if not (isinstance(value, list | tuple) and len(value) == 2
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in value)):
+            raise TypeError(f"returned {_shown(value)}, not a pair of counts")
+        return {"model": value[0], "data": value[1]}
+    return value
+
+
+def _shown(value: object) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def device_info(device: Device) -> dict[str, Any]:
-    """Every device-level answer, JSON-ready; ``errors`` maps a query to what went wrong."""
+    """Every device-level answer, JSON-ready; ``errors`` maps a query to what went wrong.
+
+    A query that raises or answers with the wrong type is an error, shown as
+    such (``info`` then exits 1): a missing table must never pass for an
+    answer.
+    """
     data: dict[str, Any] = {"name": getattr(device, "name", None)}
     errors: dict[str, str] = {}
     queries: dict[str, Callable[[], Any]] = {
@@ -74,25 +119,22 @@ def device_info(device: Device) -> dict[str, Any]:
     }
     for key, call in queries.items():
         value, error = _ask(call)
+        if not error:
+            try:
+                value = _convert(key, value)
+            except TypeError as wrong:
+                error = f"get_{_QUERY_NAMES[key]} {wrong}"
         if error:
             errors[key] = error
             data[key] = None
             continue
-        if key == "type":
-            value = enum_name(DeviceType, value) if isinstance(value, int) else repr(value)
-        elif key == "status":
-            value = enum_name(DeviceStatus, value) if isinstance(value, int) else repr(value)
-        elif key == "capabilities":
-            value = capabilities_data(value) if isinstance(value, Capabilities) else repr(value)
-        elif key == "extensions":
-            value = [{"name": e.name, "operand_types": [
-                {"type": t.type, "is_tensor": t.is_tensor, "byte_size": t.byte_size} for t in e.operand_types]}
-                for e in value]
-        elif key == "cache_files":
-            value = {"model": value[0], "data": value[1]}
         data[key] = value
     data["errors"] = errors
     return data
+
+
+_QUERY_NAMES = {"type": "type", "version": "version_string", "status": "status", "capabilities": "capabilities",
+                "extensions": "supported_extensions", "cache_files": "number_of_cache_files_needed"}
 
 
 def capabilities_summary(caps: Capabilities) -> str:

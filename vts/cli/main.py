@@ -166,18 +166,25 @@ def main() -> None:
               help="Report cases whose driver died once but passed when re-run alone without failing the run.")
 @click.option("--allow-network", is_flag=True,
               help="Let the driver reach the network (default: an empty network namespace, where the kernel allows).")
+@click.option("--max-crashes", type=bounded_int(0, 1_000_000), default=10, show_default=True, metavar="N",
+              help="Crash loop: once the driver host has died in N cases in a row (or in more than "
+                   "--max-crash-share of the last 50), the remaining cases are not run ('crash_loop'); 0: never.")
+@click.option("--max-crash-share", type=FiniteFloat(0, 1, low_open=True), default=0.5, show_default=True,
+              metavar="F", help="Crash loop: the share of the last 50 cases whose driver host died that ends the run.")
 @ci_run_options
 def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
         progress_interval: float, in_process: bool, jobs: int, pin_cpus: bool, memory_limit: int, oracle: str,
-        large_budget: float, allow_unreproduced_crashes: bool, allow_network: bool, **ci: object) -> None:
+        large_budget: float, allow_unreproduced_crashes: bool, allow_network: bool, max_crashes: int,
+        max_crash_share: float, **ci: object) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from signal import strsignal as signal_name
 
     from vts.ipc.contain import NETWORK_ENV
     from vts.run import signals
+    from vts.run.crashloop import CrashLoopPolicy
     from vts.run.session import RunRequest, run_session
 
     if allow_network:
@@ -199,7 +206,7 @@ def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...],
                 keyword_text=keyword, shard_text=shard, quiet=quiet, progress_interval=progress_interval,
                 oracle=oracle, large_budget=large_budget, allow_unreproduced_crashes=allow_unreproduced_crashes,
                 pin_cpus=pin_cpus,
-                ci=ci_options(ci)),
+                ci=ci_options(ci), crash_loop=CrashLoopPolicy(max_crashes, max_crash_share)),
                 usage_error=_usage_error)
         except KeyboardInterrupt:  # outside the run loop (which handles its own and writes the reports)
             code = signals.exit_status()
@@ -403,6 +410,11 @@ def info(driver: DriverRef, as_json: bool, expect_version: str | None) -> None:
         click.echo(json.dumps(data, indent=2))
     else:
         print_device_info(data)
+    if data["errors"]:
+        # A query that failed or answered the wrong type is a broken driver, not a shorter table.
+        click.echo(f"nnvts: {len(data['errors'])} device quer{'y' if len(data['errors']) == 1 else 'ies'} failed: "
+                   + ", ".join(sorted(data["errors"])), err=True)
+        sys.exit(EXIT_FAILED)
     if expect_version is not None and expect_version not in str(data.get("version")):
         click.echo(f"nnvts: version string {data.get('version')!r} does not contain {expect_version!r}", err=True)
         sys.exit(EXIT_FAILED)

@@ -13,11 +13,12 @@ is not whole.
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vts.report.resultsfile import ResultsMeta, iter_results, read_results
+from vts.report.resultsfile import ResultsFileError, ResultsMeta, is_stream, iter_results, read_results
 from vts.results import CaseResult
 
 
@@ -51,6 +52,62 @@ class Coverage:
         for path in self.incomplete:
             out.append(f"incomplete shard file (killed or interrupted): {path}")
         return out
+
+
+class SelectionMismatch(ValueError):
+    """Shards whose headers record different selections: no one selection to check coverage against."""
+
+
+#: The header's selection keys that every shard shares (``shard`` is what differs between them).
+SHARED_SELECTION_KEYS = ("specs", "families", "keyword")
+
+
+def _header(path: str) -> dict[str, Any]:
+    """The header of a results file, read without its cases (a stream's first line)."""
+    if is_stream(path):
+        with open(path, encoding="utf-8") as handle:
+            header = json.loads(handle.readline())
+        return header if isinstance(header, dict) else {}
+    meta, _ = read_results(path)
+    return meta.header
+
+
+def shards_selection(paths: Sequence[str]) -> dict[str, Any] | None:
+    """The selection every shard recorded in its header (specs, families, keyword), without the shard.
+
+    ``nnvts merge`` checks coverage against it, so the shards' ``--specs``
+    need not be repeated.  None when no file records one (then the default
+    selection applies, as before headers carried it).  Raises
+    ``SelectionMismatch`` naming two files whose selections differ: there is
+    no one selection those shards are parts of.
+    """
+    found: list[tuple[str, dict[str, Any]]] = []
+    for path in paths:
+        try:
+            header = _header(path)
+        except (OSError, ValueError) as error:
+            raise ResultsFileError(path, 1, f"unreadable header: {error}") from None
+        selection = header.get("selection")
+        if selection is None:
+            found.append((path, {}))
+            continue
+        if not isinstance(selection, dict):
+            raise ResultsFileError(path, 1, "the header's selection is not an object")
+        found.append((path, {k: selection[k] for k in SHARED_SELECTION_KEYS if selection.get(k)}))
+    if not any(selection for _, selection in found):
+        return None
+    first_path, first = found[0]
+    for path, selection in found[1:]:
+        if selection != first:
+            raise SelectionMismatch(f"the shards were run with different selections: {first_path} "
+                                    f"{_describe(first)} but {path} {_describe(selection)}; give --specs, -k "
+                                    "and --family to merge them against one selection")
+    return first
+
+
+def _describe(selection: dict[str, Any]) -> str:
+    return "(" + (", ".join(f"{k} {selection[k]!r}" for k in SHARED_SELECTION_KEYS if k in selection)
+                  or "the default selection") + ")"
 
 
 def survey(paths: Sequence[str], expected: Iterable[str] | None) -> tuple[list[ResultsMeta], Coverage]:

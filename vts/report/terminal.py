@@ -51,7 +51,7 @@ from rich.text import Text
 
 from vts.report.digest import MAX_GRID_CELLS, Digest, grid_key, tone
 from vts.report.sanitize import clean, clean_result
-from vts.results import CaseResult
+from vts.results import CaseResult, Verdict
 
 DEFAULT_PROGRESS_INTERVAL = 5.0
 #: Seconds of recent progress the rate (and so the ETA) is measured over: the first cases of a run
@@ -112,6 +112,8 @@ class TerminalReport:
         self.max_failures = max_failures
         self.report_paths = report_paths
         self.digest = Digest()
+        #: The reason of the first case not run because the driver was in a crash loop.
+        self.crash_loop: str | None = None
         self.by_op: dict[tuple[str, str], dict[str, int]] = {}
         self.total = total
         self.started = time.monotonic()
@@ -175,6 +177,12 @@ class TerminalReport:
         if self.progress is not None:
             failing = self.digest.failing
             self.progress.update(self.task, advance=1, description=f"[red]{failing} failing" if failing else "")
+        if result.verdict is Verdict.CRASH_LOOP and self.crash_loop is None:
+            self.crash_loop = result.reason
+            if not self.quiet:  # said at once: the run is about to end far sooner than its ETA
+                target = self.progress.console if self.progress is not None else self.err
+                target.print(f"nnvts: {_safe(result.reason)}; the remaining cases are not run (crash_loop)",
+                             highlight=False)
         if self.verbose:
             style = _TONE_STYLE[tone(result.verdict)]
             target = self.progress.console if self.progress is not None else self.console
@@ -239,6 +247,9 @@ class TerminalReport:
             self._print_failures()
             self._print_table()
         self._print_baseline()
+        if self.crash_loop is not None:  # part of the summary, -q included: why the run ended early
+            self.console.print(f"nnvts: {self.digest.counts['crash_loop']} cases "
+                               f"{_safe(self.crash_loop, 300)}", highlight=False)
         self._print_counts(interrupted, elapsed)
         self._print_reports()
 

@@ -14,6 +14,9 @@ and a replacement worker carries on from the next case of the same slot.
 A slot whose workers keep dying without progress is given up: the parent
 lists its remaining cases and records each as ``error``.  A worker that
 cannot start its driver records each of its cases as ``error`` itself.
+Crash loops (vts/run/crashloop.py) are judged per slot: a worker with a
+driver host guards its own cases, and the parent guards the in-process
+workers, whose every driver death costs a new worker.
 """
 
 from __future__ import annotations
@@ -151,6 +154,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
     from vts.ipc.process import HostProcess, set_run_tag
     from vts.model.extensions import default_registry
     from vts.run.affinity import pin_worker
+    from vts.run.crashloop import install_crash_guard
     from vts.run.isolated import IsolatedRunner
     from vts.run.reruns import install_reruns
     from vts.run.runner import Runner, version_of
@@ -201,6 +205,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
         runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
             device, options, expectations, host=host)
         install_reruns(runner, int(plan.extra.get("reruns", 0)))
+        install_crash_guard(runner, plan.extra.get("crash_loop"))
         runner.run(numbered(_slot_cases(plan, slot, name, selection)), [sink])
         channel.send((_DONE, slot, _matched_terms(selection)))
     except BaseException as error:
@@ -223,6 +228,8 @@ class _Slot:
     done: bool = False
     fruitless: int = 0  # replacements in a row that ended no case
     workers: int = 0
+    #: The slot's verdicts as they come, for the crash loops only the parent sees (in-process workers dying).
+    guard: Any = None
 
 
 def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[Any]],
@@ -244,6 +251,12 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
     context = multiprocessing.get_context("spawn")
     selector = selectors.DefaultSelector()
     slots = [_Slot(i) for i in range(plan.jobs)]
+    policy = plan.extra.get("crash_loop")
+    if policy is not None and policy.enabled:
+        from vts.run.crashloop import CrashLoopGuard
+
+        for slot in slots:
+            slot.guard = CrashLoopGuard(policy)
     sinks: list[Any] = []
     pending: list[CaseResult] = []
     problems: list[str] = []
@@ -290,8 +303,11 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
                 verdict, reason = Verdict.CRASH, f"driver crashed: the worker running the driver in process {how}"
             else:
                 verdict, reason = Verdict.ERROR, f"harness: worker {slot.index} {how} during this case"
-            emit(_result_for(slot.started, verdict, reason, plan,
-                             (f"a replacement worker ran the rest of worker {slot.index}'s cases",)))
+            result = _result_for(slot.started, verdict, reason, plan,
+                                 (f"a replacement worker ran the rest of worker {slot.index}'s cases",))
+            emit(result)
+            if slot.guard is not None:
+                slot.guard.observe(CaseResult(result.name, result.family, verdict, reason))
             slot.next_case = slot.started_index + 1
             slot.fruitless = 0 if plan.in_process else slot.fruitless + 1
         else:
@@ -301,19 +317,23 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
             emit(CaseResult(name=f"harness/worker_{slot.index}_died_{slot.workers}", family="harness",
                             verdict=Verdict.ERROR, reason=f"harness: worker {slot.index} {how} between cases",
                             details=(f"a replacement worker ran the rest of worker {slot.index}'s cases",)))
+        if slot.guard is not None and slot.guard.tripped is not None:
+            # In process, each death is the driver's and costs a new worker: a crash loop ends the slot.
+            give_up(slot, how, Verdict.CRASH_LOOP, slot.guard.tripped)
+            return
         if slot.fruitless > MAX_FRUITLESS_RESTARTS:
             give_up(slot, how)
             return
         launch(slot)
 
-    def give_up(slot: _Slot, how: str) -> None:
+    def give_up(slot: _Slot, how: str, verdict: Verdict = Verdict.ERROR, why: str = "") -> None:
         slot.done = True
-        reason = f"harness: not run: the workers of slot {slot.index} kept dying ({how})"
+        reason = why or f"harness: not run: the workers of slot {slot.index} kept dying ({how})"
         selection = _selection(plan, slot.index)
         try:
             for index, (_family, case) in enumerate(_slot_cases(plan, slot.index, plan.driver.spec, selection)):
                 if index >= slot.next_case:
-                    emit(_result_for(_meta(case), Verdict.ERROR, reason, plan))
+                    emit(_result_for(_meta(case), verdict, reason, plan))
             matched.update(_matched_terms(selection))
         except Exception as error:
             problems.append(f"worker {slot.index}: cannot list its remaining cases: {error}")
@@ -326,7 +346,10 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
             slot.started = None
             slot.next_case = message[1] + 1
             slot.fruitless = 0
-            emit(CaseResult.from_json(message[2]))
+            result = CaseResult.from_json(message[2])
+            if slot.guard is not None:
+                slot.guard.observe(result)
+            emit(result)
         elif kind == _EXTRA:
             emit(CaseResult.from_json(message[1]))
         elif kind == _HELLO and not sinks:

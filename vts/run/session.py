@@ -15,6 +15,7 @@ from vts.ipc.drivers import DriverNotFound, DriverRef
 from vts.model.extensions import default_registry
 from vts.run import signals
 from vts.run.ci import CiInputError, CiOptions, CiRun, prepare_ci
+from vts.run.crashloop import CrashLoopPolicy, install_crash_guard
 from vts.run.runner import Runner, Selection, UnknownFamily, count_cases, iter_cases, select_families, version_of
 from vts.run.selection import ExpectationList
 
@@ -61,6 +62,8 @@ class RunRequest:
     allow_unreproduced_crashes: bool = False
     #: ``-j N``: pin each worker and its driver host to cores of their own (vts/run/affinity.py).
     pin_cpus: bool = True
+    #: When a driver whose host keeps dying stops being run (vts/run/crashloop.py).
+    crash_loop: CrashLoopPolicy = field(default_factory=CrashLoopPolicy)
 
 
 def run_session(request: RunRequest, usage_error: Callable[[str], None]) -> int:
@@ -123,6 +126,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
     terminal.count_total(lambda: count_cases(request.selection, info, extensions.for_parsing()))  # names only
     runner = ci.install(Runner(device, options, expectations) if host is None else IsolatedRunner(
         device, options, expectations, host=host))
+    install_crash_guard(runner, request.crash_loop)
     sinks = ci.sinks([terminal.before_reports(_renders(request)), files, terminal])
     completed = runner.run(iter_cases(request.selection, info, extensions.for_parsing()), sinks)
     if host is None:
@@ -174,7 +178,7 @@ EXIT_NO_TESTS = 5
 def _exit_status(summary: dict[str, int], allow_unreproduced_crashes: bool = False) -> int:
     if not summary.get("total"):
         return EXIT_NO_TESTS
-    failing_verdicts = ["failed", "error", "crash", "timeout", "xpass"]
+    failing_verdicts = ["failed", "error", "crash", "timeout", "xpass", "crash_loop"]
     if not allow_unreproduced_crashes:
         failing_verdicts.append("unreproduced_crash")
     failing = sum(summary.get(v, 0) for v in failing_verdicts)
@@ -195,7 +199,7 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
         memory_limit_mib=request.memory_limit_mib, case_timeout=request.case_timeout, pool_kind=request.pool_kind,
         expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
         extra={**ci.worker_extra(), "oracle": DriverRef.of(request.oracle), "large_budget": request.large_budget,
-               "checked_specs": checked_digests()},
+               "checked_specs": checked_digests(), "crash_loop": request.crash_loop},
         pin_cpus=request.pin_cpus)
     isolation = "in_process" if request.in_process else "process"
 

@@ -49,7 +49,10 @@ def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keep_dims: boo
 
 
 def _finish(ctx: OpContext, result: np.ndarray, shape: list[int]) -> np.ndarray:
-    return at_least_1d(np.asarray(result).reshape(shape)).astype(ctx.output().dtype)
+    # A float16 output computed in float32 saturates to +-inf past 65504, as IEEE rounding (and a float16
+    # accumulator) gives: the expected result, not a fault, so numpy's cast warning stays out of quiet runs.
+    with np.errstate(over="ignore"):
+        return at_least_1d(np.asarray(result).reshape(shape)).astype(ctx.output().dtype)
 
 
 # --- MEAN ---------------------------------------------------------------------------------------
