@@ -125,7 +125,7 @@ MAX_RESULTS_DOCUMENT = 512 << 20
 MAX_RESULTS_DEPTH = 64
 
 
-# --- What one client of ``nnvts serve`` can make the service hold (docs/protocol.md §7) ---
+# --- What one client of ``nnvts serve`` can make the service hold (docs/protocol.md §5.2) ---
 #
 # ``nnvts serve`` is a shared service: a client is one accepted connection together with the
 # connections OPEN_CONNECTION gave it.  Everything below is released when a connection's peer

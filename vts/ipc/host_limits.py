@@ -1,4 +1,4 @@
-"""What one client of ``nnvts serve`` can make the service hold, and its release (docs/protocol.md §7).
+"""What one client of ``nnvts serve`` can make the service hold, and its release (docs/protocol.md §5.2).
 
 A *client* is one accepted connection and the connections ``OPEN_CONNECTION``
 gave it.  ``ServiceLimits`` counts what all connections hold together,
