@@ -89,10 +89,11 @@ class ResultStream:
         try:
             with open(self.path, "rb") as source:
                 data = source.read()
-            data = data[: data.rfind(b"\n") + 1]  # complete records only: the failed one is written again
+            record = line.encode("utf-8")
+            if not data.endswith(record):  # the failed record torn or missing: complete records, then it again
+                data = data[: data.rfind(b"\n") + 1] + record
             self._file = open(handle, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
             self._file.buffer.write(data)
-            self._file.write(line)
         except OSError as second:
             _close_quietly(self._file)
             self._file = None
@@ -137,11 +138,8 @@ def _close_quietly(file: IO[str] | None) -> None:
     """Close a file whose buffer cannot be written (the close fails too, the descriptor is released)."""
     if file is None:
         return
-    try:
-        file.close()
-    except OSError:
-        with contextlib.suppress(OSError, ValueError):  # ValueError: closed already (the usual case)
-            os.close(file.fileno())
+    with contextlib.suppress(OSError):
+        file.close()  # a buffered file closes its descriptor even when the last flush fails
 
 
 #: A function applied to every result read (e.g. to add ``extra["baseline"]`` when re-rendering).
