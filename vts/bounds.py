@@ -123,3 +123,36 @@ MAX_RESULTS_DOCUMENT = 512 << 20
 #: Nesting of arrays and objects in one JSON value read back.  A case record nests 4 deep; Python's
 #: decoder would otherwise stop at its recursion limit with a RecursionError.
 MAX_RESULTS_DEPTH = 64
+
+
+# --- What one client of ``nnvts serve`` can make the service hold (docs/protocol.md §5.2) ---
+#
+# ``nnvts serve`` is a shared service: a client is one accepted connection together with the
+# connections OPEN_CONNECTION gave it.  Everything below is released when a connection's peer
+# hangs up (its pools' descriptors closed, its handles dropped, its threads ended); a request
+# beyond a bound is answered PROTOCOL_ERROR, a connection beyond one is closed at once.
+
+#: Connections open at once, all clients together; and of one client (its first and those it opened).
+SERVE_MAX_CONNECTIONS = 64
+SERVE_MAX_CONNECTIONS_PER_CLIENT = 16
+#: Threads serving calls on one connection (SET_CONCURRENCY asks for more in vain: the reply grants this).
+SERVE_MAX_THREADS_PER_CONNECTION = 8
+#: Memory pools declared and not released, on one connection and on all together (each holds a
+#: descriptor and a mapping; the service-wide figure is lowered to fit the process's descriptor limit).
+SERVE_MAX_POOLS_PER_CONNECTION = 512
+SERVE_MAX_POOLS = 2048
+#: Live handles (prepared models, buffers, bursts, fenced callbacks) on one connection.
+SERVE_MAX_HANDLES_PER_CONNECTION = 4096
+#: Asynchronous executions launched and not yet completed, on one connection and on all together.
+SERVE_MAX_EXECUTIONS_PER_CONNECTION = 64
+SERVE_MAX_EXECUTIONS = 256
+#: Largest body of a request, by kind: refused from the header alone, before anything is allocated.
+#: Small kinds (HELLO, GET_*, CLOSE, SET_CONCURRENCY, OPEN_CONNECTION, fenced info, burst configure and
+#: free) carry a few bytes and a preamble of releases: never more than one inline record.
+SERVE_MAX_SMALL_BODY = 64 << 10
+#: Requests that name operands and pools (EXECUTE*, BURST_EXECUTE, ALLOCATE, BUFFER_COPY_*).
+SERVE_MAX_REQUEST_BODY = 4 << 20
+#: A model (PREPARE_MODEL, PREPARE_MODEL_FROM_CACHE): its inline constants travel in the body.
+SERVE_MAX_MODEL_BODY = 128 << 20
+#: Request bodies held at once (received and not yet answered), all connections together.
+SERVE_MAX_BYTES_IN_FLIGHT = 256 << 20

@@ -23,6 +23,7 @@ trustworthy, so it ends and the harness reports the case as crashed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import itertools
 import os
@@ -59,6 +60,7 @@ from vts.ipc.answers import (
 )
 from vts.ipc.errors import ProtocolError
 from vts.ipc.fences import read_fence, write_fence
+from vts.ipc.host_limits import ConnectionLimits, ServiceLimits
 from vts.ipc.host_sessions import host_handlers, serve_client
 from vts.ipc.protocol import Method, Reader, WireStatus, Writer
 
@@ -95,13 +97,15 @@ class DriverHost:
     """Serves ``device`` on the connected stream socket ``sock`` until the harness hangs up."""
 
     def __init__(self, device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS,
-                 owns_process: bool = False) -> None:
+                 owns_process: bool = False, limits: ConnectionLimits | None = None) -> None:
         self.device = device
+        #: What this connection may hold, where it is one of ``nnvts serve``'s clients (None: spawned host).
+        self.limits = limits
         #: Whether the host may end the process when the harness hangs up (not when it runs in a thread).
         self.owns_process = owns_process
         self.sock = sock
-        self._receiver = p.Receiver(sock)
-        self.threads = max(1, threads)
+        self._receiver = p.Receiver(sock, admit=limits.admit if limits is not None else None)
+        self.threads = max(1, threads) if limits is None else min(max(1, threads), limits.max_threads)
         self.pools: dict[int, Memory] = {}
         self.objects: dict[int, object] = {}
         self._handles = itertools.count(1)
@@ -140,9 +144,25 @@ class DriverHost:
         with self._table_lock:
             for index in range(1, self.threads):
                 self._start_thread(index)
-        self._loop(0)
-        self._stopped.wait()
+        try:
+            self._loop(0)
+            self._stopped.wait()
+        finally:
+            self.release()
         return EXIT_OK
+
+    def release(self) -> None:
+        """The peer is gone: close every pool's descriptor, drop every handle, give back what it held."""
+        self._stopped.set()
+        with self._table_lock:
+            pools, self.pools = self.pools, {}
+            objects, self.objects = self.objects, {}
+        for pool in pools.values():
+            with contextlib.suppress(Exception):
+                pool.close()
+        objects.clear()
+        if self.limits is not None:
+            self.limits.close()
 
     def _start_thread(self, index: int) -> None:
         """Start reader thread ``index`` (call with the table lock held)."""
@@ -154,6 +174,8 @@ class DriverHost:
 
         Extra threads start now; surplus ones end after their next call.
         """
+        if self.limits is not None:
+            threads = min(threads, self.limits.max_threads)
         with self._table_lock:
             previous, self.threads = self.threads, max(1, threads)
             for index in range(1, self.threads):
@@ -171,11 +193,20 @@ class DriverHost:
             with self._read_lock:
                 if self._stopped.is_set():
                     return
+                admitted = 0
                 try:
                     message = self._receiver.receive()
+                except p.Refused as error:  # from the header alone: nothing was taken
+                    self._send(error.seq, error.code | p.REPLY, WireStatus.PROTOCOL_ERROR, text_body(str(error)))
+                    continue
                 except (ProtocolError, OSError) as error:
                     _log(f"connection lost: {error}")
                     message = None
+                finally:
+                    if self.limits is not None:
+                        admitted, self.limits.admitted = self.limits.admitted, 0
+                if message is None:
+                    self._release_bytes(admitted)
                 if message is None:
                     self._stopped.set()
                     if self.owns_process:
@@ -188,9 +219,17 @@ class DriverHost:
                     reader, taken = self._start(message)
                 except ProtocolError as error:
                     p.close_fds(message.fds)
+                    self._release_bytes(admitted)
                     self._send(message.seq, message.code | p.REPLY, WireStatus.PROTOCOL_ERROR, text_body(str(error)))
                     continue
-            self._handle(message, reader, taken)
+            try:
+                self._handle(message, reader, taken)
+            finally:
+                self._release_bytes(admitted)
+
+    def _release_bytes(self, admitted: int) -> None:
+        if self.limits is not None:
+            self.limits.release_bytes(admitted)
 
     def _start(self, message: p.Message) -> tuple[Reader, set[int]]:
         """Apply the preamble in stream order (pool declarations, releases) before the next read."""
@@ -200,12 +239,18 @@ class DriverHost:
         if not (preamble.pools or preamble.released_pools or preamble.released_handles):
             return reader, taken
         with self._table_lock:
+            released = 0
             for pool_id in preamble.released_pools:
                 pool = self.pools.pop(pool_id, None)
                 if pool is not None:
                     pool.close()
-            for handle in preamble.released_handles:
-                self.objects.pop(handle, None)
+                    released += 1
+            dropped = sum(self.objects.pop(handle, None) is not None for handle in preamble.released_handles)
+            if self.limits is not None:
+                self.limits.give_pools(released)
+                self.limits.give_handles(dropped)
+                # Counted before any descriptor is taken: a refused preamble leaves them all to be closed.
+                self.limits.take_pools(len({d.pool_id for d in preamble.pools if d.pool_id not in self.pools}))
             for decl in preamble.pools:
                 fd = message.fds[decl.fd_index] if decl.fd_index >= 0 else -1
                 if fd >= 0:
@@ -265,6 +310,8 @@ class DriverHost:
             return p.NULL_HANDLE
         handle = next(self._handles)
         with self._table_lock:
+            if self.limits is not None:
+                self.limits.take_handle()
             self.objects[handle] = obj
         return handle
 
@@ -402,9 +449,21 @@ class DriverHost:
         prepared, request = self._execution_args(r)
         measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
         r.end()
-        future = prepared.execute_async(request, measure_timing(measure), deadline, loop_timeout)
+        limits = self.limits
+        if limits is not None:
+            limits.begin_execution()
+        try:
+            future = prepared.execute_async(request, measure_timing(measure), deadline, loop_timeout)
+        except BaseException:
+            if limits is not None:
+                limits.end_execution()
+            raise
         if not isinstance(future, Future):
+            if limits is not None:
+                limits.end_execution()
             raise MalformedAnswer(f"execute_async returned {type(future).__name__}, not a Future")
+        if limits is not None:
+            future.add_done_callback(lambda done: limits.end_execution())
         # The completion goes out only after the launch reply (``after`` runs once it is sent).
         return Writer(), lambda: future.add_done_callback(lambda done: self._notify(seq, done))
 
@@ -573,13 +632,20 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
         os.umask(previous)
     os.chmod(path, 0o600)
     listener.listen(8)
+    service = ServiceLimits()
     _log(f"serving {driver} on {path}")
     try:
         while True:
             # Every connection is one more client of the same driver instance, served at once
             # with tables of its own (pool ids, handles): the driver must keep clients apart.
             conn, _ = listener.accept()
-            serve_client(DriverHost, device, conn, threads)
+            try:
+                limits = service.open()
+            except ProtocolError as error:
+                _log(f"refused a client: {error}")
+                conn.close()
+                continue
+            serve_client(DriverHost, device, conn, threads, limits)
     except KeyboardInterrupt:
         return EXIT_OK
     finally:

@@ -23,6 +23,7 @@ from vts.ipc.protocol import Method, Reader, Writer
 
 if TYPE_CHECKING:
     from vts.ipc.host import DriverHost
+    from vts.ipc.host_limits import ConnectionLimits
 
 #: The most calls a host serves at once on one connection (a bound on what a harness may ask).
 MAX_CONCURRENCY = 64
@@ -30,7 +31,8 @@ MAX_CONCURRENCY = 64
 SIBLING_THREADS = 4
 
 
-def serve_client(host_class: type[DriverHost], device: Device, sock: socket.socket, threads: int) -> threading.Thread:
+def serve_client(host_class: type[DriverHost], device: Device, sock: socket.socket, threads: int,
+                 limits: ConnectionLimits | None = None) -> threading.Thread:
     """Serve one more client of ``device`` on ``sock`` from a thread (closes ``sock`` when it ends).
 
     ``host_class`` is the caller's ``DriverHost``: passed in, so this module needs the host only for its type.
@@ -38,11 +40,13 @@ def serve_client(host_class: type[DriverHost], device: Device, sock: socket.sock
 
     def run() -> None:
         try:
-            host = host_class(device, sock, threads)
+            host = host_class(device, sock, threads, limits=limits)
             host._handlers[Method.CLOSE] = _close_shared
             host.serve()
         finally:
             sock.close()
+            if limits is not None:
+                limits.close()  # also when the host could not be made
 
     thread = threading.Thread(target=run, daemon=True, name="nnvts-host-client")
     thread.start()
@@ -103,8 +107,9 @@ def host_handlers(host: DriverHost) -> dict[int, Handler]:
 
     def open_connection(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         r.end()
+        limits = host.limits.sibling() if host.limits is not None else None  # ProtocolError beyond a bound
         ours, theirs = p.socket_pair()
-        serve_client(type(host), host.device, ours, max(host.threads, SIBLING_THREADS))
+        serve_client(type(host), host.device, ours, max(host.threads, SIBLING_THREADS), limits)
         w = Writer()
         w.fd(theirs.detach())
         w.close_after_send.extend(w.fds)

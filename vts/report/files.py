@@ -8,8 +8,10 @@ interrupted).  ``render_reports`` is what ``nnvts run``, ``nnvts report``
 
 from __future__ import annotations
 
+import contextlib
 import json as _json
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from vts.report.output import AtomicFile
@@ -22,6 +24,8 @@ class JsonReport:
 
     def __init__(self, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool) -> None:
         self.footer = footer
+        #: Files of the same run that could not be written (a full disk), known when this one closes.
+        self.unwritten: list[str] = []
         self.counts: dict[str, int] = defaultdict(int)
         self.target = AtomicFile(path)
         out = self.target.file
@@ -43,11 +47,29 @@ class JsonReport:
         if summary is None:
             summary = {v.value: self.counts.get(v.value, 0) for v in Verdict}
             summary["total"] = sum(self.counts.values())
-        self.target.file.write(f'\n  ],\n  "summary": {_json.dumps(summary)}\n}}\n')
+        if self.unwritten:
+            self.target.file.write(f'\n  ],\n  "incomplete": {_json.dumps(self.unwritten)},')
+            self.target.file.write(f'\n  "summary": {_json.dumps(summary)}\n}}\n')
+        else:
+            self.target.file.write(f'\n  ],\n  "summary": {_json.dumps(summary)}\n}}\n')
         self.target.commit()
 
     def discard(self) -> None:
         self.target.discard()
+
+
+class ReportsNotWritten(OSError):
+    """Some reports could not be written (a full disk); the others were. One line per file in ``str``."""
+
+    def __init__(self, failures: list[tuple[str, OSError]], written: list[tuple[str, str]]) -> None:
+        super().__init__("\n".join(describe_failure(path, error) for path, error in failures))
+        self.failures = failures
+        self.written = written
+
+
+def describe_failure(path: str, error: OSError) -> str:
+    """``cannot write PATH: No space left on device``: one line naming the file."""
+    return f"cannot write {path}: {error.strerror or error}"
 
 
 class Renderer(Protocol):
@@ -62,7 +84,7 @@ class Renderer(Protocol):
 
 def render_reports(stream_path: str, *, json: str | None = None, junit: str | None = None,
                    html: str | None = None, interrupted: bool | None = None,
-                   annotate: Annotate | None = None) -> list[tuple[str, str]]:
+                   annotate: Annotate | None = None, unwritten: Sequence[str] = ()) -> list[tuple[str, str]]:
     """Render each requested report from a results stream; returns ``[(kind, path), ...]`` written.
 
     All of them are fed by one pass over the stream, in bounded memory.
@@ -73,6 +95,12 @@ def render_reports(stream_path: str, *, json: str | None = None, junit: str | No
     comparison renders with it; ``annotate`` maps every result as it is
     read (e.g. adds ``extra["baseline"]`` when re-rendering against a
     baseline), consistently in every report.
+
+    A report that cannot be written (a full disk: any ``OSError``) does
+    not stop the others: every one that can be is written, then
+    ``ReportsNotWritten`` names each that could not.  The JSON report is
+    closed last and lists in ``"incomplete"`` the files of the run known
+    unwritten by then (``unwritten``: the caller's, e.g. the stream).
     """
     from vts.report.html import HtmlReport
     from vts.report.junit import JunitReport
@@ -82,20 +110,45 @@ def render_reports(stream_path: str, *, json: str | None = None, junit: str | No
         interrupted = bool(footer.get("interrupted")) if footer else False
     wanted = [(kind, path, cls) for kind, path, cls in (("json", json, JsonReport), ("junit", junit, JunitReport),
                                                          ("html", html, HtmlReport)) if path]
-    renderers: list[Renderer] = []
+    live: list[tuple[str, str, Renderer]] = []
+    failures: list[tuple[str, OSError]] = []
+
+    def failed(entry: tuple[str, str, Renderer], error: OSError) -> None:
+        failures.append((entry[1], error))
+        live.remove(entry)
+        with contextlib.suppress(OSError):
+            entry[2].discard()
+
     try:
-        for _, path, cls in wanted:
-            renderers.append(cls(path, header, footer, interrupted))
+        for kind, path, cls in wanted:
+            try:
+                live.append((kind, path, cls(path, header, footer, interrupted)))
+            except OSError as error:
+                failures.append((path, error))
         for case in cases:
-            for renderer in renderers:
-                renderer.add(case)
-        for renderer in renderers:
-            renderer.close()
+            for entry in list(live):
+                try:
+                    entry[2].add(case)
+                except OSError as error:
+                    failed(entry, error)
+        written: list[tuple[str, str]] = []
+        for entry in sorted(live, key=lambda e: isinstance(e[2], JsonReport)):  # the JSON report last
+            if isinstance(entry[2], JsonReport):
+                entry[2].unwritten = [*unwritten, *(path for path, _ in failures)]
+            try:
+                entry[2].close()
+                written.append(entry[:2])
+            except OSError as error:
+                failed(entry, error)
     except BaseException:
-        for renderer in renderers:
-            renderer.discard()
+        for _, _, renderer in live:
+            with contextlib.suppress(OSError):
+                renderer.discard()
         raise
-    return [(kind, path) for kind, path, _ in wanted]
+    written.sort(key=lambda w: [kind for kind, _, _ in wanted].index(w[0]))
+    if failures:
+        raise ReportsNotWritten(failures, written)
+    return written
 
 
 def write_json_report(stream_path: str, path: str, interrupted: bool | None = None,
@@ -109,23 +162,32 @@ class FileReports:
     def __init__(self, header: dict[str, Any], jsonl: str | None = None, json_path: str | None = None,
                  junit: str | None = None, html_path: str | None = None) -> None:
         renders = bool(json_path or junit or html_path)
-        self.stream = ResultStream(jsonl, header, write=renders or jsonl is not None)
+        self.stream = ResultStream(jsonl, header, write=renders or jsonl is not None, keep_going=renders)
         self.json_path = json_path
         self.junit = junit
         self.html_path = html_path
         #: ``(kind, path)`` of every file written, the stream included (for the closing summary).
         self.written: list[tuple[str, str]] = []
+        #: ``(path, error)`` of every report that could not be written, or not whole (a full disk).
+        self.failures: list[tuple[str, OSError]] = []
 
     def add(self, result: CaseResult) -> None:
         self.stream.add(result)
 
     def finish(self, interrupted: bool) -> None:
+        """Write every report that can be written; those that cannot are in ``failures`` (never raised)."""
         self.stream.finish(interrupted)
+        self.failures = list(self.stream.failures)
         try:
-            if self.json_path or self.junit or self.html_path:  # else reading the stream back renders nothing
-                self.written = render_reports(self.stream.path, json=self.json_path, junit=self.junit,
-                                              html=self.html_path, interrupted=interrupted)
+            if (self.json_path or self.junit or self.html_path) and self.stream.path:  # else nothing to render
+                try:
+                    self.written = render_reports(self.stream.path, json=self.json_path, junit=self.junit,
+                                                  html=self.html_path, interrupted=interrupted,
+                                                  unwritten=[path for path, _ in self.failures])
+                except ReportsNotWritten as error:
+                    self.written = error.written
+                    self.failures.extend(error.failures)
         finally:
-            if not self.stream.temporary:
+            if not self.stream.temporary and all(path != self.stream.path for path, _ in self.stream.failures):
                 self.written.insert(0, ("jsonl", self.stream.path))
             self.stream.discard()

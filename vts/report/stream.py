@@ -9,6 +9,7 @@ JUnit reports are rendered from this stream at the end of the run.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -35,8 +36,14 @@ class ResultStream:
     written, only the verdicts counted for the summary and the exit status.
     """
 
-    def __init__(self, path: str | None, header: dict[str, Any], write: bool = True) -> None:
+    def __init__(self, path: str | None, header: dict[str, Any], write: bool = True,
+                 keep_going: bool = False) -> None:
         self._file: IO[str] | None = None
+        #: ``(path, error)`` of every write that failed (a full disk): the file named is incomplete.
+        self.failures: list[tuple[str, OSError]] = []
+        #: Whether the stream must go on elsewhere when the user's file cannot be written (reports are
+        #: rendered from it): in a private temporary file, which ``path`` then names.
+        self._keep_going = keep_going
         if path is None:
             self.temporary = True
             if write:
@@ -59,9 +66,39 @@ class ResultStream:
     def _write(self, record: dict[str, Any]) -> None:
         if self._file is None:
             return
-        self._file.write(self._encode(record) + "\n")
-        if self._flush:
-            self._file.flush()
+        line = self._encode(record) + "\n"
+        try:
+            self._file.write(line)
+            if self._flush:
+                self._file.flush()
+        except OSError as error:
+            self._lost(error, line)
+
+    def _lost(self, error: OSError, line: str) -> None:
+        """The file cannot be written: say which, and go on in a temporary copy if reports need the stream."""
+        self.failures.append((self.path, error))
+        failed, self._file = self._file, None
+        _close_quietly(failed)
+        if self.temporary or not self._keep_going:
+            return
+        try:
+            handle, copy = tempfile.mkstemp(prefix="nnvts-results-", suffix=".jsonl")
+        except OSError as second:
+            self.failures.append((tempfile.gettempdir(), second))
+            return
+        try:
+            with open(self.path, "rb") as source:
+                data = source.read()
+            record = line.encode("utf-8")
+            if not data.endswith(record):  # the failed record torn or missing: complete records, then it again
+                data = data[: data.rfind(b"\n") + 1] + record
+            self._file = open(handle, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
+            self._file.buffer.write(data)
+        except OSError as second:
+            _close_quietly(self._file)
+            self._file = None
+            self.failures.append((copy, second))
+        self.path, self.temporary, self._flush = copy, True, False
 
     def add(self, result: CaseResult) -> None:
         """Record one result, bounded and XML-safe (a driver's 50 MB message must not reach every report)."""
@@ -78,7 +115,13 @@ class ResultStream:
         self._write({"summary": self.summary(), "interrupted": interrupted,
                      "duration": round(time.monotonic() - self._started, 3),
                      "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")})
-        self._file.close()
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError as error:
+                self.failures.append((self.path, error))
+                _close_quietly(self._file)
+            self._file = None
 
     def summary(self) -> dict[str, int]:
         base = summarize([])
@@ -89,6 +132,14 @@ class ResultStream:
     def discard(self) -> None:
         if self.temporary and self.path and os.path.exists(self.path):
             os.unlink(self.path)
+
+
+def _close_quietly(file: IO[str] | None) -> None:
+    """Close a file whose buffer cannot be written (the close fails too, the descriptor is released)."""
+    if file is None:
+        return
+    with contextlib.suppress(OSError):
+        file.close()  # a buffered file closes its descriptor even when the last flush fails
 
 
 #: A function applied to every result read (e.g. to add ``extra["baseline"]`` when re-rendering).

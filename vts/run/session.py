@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import platform
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -132,9 +133,25 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
     if host is None:
         with contextlib.suppress(Exception):
             device.close()
+    unwritten = _unwritten(files)
     if not completed:
         return signals.exit_status()
-    return ci.exit_status(_exit_status(files.stream.summary(), request.allow_unreproduced_crashes))
+    return EXIT_IO_ERROR if unwritten else ci.exit_status(
+        _exit_status(files.stream.summary(), request.allow_unreproduced_crashes))
+
+
+#: Exit status of a run some report of which could not be written (a full disk): its results are incomplete.
+EXIT_IO_ERROR = 2
+
+
+def _unwritten(files: FileReports) -> bool:
+    """Name each report that could not be written, one line each on stderr; whether there was any."""
+    from vts.report.files import describe_failure
+
+    for path, error in files.failures:
+        print(f"nnvts: {describe_failure(path, error)}; the run's results are incomplete", file=sys.stderr,
+              flush=True)
+    return bool(files.failures)
 
 
 def _terminal(request: RunRequest, files: FileReports) -> TerminalReport:
@@ -220,7 +237,9 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
     if selection.keyword is not None:
         for term in selection.keyword.terms:
             term.hits += term.text in matched  # what the workers matched, for the "matched no case" warning
-    if not completed:
+    files = next((s for s in ci.unwrap(sinks) if isinstance(s, FileReports)), None)
+    unwritten = files is not None and _unwritten(files)
+    if not completed or files is None:
         return signals.exit_status()
-    files = next(s for s in ci.unwrap(sinks) if isinstance(s, FileReports))
-    return ci.exit_status(_exit_status(files.stream.summary(), request.allow_unreproduced_crashes))
+    return EXIT_IO_ERROR if unwritten else ci.exit_status(
+        _exit_status(files.stream.summary(), request.allow_unreproduced_crashes))

@@ -86,6 +86,7 @@ from vts.ipc.protocol.framing import (  # noqa: F401
     Method,
     PoolTag,
     Receiver,
+    Refused,
     WireStatus,
     _read_side_body,
     _received_fds,

@@ -12,7 +12,7 @@ import os
 import socket
 import stat
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from vts.ipc.errors import ProtocolError
@@ -159,6 +159,15 @@ _SCM_RIGHTS = int(socket.SCM_RIGHTS)
 _RECORD = HEADER.size + MAX_INLINE_BODY
 
 
+class Refused(ProtocolError):
+    """A message refused from its header alone (its body never read): answer it, keep the connection."""
+
+    def __init__(self, seq: int, code: int, reason: str) -> None:
+        super().__init__(f"message {seq} refused: {reason}")
+        self.seq = seq
+        self.code = code
+
+
 class Receiver:
     """Reads messages from one socket into a reused buffer (one ``recvmsg`` per message).
 
@@ -166,13 +175,18 @@ class Receiver:
     reads a driver with the limits of ``vts.bounds`` (room for a few
     descriptors, the kernel drops any beyond; bodies up to
     ``MAX_DRIVER_BODY``), the driver host reads the harness with the
-    protocol's own maxima.
+    protocol's own maxima.  ``admit(seq, code, length)``, where given, is
+    called from the header alone, before a body is allocated: it raises
+    ``Refused`` to refuse the message (``nnvts serve``'s per-kind maxima and
+    bytes in flight).
     """
 
-    __slots__ = ("ancillary_space", "buffer", "max_body", "max_fds", "sock")
+    __slots__ = ("admit", "ancillary_space", "buffer", "max_body", "max_fds", "sock")
 
-    def __init__(self, sock: socket.socket, max_fds: int = MAX_FDS, max_body: int = MAX_BODY) -> None:
+    def __init__(self, sock: socket.socket, max_fds: int = MAX_FDS, max_body: int = MAX_BODY,
+                 admit: Callable[[int, int, int], None] | None = None) -> None:
         self.sock = sock
+        self.admit = admit
         self.buffer = bytearray(_RECORD + 1)
         self.max_fds = max_fds
         self.max_body = max_body
@@ -190,7 +204,8 @@ class Receiver:
             return None
         try:
             if flags & _MSG_CTRUNC:
-                raise ProtocolError(f"more than {self.max_fds} file descriptors attached to one message")
+                raise ProtocolError(f"file descriptors attached to a message were dropped: more than {self.max_fds}, "
+                                    "or this process is out of descriptors")
             if flags & _MSG_TRUNC or n > _RECORD:
                 raise ProtocolError(f"a record longer than {_RECORD} bytes (large bodies travel in a memfd)")
             if n < HEADER.size:
@@ -200,6 +215,8 @@ class Receiver:
                 raise ProtocolError(f"message {seq} declares {nfds} file descriptors but carries {len(fds)}")
             if length > self.max_body:
                 raise ProtocolError(f"message {seq} declares a {length}-byte body (limit {self.max_body})")
+            if self.admit is not None:
+                self.admit(seq, code, length)
             if msg_flags & BODY_IN_FD:
                 if not fds or n != HEADER.size:
                     raise ProtocolError(f"message {seq}: BODY_IN_FD without a body descriptor")
