@@ -37,7 +37,14 @@ from types import TracebackType
 
 from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, Priority
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import CacheFiles, Device, FencedExecutionCallback, PreparedModel, SyncFence
+from vts.hal.interfaces import (
+    CacheFiles,
+    CompletedFencedCallback,
+    Device,
+    FencedExecutionCallback,
+    PreparedModel,
+    SyncFence,
+)
 from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Model, OutputShape, Request, Timing
 from vts.hal.validation import ValidationError, validate_model, validate_request
 
@@ -123,14 +130,6 @@ class DeviceTimer:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self.nanoseconds += time.perf_counter_ns() - self._start
-
-
-class _FencedCallback(FencedExecutionCallback):
-    def __init__(self, launched: Timing, fenced: Timing) -> None:
-        self._info = (ErrorStatus.NONE, launched, fenced)
-
-    def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
-        return self._info
 
 
 class CheckedPreparedModel(PreparedModel):
@@ -243,7 +242,7 @@ class CheckedPreparedModel(PreparedModel):
             deadline = limit if deadline is None else min(deadline, limit)
         self.timed_run(request, MeasureTiming.NO, deadline, loop_timeout)
         if measure != MeasureTiming.YES:
-            return None, _FencedCallback(NO_TIMING_INFO, NO_TIMING_INFO)
+            return None, CompletedFencedCallback(NO_TIMING_INFO, NO_TIMING_INFO)
         end = time.perf_counter_ns()
-        return None, _FencedCallback(Timing((end - fenced) // 1000, (end - launched) // 1000),
+        return None, CompletedFencedCallback(Timing((end - fenced) // 1000, (end - launched) // 1000),
                                      Timing((end - fenced) // 1000, (end - fenced) // 1000))
