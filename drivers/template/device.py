@@ -79,6 +79,8 @@ class TemplatePreparedModel(CheckedPreparedModel):
     def __init__(self, model: Model, constants: Constants) -> None:
         self.model = model
         self.constants = constants
+        #: The kernel of each operation type (``ops.OPERATIONS``); a per-model table so a test can swap one.
+        self.kernels = {op_type: op_def.kernel for op_type, op_def in OPERATIONS.items()}
 
     def _read_inputs(self, request: Request) -> dict[int, object]:
         graph = self.model.main
@@ -116,7 +118,7 @@ class TemplatePreparedModel(CheckedPreparedModel):
         values.update(self._read_inputs(request))
         with timer:
             for op in self.model.main.operations:
-                kernel = OPERATIONS[op.type].kernel
+                kernel = self.kernels[op.type]
                 values[op.outputs[0]] = kernel([values[i] for i in op.inputs])
         if deadline_passed(deadline):  # numpy cannot be interrupted: a late answer is dropped, not returned
             raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "finished after the deadline")
