@@ -255,7 +255,7 @@ class TerminalReport:
             # soft_wrap: a reason stays one line, so it can be searched for and copied whole
             console.print(f"[red]{count:>6} ×[/]{mark} {_safe(reason)}", highlight=False, soft_wrap=True)
             console.print(f"         e.g. [bold]{_safe(first.name)}[/]{more}", highlight=False, soft_wrap=True)
-            for line in first.details[:5]:
+            for line in [d for d in first.details if d != first.reason][:5]:  # the reason is printed once
                 console.print(f"           {_safe(line)}", highlight=False)
         if len(groups) > self.max_failures:
             console.print(f"... and {len(groups) - self.max_failures} more reasons (see the reports)")
