@@ -12,7 +12,7 @@ CORPUS ?= ../shared/corpus
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 ## run: nnvts against the bundled reference driver on the bundled cases (generated_tests/)
@@ -42,13 +42,13 @@ sample-driver:
 
 ## bench: MobileNet against ONNX Runtime and a numpy baseline, IPC overhead (installs the bench extras)
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench.mobilenet
 	$(BIN)/python -m bench.ipc_overhead
 
 ## engines: the LiteRT, ONNX Runtime and XLA drivers over the corpus, per family, into docs/engines.md (installs the extras)
 engines: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,litert,onnxruntime,xla]' --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet -e '.[dev,litert,onnxruntime,xla]'
 	$(BIN)/python tools/engines_report.py
 
 ## gpu-check: the XLA driver on the GPU (JAX with its GPU plugin already installed; reaches no package registry)

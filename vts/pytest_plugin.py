@@ -82,12 +82,41 @@ def pytest_configure(config: pytest.Config) -> None:
         select_families(config.getoption("nnvts_family") or None)
     except UnknownFamily as error:
         raise pytest.UsageError(f"--nnvts-family: {error}") from None
+    check_driver(config.getoption("nnvts_driver"))
     if config.args_source is not pytest.Config.ArgsSource.ARGS:
         config.args = list(specs)  # the spec paths replace testpaths / the current directory
     plugin = NnvtsSession(config, specs)
     config.pluginmanager.register(plugin, _PLUGIN)
     if not hasattr(config, "workerinput"):  # xdist workers: the controller has checked already
         plugin.check_expectations()
+
+
+def check_driver(spec: str) -> None:
+    """A usage error, once, at session start, for a driver that cannot be found.
+
+    Without it a misspelt ``--nnvts-driver`` collected every case (thousands)
+    and failed each one trying to start the driver.  The check resolves the
+    name (entry point or ``module:attr``) and finds the module or program; it
+    does not start the driver.
+    """
+    import importlib.util
+    import shlex
+    import shutil
+
+    from vts.ipc.drivers import DriverNotFound, DriverRef
+
+    try:
+        ref = DriverRef(spec)
+        if ref.is_exec:
+            program = shlex.split(ref.command)[0]
+            if shutil.which(program) is None and not os.access(program, os.X_OK):
+                raise DriverNotFound(f"exec driver program {program!r} not found or not executable")
+            return
+        module = ref.target.partition(":")[0]
+        if importlib.util.find_spec(module) is None:
+            raise DriverNotFound(f"cannot import driver module {module!r} (on PYTHONPATH? installed?)")
+    except (DriverNotFound, ImportError, ValueError) as error:
+        raise pytest.UsageError(f"--nnvts-driver {spec}: {error}") from None
 
 
 class NnvtsSession:

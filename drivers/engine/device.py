@@ -28,44 +28,36 @@ from __future__ import annotations
 
 import abc
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from typing import ClassVar
 
 import numpy as np
 
 from drivers.engine.isolation import run_forked
 from drivers.engine.nnapi import ModelView, Unsupported
+from vts.hal.checked import CheckedDevice, CheckedPreparedModel, DeviceTimer, deadline_passed
 from vts.hal.enums import (
     NUMPY_DTYPE,
     DeviceType,
     ErrorStatus,
-    ExecutionPreference,
-    MeasureTiming,
     OperandType,
     OperationType,
     Priority,
     enum_name,
 )
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import CacheFiles, Device, FencedExecutionCallback, PreparedModel, SyncFence
+from vts.hal.interfaces import CacheFiles, PreparedModel
 from vts.hal.memory import POOL_KINDS, Memory
 from vts.hal.operations import beyond_hal_rule_broken
 from vts.hal.types import (
-    NO_TIMING_INFO,
     Capabilities,
-    ExecutionResult,
-    MemoryToken,
     Model,
     OperandPerformance,
     Operation,
     OutputShape,
     PerformanceInfo,
     Request,
-    Timing,
 )
-from vts.hal.validation import ValidationError, validate_model, validate_request
 
 
 class EngineFailure(Exception):
@@ -155,15 +147,6 @@ def require_engine(module: str, extra: str) -> None:
         raise ImportError(f"the {module} package is not installed: pip install 'nnvts[{extra}]'")
 
 
-def _validated(model: Model) -> None:
-    """ValidateHal's driver-mode rules: INVALID_ARGUMENT.  NeuralNetworks.h rules it leaves to the
-    executor (a CONV_2D input of rank 3) make an operation unsupported instead (``unsupported_reasons``)."""
-    try:
-        validate_model(model, hal_rules_only=True)
-    except ValidationError as error:
-        raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
-
-
 def _rule_broken(model: Model, op: Operation) -> str | None:
     """The NeuralNetworks.h rule beyond ValidateHal's that ``op`` breaks: no engine is asked to run it."""
     operands = model.main.operands
@@ -179,7 +162,7 @@ def _check_pools(pools: Sequence[object], where: str) -> None:
             raise DriverError(ErrorStatus.GENERAL_FAILURE, f"{where} pool {index}: cannot map {pool.name!r} memory")
 
 
-class EngineDevice(Device):
+class EngineDevice(CheckedDevice):
     """A CPU device whose operations run on an inference engine; subclasses supply the translator."""
 
     translator: Translator
@@ -197,10 +180,6 @@ class EngineDevice(Device):
     def get_capabilities(self) -> Capabilities:
         return capabilities_table(self.performance, self.default_performance)
 
-    def get_supported_operations(self, model: Model) -> list[bool]:
-        _validated(model)
-        return [reason is None for reason in self.unsupported_reasons(model)]
-
     def unsupported_reasons(self, model: Model) -> list[str | None]:
         """One entry per main-subgraph operation: None when supported, else why not."""
         view = ModelView(model)
@@ -208,26 +187,9 @@ class EngineDevice(Device):
             return [_rule_broken(model, op) or self.translator.unsupported_reason(view, i)
                     for i, op in enumerate(model.main.operations)]
 
-    def prepare_model(
-        self,
-        model: Model,
-        preference: ExecutionPreference | int = ExecutionPreference.FAST_SINGLE_ANSWER,
-        priority: Priority | int = Priority.MEDIUM,
-        deadline: int | None = None,
-        model_cache: CacheFiles = (),
-        data_cache: CacheFiles = (),
-        token: bytes = bytes(32),
-    ) -> PreparedModel:
-        _validated(model)
-        if int(preference) not in ExecutionPreference._value2member_map_:
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid execution preference {int(preference)}")
-        if int(priority) not in Priority._value2member_map_:
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid priority {int(priority)}")
-        reasons = [r for r in self.unsupported_reasons(model) if r is not None]
-        if reasons:
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"model has unsupported operations: {reasons[0]}")
-        if deadline is not None and time.monotonic_ns() >= deadline:
-            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation")
+    def prepare_checked(self, model: Model, priority: Priority, deadline: int | None, model_cache: CacheFiles,
+                        data_cache: CacheFiles, token: bytes) -> PreparedModel:
+        """After the HAL preamble (``vts.hal.checked``): the pools mapped, the model compiled by the engine."""
         _check_pools(model.pools, "model")
         try:
             program = self.translator.compile(ModelView(model))
@@ -236,19 +198,7 @@ class EngineDevice(Device):
         return EnginePreparedModel(model.copy(), program)
 
 
-def _deadline_passed(deadline: int | None) -> bool:
-    return deadline is not None and time.monotonic_ns() >= deadline
-
-
-class _FencedCallback(FencedExecutionCallback):
-    def __init__(self, launched: Timing, fenced: Timing) -> None:
-        self._info = (ErrorStatus.NONE, launched, fenced)
-
-    def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
-        return self._info
-
-
-class EnginePreparedModel(PreparedModel):
+class EnginePreparedModel(CheckedPreparedModel):
     """One compiled program; executions are serialised (an engine session is not re-entrant)."""
 
     def __init__(self, model: Model, program: Program) -> None:
@@ -256,15 +206,9 @@ class EnginePreparedModel(PreparedModel):
         self.program = program
         self._lock = threading.Lock()
 
-    def _validate(self, request: Request, allow_unspecified_output: bool = True) -> None:
-        try:
-            validate_request(request, self.model, allow_unspecified_output=allow_unspecified_output)
-        except ValidationError as error:
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
-        for index, pool in enumerate(request.pools):
-            if isinstance(pool, MemoryToken):
-                raise DriverError(ErrorStatus.INVALID_ARGUMENT,
-                                  f"request pool {index}: unknown token {pool.token} (this device allocates none)")
+    def check_request(self, request: Request, allow_unspecified_output: bool = True) -> None:
+        """The HAL rules and no tokens (``vts.hal.checked``), then pools of a kind nnvts defines."""
+        super().check_request(request, allow_unspecified_output)
         _check_pools(request.pools, "request")
 
     def _read_inputs(self, request: Request) -> list[np.ndarray]:
@@ -303,72 +247,15 @@ class EnginePreparedModel(PreparedModel):
             pool.write(argument.location.offset, array.tobytes())
         return shapes
 
-    def _run(self, request: Request, measure: MeasureTiming, deadline: int | None) -> ExecutionResult:
-        start = time.perf_counter_ns()
+    def run(self, request: Request, deadline: int | None, loop_timeout: int | None,
+            timer: DeviceTimer) -> tuple[OutputShape, ...]:
+        """Inputs from the pools, the engine (one run at a time), outputs back; a late finish is TRANSIENT."""
         inputs = self._read_inputs(request)
-        with self._lock:
-            device_start = time.perf_counter_ns()
+        with self._lock, timer:
             try:
                 results = self.program.run(inputs)
             except EngineFailure as error:
                 raise DriverError(ErrorStatus.GENERAL_FAILURE, f"engine failed the execution: {error}") from None
-            device_end = time.perf_counter_ns()
-        if _deadline_passed(deadline):
+        if deadline_passed(deadline):
             raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "the engine finished after the deadline")
-        shapes = self._write_outputs(request, results)
-        if measure != MeasureTiming.YES:
-            return ExecutionResult(shapes, NO_TIMING_INFO)
-        end = time.perf_counter_ns()
-        return ExecutionResult(shapes, Timing((device_end - device_start) // 1000, (end - start) // 1000))
-
-    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
-                deadline: int | None = None, loop_timeout: int | None = None) -> ExecutionResult:
-        self._validate(request)
-        if _deadline_passed(deadline):
-            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
-        return self._run(request, measure, deadline)
-
-    def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
-                      deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
-        """Validate now (INVALID_ARGUMENT is the launch status); everything else arrives through the future."""
-        self._validate(request)
-        future: Future[ExecutionResult] = Future()
-
-        def work() -> None:
-            try:
-                if _deadline_passed(deadline):
-                    raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
-                future.set_result(self._run(request, measure, deadline))
-            except DriverError as error:
-                future.set_exception(error)
-            except Exception as error:  # an engine surprise is this execution's failure, not the harness's
-                future.set_exception(DriverError(ErrorStatus.GENERAL_FAILURE, f"internal error: {error!r}"))
-
-        threading.Thread(target=work, daemon=True, name="engine-execute-async").start()
-        return future
-
-    def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
-                       measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
-                       loop_timeout: int | None = None,
-                       timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
-        """Synchronous under the hood: wait for the fences, run, return no fence (already done)."""
-        launched = time.perf_counter_ns()
-        self._validate(request, allow_unspecified_output=False)
-        if _deadline_passed(deadline):
-            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
-        if any(fence is None for fence in wait_for):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
-        for fence in wait_for:
-            assert fence is not None
-            if not fence.wait():
-                raise DriverError(ErrorStatus.GENERAL_FAILURE, "a wait fence signalled an error")
-        fenced = time.perf_counter_ns()
-        if timeout_after_fence is not None:
-            limit = time.monotonic_ns() + timeout_after_fence
-            deadline = limit if deadline is None else min(deadline, limit)
-        self._run(request, MeasureTiming.NO, deadline)
-        if measure != MeasureTiming.YES:
-            return None, _FencedCallback(NO_TIMING_INFO, NO_TIMING_INFO)
-        end = time.perf_counter_ns()
-        return None, _FencedCallback(Timing((end - fenced) // 1000, (end - launched) // 1000),
-                                     Timing((end - fenced) // 1000, (end - fenced) // 1000))
+        return self._write_outputs(request, results)

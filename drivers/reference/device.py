@@ -10,7 +10,6 @@ before the work started.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterable, Sequence
 
 from drivers.reference.caching import CompilationCache
@@ -20,6 +19,7 @@ from drivers.reference.ops.registry import operations
 from drivers.reference.prepared_model import ReferencePreparedModel
 from drivers.reference.scheduler import PriorityScheduler
 from vts import __version__
+from vts.hal.checked import CheckedDevice
 from vts.hal.enums import (
     DeviceType,
     ErrorStatus,
@@ -29,8 +29,8 @@ from vts.hal.enums import (
     Priority,
 )
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Buffer, CacheFiles, Device, PreparedModel
-from vts.hal.operations import beyond_hal_rule_broken
+from vts.hal.interfaces import Buffer, CacheFiles, PreparedModel
+from vts.hal.operations import beyond_hal_rule_broken, operation_name
 from vts.hal.types import (
     BufferDesc,
     BufferRole,
@@ -42,7 +42,6 @@ from vts.hal.types import (
     PerformanceInfo,
     Subgraph,
 )
-from vts.hal.validation import ValidationError, validate_model
 
 DEVICE_NAME = "nnvts-reference"
 
@@ -62,7 +61,7 @@ def _capabilities() -> Capabilities:
     return Capabilities(parity, parity, table, parity, parity)
 
 
-class ReferenceDevice(Device):
+class ReferenceDevice(CheckedDevice):
     """The reference device.
 
     ``memory_budget`` (bytes; default from ``NNVTS_REFERENCE_MEMORY_BUDGET``,
@@ -101,22 +100,19 @@ class ReferenceDevice(Device):
     def get_supported_extensions(self) -> list[Extension]:
         return supported_extensions()
 
-    def _validate(self, model: Model) -> None:
-        """ValidateHal's driver-mode rules: what a HAL 1.3 driver must refuse with INVALID_ARGUMENT.
+    def check_model(self, model: Model) -> None:
+        """ValidateHal's driver-mode rules (``vts.hal.checked``), then the extensions' own.
 
         NeuralNetworks.h rules that ValidateHal leaves to the executor (a
         CONV_2D input of rank 3) do not make a model invalid: ``_supported``
         reports such an operation unsupported, and preparation refuses it.
         """
-        try:
-            validate_model(model, hal_rules_only=True)
-        except ValidationError as error:
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+        super().check_model(model)
         ModelExtensions(model).validate(model)
 
-    def get_supported_operations(self, model: Model) -> list[bool]:
-        self._validate(model)
-        return self._supported(model)
+    def unsupported_reasons(self, model: Model) -> list[str | None]:
+        return [None if supported else f"{operation_name(op.type)}: not supported by this device"
+                for op, supported in zip(model.main.operations, self._supported(model), strict=True)]
 
     def _supported(self, model: Model) -> list[bool]:
         """One flag per main-subgraph operation, for a model already validated.
@@ -151,33 +147,16 @@ class ReferenceDevice(Device):
 
         return [operation_supported(model.main, op) for op in model.main.operations]
 
-    def prepare_model(
-        self,
-        model: Model,
-        preference: ExecutionPreference | int = ExecutionPreference.FAST_SINGLE_ANSWER,
-        priority: Priority | int = Priority.MEDIUM,
-        deadline: int | None = None,
-        model_cache: CacheFiles = (),
-        data_cache: CacheFiles = (),
-        token: bytes = bytes(32),
-    ) -> PreparedModel:
-        self._validate(model)
-        if int(preference) not in ExecutionPreference._value2member_map_:
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid execution preference {int(preference)}")
-        if int(priority) not in Priority._value2member_map_:
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"invalid priority {int(priority)}")
-        if not all(self._supported(model)):  # validated above: once is enough
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "model has operations this device does not support")
-        if deadline is not None and time.monotonic_ns() >= deadline:
-            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation")
+    def prepare_checked(self, model: Model, priority: Priority, deadline: int | None, model_cache: CacheFiles,
+                        data_cache: CacheFiles, token: bytes) -> PreparedModel:
+        """After the HAL preamble (``vts.hal.checked``): the memory budget, then compile and cache."""
         if self.memory_budget is not None:
             constants = len(model.operand_values) + sum(p.size for p in model.pools)
             if constants > self.memory_budget:
                 raise DriverError(ErrorStatus.RESOURCE_EXHAUSTED_PERSISTENT,
                                   f"model constants of {constants} bytes exceed the memory budget "
                                   f"of {self.memory_budget}")
-        prepared = ReferencePreparedModel(model.copy(), Priority(priority), self.scheduler, self.memory_budget,
-                                          self.memory)
+        prepared = ReferencePreparedModel(model.copy(), priority, self.scheduler, self.memory_budget, self.memory)
         self.cache.save(model, model_cache, data_cache, token)  # best effort: never changes the result
         return prepared
 

@@ -16,11 +16,12 @@ from typing import Any
 from drivers.reference.device import ReferenceDevice
 from drivers.reference.prepared_model import ReferencePreparedModel
 from vts.hal import memory
+from vts.hal.checked import DeviceTimer
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Burst, PreparedModel, SyncFence
 from vts.hal.memory import Memory
-from vts.hal.types import ExecutionResult, Model, Request
+from vts.hal.types import ExecutionResult, Model, OutputShape, Request
 
 #: How long the broken drivers hold their shared state, standing in for device time (DMA, compute).
 DEVICE_TIME = 0.002
@@ -60,8 +61,8 @@ class SharedScratchPreparedModel(ReferencePreparedModel):
         super().__init__(*args)
         self._scratch: list[Any] = []
 
-    def _run(self, request: Request, measure: MeasureTiming, deadline: int | None,
-             loop_timeout: int | None) -> ExecutionResult:
+    def run(self, request: Request, deadline: int | None, loop_timeout: int | None,
+            timer: DeviceTimer) -> tuple[OutputShape, ...]:
         compiled = self.compiled
         original_run = compiled.run
 
@@ -74,7 +75,7 @@ class SharedScratchPreparedModel(ReferencePreparedModel):
         local = _CompiledView(compiled, run_into_scratch)
         self.compiled = local  # type: ignore[assignment]
         try:
-            return super()._run(request, measure, deadline, loop_timeout)
+            return super().run(request, deadline, loop_timeout, timer)
         finally:
             self.compiled = compiled
 
@@ -119,9 +120,9 @@ class ReclaimablePreparedModel(ReferencePreparedModel):
         self._check()
         return super().execute_fenced(request, wait_for, *args)
 
-    def _run(self, *args: Any) -> ExecutionResult:
+    def run(self, *args: Any) -> tuple[OutputShape, ...]:
         self._check()
-        return super()._run(*args)
+        return super().run(*args)
 
     def _check(self) -> None:
         if self.reclaimed:

@@ -63,7 +63,7 @@ class _AcceptsAnyExtension(ReferenceDevice):
 
     def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
         if _foreign_extension_ops(model):
-            self._validate(model)
+            self.check_model(model)
             return _DoesNothing()
         return super().prepare_model(model, *args, **kwargs)
 

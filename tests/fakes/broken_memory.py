@@ -15,11 +15,12 @@ from drivers.reference.device import ReferenceDevice
 from drivers.reference.memory_domain import TokenTable
 from drivers.reference.prepared_model import ReferencePreparedModel
 from vts.hal import memory as hal_memory
-from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.checked import DeviceTimer
+from vts.hal.enums import ErrorStatus
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer, PreparedModel
 from vts.hal.memory import Memory
-from vts.hal.types import BufferDesc, BufferRole, ExecutionResult, Request
+from vts.hal.types import BufferDesc, BufferRole, OutputShape, Request
 
 
 class _Device(ReferenceDevice):
@@ -110,8 +111,8 @@ class StalePoolPreparedModel(ReferencePreparedModel):
         super().__init__(*args)
         self._mapped: dict[int, Memory] = {}
 
-    def _run(self, request: Request, measure: MeasureTiming, deadline: int | None,
-             loop_timeout: int | None) -> ExecutionResult:
+    def run(self, request: Request, deadline: int | None, loop_timeout: int | None,
+            timer: DeviceTimer) -> tuple[OutputShape, ...]:
         stale = request.copy()
         for index, pool in enumerate(request.pools):
             if isinstance(pool, Memory):
@@ -119,7 +120,7 @@ class StalePoolPreparedModel(ReferencePreparedModel):
                     self._mapped[index] = hal_memory.from_fd(pool.name, pool.size, os.dup(pool.fd))
                 if self._mapped[index].size >= pool.size:
                     stale.pools[index] = self._mapped[index]
-        return super()._run(stale, measure, deadline, loop_timeout)
+        return super().run(stale, deadline, loop_timeout, timer)
 
 
 class StalePoolDevice(_Device):
@@ -141,15 +142,15 @@ def stale_pools() -> ReferenceDevice:
 class UnboundedPreparedModel(ReferencePreparedModel):
     """Never checks that an argument lies inside its pool; maps ``offset + length`` bytes regardless."""
 
-    def _validate(self, request: Request, allow_unspecified_output: bool = True) -> None:
+    def check_request(self, request: Request, allow_unspecified_output: bool = True) -> None:
         try:
-            super()._validate(request, allow_unspecified_output)
+            super().check_request(request, allow_unspecified_output)
         except DriverError as error:
             if "exceeds the size" not in error.message:
                 raise
 
-    def _run(self, request: Request, measure: MeasureTiming, deadline: int | None,
-             loop_timeout: int | None) -> ExecutionResult:
+    def run(self, request: Request, deadline: int | None, loop_timeout: int | None,
+            timer: DeviceTimer) -> tuple[OutputShape, ...]:
         grown = request.copy()
         replaced: list[tuple[Memory, Memory]] = []
         for index, pool in enumerate(request.pools):
@@ -163,7 +164,7 @@ class UnboundedPreparedModel(ReferencePreparedModel):
                 grown.pools[index] = bigger
                 replaced.append((pool, bigger))
         try:
-            return super()._run(grown, measure, deadline, loop_timeout)
+            return super().run(grown, deadline, loop_timeout, timer)
         finally:
             for pool, bigger in replaced:
                 pool.write(0, bigger.read(0, pool.size))

@@ -300,7 +300,7 @@ class RuntimeModeReference(ReferenceDevice):
 
     name = "runtime-mode-reference"
 
-    def _validate(self, model: Model) -> None:
+    def check_model(self, model: Model) -> None:
         from vts.hal.validation import ValidationError, validate_model
 
         try:
@@ -328,7 +328,7 @@ class StrictValidationReference(ReferenceDevice):
 
     name = "strict-validation-reference"
 
-    def _validate(self, model: Model) -> None:
+    def check_model(self, model: Model) -> None:
         from vts.hal.validation import ValidationError, validate_model
 
         try:

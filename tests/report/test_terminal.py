@@ -221,3 +221,26 @@ def test_a_run_off_a_tty_prints_plain_progress_lines_with_the_total(tmp_path):
     assert lines, result.stderr  # three cases of two 0.3 s executions each: several 0.05 s ticks
     assert "\x1b" not in result.stderr + result.stdout
     assert "nnvts: 3 cases in " in result.stdout
+
+
+def test_failures_are_grouped_by_reason_each_once_and_skip_only_rows_are_folded():
+    from vts.results import CaseResult, Verdict
+
+    report, out, _ = _report(progress_interval=0)
+    same = "asynchronous launch returned NONE and the callback INVALID_ARGUMENT"
+    for i in range(3):
+        report.add(CaseResult(f"validation/add.m{i}", "validation", Verdict.FAILED, same, operations=("ADD",),
+                              operand_types=("TENSOR_FLOAT32",)))
+    report.add(CaseResult("conv.dilation", "generated", Verdict.FAILED, "output 0 differs at [0, 1]",
+                          operations=("CONV_2D",), operand_types=("TENSOR_FLOAT32",)))
+    for op in ("LSTM", "TOPK_V2"):
+        report.add(CaseResult(f"{op.lower()}.a", "generated", Verdict.SKIPPED, f"unsupported: {op}",
+                              operations=(op,), operand_types=("TENSOR_FLOAT16",)))
+    report.finish(False)
+    text = out.getvalue()
+    assert "failures: 4 cases, 2 reasons" in text
+    assert text.count(same) == 1 and "3 ×" in text and "(and 2 more)" in text
+    assert text.index(same) < text.index("output 0 differs")  # the commonest reason first
+    assert text.count("conv.dilation") == 1  # each failure printed once, not in a list and again in a table
+    assert "LSTM" not in text
+    assert "2 operation/type rows with every case skipped (2 cases) folded" in " ".join(text.split())

@@ -172,3 +172,15 @@ def test_nnvts_reruns_turn_a_flaky_driver_into_flaky_passes(tmp_path):
     cases = cases_of(tmp_path / "r.jsonl")
     assert "flaky" in {c["verdict"] for c in cases.values()}
     assert all(len(c["extra"]["attempts"]) == 2 for c in cases.values() if c["verdict"] == "flaky")
+
+
+def test_a_driver_that_cannot_be_found_is_one_usage_error_at_session_start():
+    """Not thousands of collected cases each failing to start it."""
+    result = pytest_run("--nnvts-specs", "generated_tests", "--nnvts-family", "generated",
+                        "--nnvts-driver", "no_such_driver_anywhere")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stdout + result.stderr
+    assert "driver 'no_such_driver_anywhere' not found" in result.stdout + result.stderr
+    assert "collected" not in result.stdout
+    result = pytest_run("--nnvts-specs", "generated_tests", "--nnvts-driver", "tests.fakes.no_such_module:create")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "cannot import driver module 'tests.fakes.no_such_module'" in result.stdout + result.stderr

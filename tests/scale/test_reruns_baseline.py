@@ -55,6 +55,25 @@ def test_baseline_statuses_cover_every_combination():
     assert baseline.status("was_passing", Verdict.TIMEOUT) == "new-failure"
     assert baseline.status("was_passing", Verdict.XFAIL) == "still-passing"
     assert baseline.status("brand_new", Verdict.FAILED) == "new"
+    assert baseline.status("was_passing", Verdict.SKIPPED) == "lost-coverage"
+    assert Baseline({"was_skipped": Verdict.SKIPPED}).status("was_skipped", Verdict.SKIPPED) == "still-passing"
+
+
+def test_passes_turned_skips_are_lost_coverage_and_can_fail_the_run(nnvts, tmp_path):
+    """A driver that stops claiming an operation fails nothing, yet proves less: CI can gate on it."""
+    spec = ("--specs", "generated_tests/add_binary.json", "--family", "generated")
+    old = tmp_path / "old.jsonl"
+    assert nnvts("run", "--driver", "reference", *spec, "--jsonl", str(old)).returncode == 0
+    quiet = nnvts("run", "--driver", "template", *spec, "--baseline", str(old), "--fail-on", "new",
+                  "--jsonl", str(tmp_path / "new.jsonl"))
+    assert quiet.returncode == 0, quiet.stdout + quiet.stderr
+    lost = {n for n, c in cases_of(tmp_path / "new.jsonl").items() if c["extra"]["baseline"] == "lost-coverage"}
+    assert "add_binary.relu_quant8" in lost and "add_binary.broadcast" not in lost
+    assert f"lost coverage ({len(lost)}): passed in the baseline, skipped now" in quiet.stdout
+    gated = nnvts("run", "--driver", "template", *spec, "--baseline", str(old), "--fail-on", "new",
+                  "--fail-on-lost-coverage")
+    assert gated.returncode == 1
+    assert nnvts("run", "--driver", "template", *spec, "--fail-on-lost-coverage").returncode == 2
 
 
 def test_flaky_driver_with_reruns(nnvts, tmp_path):

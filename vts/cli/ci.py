@@ -43,9 +43,11 @@ _RUN_OPTIONS = [
     _LAST_FAILED,
     click.option("--baseline", type=ResultsFile(), metavar="RESULTS",
                  help="Compare with a previous results file: each case is new-failure, still-failing, fixed, "
-                      "new or still-passing."),
+                      "new, lost-coverage (passed then, skipped now) or still-passing."),
     click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
                  help="'new': fail only on failures the --baseline did not have."),
+    click.option("--fail-on-lost-coverage", is_flag=True,
+                 help="Fail the run when a case that passed in the --baseline is skipped now."),
     _DURATIONS_FROM,
     click.option("--store-durations", type=OutputFile(), metavar="FILE",
                  help="Record each case's duration in FILE (updated in place) for --durations-from."),
@@ -89,6 +91,7 @@ def ci_options(values: dict[str, Any]) -> Any:
                      last_failed=values.get("last_failed"), reruns=values.get("reruns", 0),
                      fail_on_flaky=values.get("fail_on_flaky", False), baseline=values.get("baseline"),
                      fail_on=values.get("fail_on", "any"),
+                     fail_on_lost_coverage=values.get("fail_on_lost_coverage", False),
                      strict_expectations=not values.get("allow_unmatched_expectations", False))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from vts.cli.device_info import capabilities_summary
@@ -18,15 +19,15 @@ def describe_drivers(console: Console | None = None) -> None:
     unavailable = unavailable_drivers()
     for name, target in available_drivers().items():
         if name in unavailable:
-            table.add_row(name, f"[yellow]unavailable: {unavailable[name]}[/]", "", "", "")
+            table.add_row(name, f"[yellow]unavailable: {escape(unavailable[name])}[/]", "", "", "")
             continue
         try:
             device = load_device(target)
             summary = capabilities_summary(device.get_capabilities())
-            table.add_row(name, device.name, enum_name(type(device.get_type()), device.get_type()),
-                          device.get_version_string(), summary)
+            table.add_row(escape(name), escape(str(device.name)), enum_name(type(device.get_type()), device.get_type()),
+                          escape(str(device.get_version_string())), summary)
         except DriverUnavailable as error:
-            table.add_row(name, f"[yellow]unavailable: {error}[/]", "", "", "")
+            table.add_row(name, f"[yellow]unavailable: {escape(str(error))}[/]", "", "", "")
         except (DriverNotFound, Exception) as error:
-            table.add_row(name, f"[red]cannot load: {error}[/]", "", "", "")
+            table.add_row(name, f"[red]cannot load: {escape(str(error))}[/]", "", "", "")
     console.print(table)

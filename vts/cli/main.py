@@ -79,7 +79,11 @@ def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str
             shard=Shard.parse(shard) if shard else None,
         )
     except (SelectionError, SpecError) as error:
-        _usage_error(str(error))
+        message = str(error)
+        if "no such file or directory" in message:
+            message += ("; name the folder of spec files with --specs DIR (the bundled cases are generated_tests/ "
+                        "in the nnvts checkout)")
+        _usage_error(message)
     raise AssertionError  # unreachable: _usage_error exits
 
 
@@ -101,11 +105,28 @@ def _warn_unmatched(selection) -> None:
             click.echo(f"nnvts: warning: -k term {term!r} matched no case", err=True)
 
 
+class FamilyOption(click.Option):
+    """``--family``, whose help lists the registered families (read when help is shown, not at every start)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        record = super().get_help_record(ctx)
+        if record is None:
+            return None
+        from vts.families.registry import families
+
+        default = sorted(name for name, family in families().items() if getattr(family, "default", True))
+        others = sorted(set(families()) - set(default))
+        extra = f" Families: {', '.join(default)}"
+        if others:
+            extra += f"; opt-in: {', '.join(others)}"
+        return record[0], record[1] + extra + "."
+
+
 _SELECTION_OPTIONS = [
     click.option("--specs", "specs", multiple=True, metavar="PATH",
                  help="Spec file or directory (repeatable). Default: generated_tests/."),
     click.option("-k", "keyword", metavar="EXPR", help="Select cases by name: substrings or globs with and/or/not."),
-    click.option("--family", "families", multiple=True, metavar="NAME",
+    click.option("--family", "families", multiple=True, metavar="NAME", cls=FamilyOption,
                  help="Test family to run (repeatable). Default: every applicable family."),
     click.option("--shard", metavar="I/N", help="Run only shard I of N (stable split by case name)."),
 ]

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from vts.families._kit.executions import Executor, timing_problems
 from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
-from vts.families.base import Case, CaseFailure, Outcome, failed, passed
+from vts.families.base import Case, CaseFailure, Outcome, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.model.casemodel import CaseModel
@@ -57,7 +57,11 @@ class GeneratedFamily(PerExampleFamily):
             yield Case(model.case_name(example), self.name, model, index, spec_path)
 
     def refused(self, model: CaseModel, why: str) -> Outcome:
-        return passed(f"refused as expected ({why})") if model.expect_failure else super().refused(model, why)
+        if model.expect_failure and not why.startswith("unsupported:"):
+            return passed(f"refused as expected ({why})")
+        # An operation the driver does not claim says nothing about whether it catches the
+        # model's fault: a refusal for lack of support is a skip, never a pass.
+        return skipped(why) if model.expect_failure else super().refused(model, why)
 
     def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
         if model.expect_failure:

@@ -16,6 +16,20 @@ suite tells them apart:
   surfaces through the returned future is the callback status (a missed
   deadline must arrive that way).
 
+What every driver owes, whatever it supports (the defaults below keep it):
+
+* every HAL 1.3 execution path answers: ``execute_async`` and
+  ``execute_fenced`` have conformant defaults built on ``execute``;
+* a request naming a driver-buffer token (``MemoryToken``) that the driver
+  never allocated is INVALID_ARGUMENT, also for a driver without memory
+  domains (there is no such buffer), never GENERAL_FAILURE;
+* the optional parts answer "unsupported" the HAL's way: ``allocate``
+  GENERAL_FAILURE (memory domains), ``prepare_model_from_cache``
+  GENERAL_FAILURE with ``(0, 0)`` cache files (caching), no extensions.
+
+``vts.hal.checked`` is an optional base holding the rest of the preamble
+(validation, preference, priority, deadlines, fences, timing).
+
 Deadlines are absolute ``time.monotonic_ns()`` values (the HAL's steady
 clock); ``None`` means no deadline.  Durations are nanoseconds.
 
@@ -32,6 +46,7 @@ from __future__ import annotations
 
 import abc
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
@@ -39,6 +54,7 @@ from vts.hal.enums import DeviceStatus, DeviceType, ErrorStatus, ExecutionPrefer
 from vts.hal.errors import DriverError
 from vts.hal.memory import Memory
 from vts.hal.types import (
+    NO_TIMING_INFO,
     BufferDesc,
     BufferRole,
     Capabilities,
@@ -50,6 +66,7 @@ from vts.hal.types import (
     RequestPool,
     Timing,
 )
+from vts.hal.validation import ValidationError, validate_request
 
 #: Burst memory identifiers are the HAL's int32 slots.
 MAX_BURST_SLOT = (1 << 31) - 1
@@ -93,6 +110,16 @@ class FencedExecutionCallback(abc.ABC):
     @abc.abstractmethod
     def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
         """(status, timing launched, timing fenced) of a fenced execution."""
+
+
+class CompletedFencedCallback(FencedExecutionCallback):
+    """The callback of a fenced execution that finished before ``execute_fenced`` returned."""
+
+    def __init__(self, launched: Timing, fenced: Timing) -> None:
+        self._info = (ErrorStatus.NONE, launched, fenced)
+
+    def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
+        return self._info
 
 
 class Buffer(abc.ABC):
@@ -225,20 +252,23 @@ class PreparedModel(abc.ABC):
         deadline: int | None = None,
         loop_timeout: int | None = None,
     ) -> Future[ExecutionResult]:
-        """``execute_1_3``: validate now (raise = launch status), run later.
+        """``execute_1_3``: INVALID_ARGUMENT raised now (the launch status), every other answer in the future.
 
-        The default runs the synchronous path on a thread; drivers with a
-        real queue override it.
+        The default is conformant for any conformant ``execute``: it runs
+        ``execute`` at launch, raises an INVALID_ARGUMENT from it (a
+        malformed request must be refused at launch, never in the callback)
+        and hands everything else (results, a missed deadline,
+        OUTPUT_INSUFFICIENT_SIZE with its shapes) to an already completed
+        future.  Drivers with a real queue override it, validating before
+        they queue (``vts.hal.checked.CheckedPreparedModel`` does).
         """
         future: Future[ExecutionResult] = Future()
-
-        def work() -> None:
-            try:
-                future.set_result(self.execute(request, measure, deadline, loop_timeout))
-            except BaseException as error:
-                future.set_exception(error)
-
-        threading.Thread(target=work, daemon=True, name="nnvts-execute-async").start()
+        try:
+            future.set_result(self.execute(request, measure, deadline, loop_timeout))
+        except DriverError as error:
+            if error.status == ErrorStatus.INVALID_ARGUMENT:
+                raise
+            future.set_exception(error)
         return future
 
     def execute_fenced(
@@ -250,8 +280,41 @@ class PreparedModel(abc.ABC):
         loop_timeout: int | None = None,
         timeout_after_fence: int | None = None,
     ) -> tuple[SyncFence | None, FencedExecutionCallback]:
-        """``executeFenced``; drivers that support it override this."""
-        raise DriverError(ErrorStatus.GENERAL_FAILURE, "fenced execution not supported")
+        """``executeFenced``: every HAL 1.3 driver has it; the default runs ``execute`` after the fences.
+
+        The default is conformant for any conformant ``execute`` on a
+        prepared model that sets ``self.model`` (the model it runs): it
+        refuses a null wait fence (INVALID_ARGUMENT), and, when ``model`` is
+        set, a request that breaks the HAL rules or leaves an output's shape
+        unspecified (fenced execution cannot report shapes: INVALID_ARGUMENT);
+        it waits for every fence (GENERAL_FAILURE if one signals an error),
+        folds ``timeout_after_fence`` into the deadline, executes, and returns
+        no fence (the work is done) with a callback reporting NONE and the
+        timing when measured.
+        """
+        launched = time.perf_counter_ns()
+        model = getattr(self, "model", None)
+        if isinstance(model, Model):
+            try:
+                validate_request(request, model, allow_unspecified_output=False)
+            except ValidationError as error:
+                raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+        if any(fence is None for fence in wait_for):
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+        for fence in wait_for:
+            assert fence is not None
+            if not fence.wait():
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, "a wait fence signalled an error")
+        fenced = time.perf_counter_ns()
+        if timeout_after_fence is not None:
+            limit = time.monotonic_ns() + timeout_after_fence
+            deadline = limit if deadline is None else min(deadline, limit)
+        self.execute(request, MeasureTiming.NO, deadline, loop_timeout)
+        if measure != MeasureTiming.YES:
+            return None, CompletedFencedCallback(NO_TIMING_INFO, NO_TIMING_INFO)
+        end = time.perf_counter_ns()
+        return None, CompletedFencedCallback(Timing((end - fenced) // 1000, (end - launched) // 1000),
+                                   Timing((end - fenced) // 1000, (end - fenced) // 1000))
 
     def configure_execution_burst(self) -> Burst:
         """``configureExecutionBurst``: a burst session on this model (the base ``Burst`` by default)."""
@@ -315,7 +378,11 @@ class Device(abc.ABC):
         input_roles: Sequence[BufferRole],
         output_roles: Sequence[BufferRole],
     ) -> tuple[Buffer, int]:
-        """(buffer, token > 0); GENERAL_FAILURE when memory domains are unsupported."""
+        """(buffer, token > 0); GENERAL_FAILURE when memory domains are unsupported.
+
+        A driver without memory domains must still refuse requests naming a
+        token with INVALID_ARGUMENT (``CheckedPreparedModel`` does).
+        """
         raise DriverError(ErrorStatus.GENERAL_FAILURE, "memory domains not supported")
 
     def close(self) -> None:  # noqa: B027 - optional hook, deliberately a no-op by default

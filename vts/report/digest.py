@@ -32,7 +32,9 @@ OPERATION_LABEL_LIMIT = 60
 #: The verdicts that mean "not run as such" (not counted in a pass rate).
 NOT_RUN = frozenset({"skipped", "xfail"})
 
-BASELINE_ORDER = ("new-failure", "still-failing", "fixed", "new", "still-passing")
+BASELINE_ORDER = ("new-failure", "still-failing", "fixed", "new", "lost-coverage", "still-passing")
+#: Distinct failure reasons counted before further ones are pooled.
+MAX_FAILURE_GROUPS = 2000
 
 
 def tone(verdict: Verdict | str) -> str:
@@ -82,6 +84,8 @@ class Digest:
     flaky_count: int = 0
     baseline: Counter[str] = field(default_factory=Counter)
     baseline_cases: dict[str, list[CaseResult]] = field(default_factory=lambda: defaultdict(list))
+    #: Failing cases by verdict and reason: [count, example case, whether one is a new failure].
+    failure_groups: dict[str, list[object]] = field(default_factory=dict)
     case_time: float = 0.0
     _slowest: list[tuple[float, int, str, str, str]] = field(default_factory=list)
 
@@ -107,6 +111,13 @@ class Digest:
             self.failing += 1
             if len(self.failures) < MAX_FAILURES_KEPT:
                 self.failures.append(result)
+            reason = clean(f"{value}: {result.reason}", 300)
+            if reason not in self.failure_groups and len(self.failure_groups) >= MAX_FAILURE_GROUPS:
+                reason = "(other reasons)"
+            group = self.failure_groups.setdefault(reason, [0, result, False])
+            group[0] = int(group[0]) + 1  # type: ignore[call-overload]
+            if result.extra.get("baseline") == "new-failure" and not group[2]:
+                group[1], group[2] = result, True  # a new failure speaks for its group
         if is_flaky(result):
             self.flaky_count += 1
             if len(self.flaky) < MAX_FLAKY_KEPT:
@@ -116,8 +127,14 @@ class Digest:
             status = clean(status, 64)
             self.baseline[status] += 1
             kept = self.baseline_cases[status]
-            if status in ("new-failure", "fixed") and len(kept) < MAX_BASELINE_KEPT:
+            if status in ("new-failure", "fixed", "lost-coverage") and len(kept) < MAX_BASELINE_KEPT:
                 kept.append(result)
+
+    def grouped_failures(self) -> list[tuple[str, int, CaseResult, bool]]:
+        """(reason, count, example case, holds a new failure): new failures' reasons first, then the commonest."""
+        groups = [(reason, int(count), first, bool(new))  # type: ignore[call-overload]
+                  for reason, (count, first, new) in self.failure_groups.items()]
+        return sorted(groups, key=lambda g: (not g[3], -g[1], g[0]))  # type: ignore[return-value]
 
     def slowest(self) -> list[tuple[float, str, str, str]]:
         """(duration, name, family, verdict), slowest first."""

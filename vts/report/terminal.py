@@ -254,20 +254,22 @@ class TerminalReport:
         self._print_reports()
 
     def _print_failures(self) -> None:
+        """Each failure once, grouped by reason (most common first) with a count and the first case's detail."""
         digest, console = self.digest, self.console
-        shown = digest.failures[:self.max_failures]
-        if not shown:
+        groups = digest.grouped_failures()
+        if not groups:
             return
-        console.rule("[red]failures")
-        new_first = sorted(shown, key=lambda r: r.extra.get("baseline") != "new-failure")
-        for result in new_first:
-            mark = " [bold red](new)[/]" if result.extra.get("baseline") == "new-failure" else ""
-            console.print(f"[red]{result.verdict.value.upper()}[/]{mark} [bold]{_safe(result.name)}[/]: "
-                          f"{_safe(result.reason)}", highlight=False)
-            for line in result.details[:5]:
-                console.print(f"    {_safe(line)}", highlight=False)
-        if digest.failing > len(shown):
-            console.print(f"... and {digest.failing - len(shown)} more failing cases (see the reports)")
+        console.rule(f"[red]failures: {digest.failing} cases, {len(groups)} reasons")
+        for reason, count, first, new in groups[:self.max_failures]:
+            mark = " [bold red](new)[/]" if new else ""
+            more = f" (and {count - 1} more)" if count > 1 else ""
+            # soft_wrap: a reason stays one line, so it can be searched for and copied whole
+            console.print(f"[red]{count:>6} ×[/]{mark} {_safe(reason)}", highlight=False, soft_wrap=True)
+            console.print(f"         e.g. [bold]{_safe(first.name)}[/]{more}", highlight=False, soft_wrap=True)
+            for line in [d for d in first.details if d != first.reason][:5]:  # the reason is printed once
+                console.print(f"           {_safe(line)}", highlight=False)
+        if len(groups) > self.max_failures:
+            console.print(f"... and {len(groups) - self.max_failures} more reasons (see the reports)")
 
     def _print_table(self) -> None:
         if not self.by_op:
@@ -280,10 +282,19 @@ class TerminalReport:
             table.add_column(verdict, justify="right", style=_TONE_STYLE[tone(verdict)])
         failing = [v for v in verdicts if tone(v) == "fail"]
         rows = sorted(self.by_op.items(), key=lambda kv: (-sum(kv[1].get(v, 0) for v in failing), kv[0]))
-        for (operation, types), counts in rows[:40]:
+        # Rows where nothing ran (every case skipped) say only "not claimed": folded into one line.
+        ran = [row for row in rows if any(tone(v) != "skip" and n for v, n in row[1].items())]
+        folded = [row for row in rows if row not in ran]
+        for (operation, types), counts in ran[:40]:
             table.add_row(_safe(operation), _safe(types), *(str(counts.get(v, 0)) for v in verdicts))
-        if len(rows) > 40:
-            table.caption = f"{len(rows) - 40} more rows in the reports"
+        notes = []
+        if len(ran) > 40:
+            notes.append(f"{len(ran) - 40} more rows in the reports")
+        if folded:
+            skipped = sum(sum(counts.values()) for _, counts in folded)
+            notes.append(f"{len(folded)} operation/type rows with every case skipped ({skipped} cases) folded")
+        if notes:
+            table.caption = "; ".join(notes)
         self.console.print(table)
 
     def _print_baseline(self) -> None:
@@ -300,6 +311,12 @@ class TerminalReport:
                                    highlight=False)
             if digest.baseline["new-failure"] > self.max_failures:
                 self.console.print(f"  ... and {digest.baseline['new-failure'] - self.max_failures} more")
+        lost = digest.baseline_cases.get("lost-coverage", [])
+        if lost:
+            self.console.print(f"[bold yellow]lost coverage ({digest.baseline['lost-coverage']}): "
+                               "passed in the baseline, skipped now[/]")
+            for result in lost[:self.max_failures]:
+                self.console.print(f"  {_safe(result.name)}: {_safe(result.reason, 200)}", highlight=False)
 
     def _print_counts(self, interrupted: bool, elapsed: float) -> None:
         digest = self.digest

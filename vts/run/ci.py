@@ -36,6 +36,8 @@ class CiOptions:
     baseline: str | None = None
     #: "any": every failing case fails the run; "new": only failures the baseline did not have.
     fail_on: str = "any"
+    #: A case that passed in the baseline and is skipped now fails the run (coverage lost).
+    fail_on_lost_coverage: bool = False
     #: An expected-failure entry that matches no selected case is an error (else a warning).
     strict_expectations: bool = True
 
@@ -70,6 +72,8 @@ class CiRun:
             ("shard_plan", getattr(self.case_filter, "label", None))) if v}
         if o.baseline:
             fields["fail_on"] = o.fail_on
+            if o.fail_on_lost_coverage:
+                fields["fail_on_lost_coverage"] = True
         return {"ci": fields} if fields else {}
 
     def worker_extra(self) -> dict[str, Any]:
@@ -101,6 +105,8 @@ class CiRun:
         if self.options.fail_on == "new" and self.tally is not None and code == 1 and not self.tally.regression_count:
             code = 0
         if self.options.fail_on_flaky and self.flaky:
+            code = 1
+        if self.options.fail_on_lost_coverage and self.tally is not None and self.tally.lost_count:
             code = 1
         return code
 
@@ -169,6 +175,8 @@ def prepare_ci(options: CiOptions, selection: Any, expected_failures: str | None
     """
     if options.fail_on not in ("any", "new"):
         raise CiInputError(f"--fail-on {options.fail_on!r}: expected 'any' or 'new'")
+    if options.fail_on_lost_coverage and not options.baseline:
+        raise CiInputError("--fail-on-lost-coverage needs --baseline OLD.jsonl (lost against what?)")
     if options.fail_on == "new" and not options.baseline:
         raise CiInputError("--fail-on new needs --baseline OLD.jsonl (new against what?)")
     if options.durations_from and selection.shard is None:

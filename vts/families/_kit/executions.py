@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from vts.families.base import CaseFailure, RunOptions
-from vts.hal.enums import NO_TIMING, ErrorStatus, MeasureTiming, OperationType, enum_name
+from vts.hal.enums import NO_TIMING, ErrorStatus, MeasureTiming, OperandType, OperationType, enum_name
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel, SyncFence
-from vts.hal.types import NO_TIMING_INFO, Model, OutputShape, Request, Timing
+from vts.hal.types import NO_TIMING_INFO, Model, Operation, OutputShape, Request, Timing
 from vts.model.casemodel import CaseModel, ConstantPolicy, close_model, to_hal_model
 
 
@@ -125,8 +125,20 @@ def supported_operations(device: Device, model: Model) -> tuple[bool, ...]:
 
 
 def unsupported_names(model: Model, flags: Sequence[bool]) -> str:
-    names = sorted({enum_name(OperationType, op.type) for op, ok in zip(model.main.operations, flags, strict=True)
-                    if not ok})
+    """The operations not claimed, each with the type of its first input ("CONV_2D on TENSOR_FLOAT16").
+
+    The operand type is what tells a vendor which kernel is missing: a driver
+    with float32 CONV_2D skips the float16 and quantized variants.
+    """
+    operands = model.main.operands
+
+    def label(op: Operation) -> str:
+        name = enum_name(OperationType, op.type)
+        if op.inputs and 0 <= op.inputs[0] < len(operands):
+            return f"{name} on {enum_name(OperandType, operands[op.inputs[0]].type)}"
+        return name
+
+    names = sorted({label(op) for op, ok in zip(model.main.operations, flags, strict=True) if not ok})
     return ", ".join(names)
 
 

@@ -592,6 +592,8 @@ def _apply_remove_operation_output(model: Model, m: Mutation) -> None:
 
 def _input_addition_leaves_valid_signature(op: Operation) -> bool:
     n = len(op.inputs)
+    if is_extension_type(op.type):
+        return True  # an extension operation's signature is the vendor's: nnvts cannot call an addition invalid
     return ((op.type == Op.L2_NORMALIZATION and n == 1) or (op.type == Op.LOCAL_RESPONSE_NORMALIZATION and n == 5)
             or (op.type == Op.SOFTMAX and n == 2)
             or (op.type in (Op.RESIZE_BILINEAR, Op.RESIZE_NEAREST_NEIGHBOR) and n < 6))
