@@ -35,20 +35,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from drivers.engine.device import (
-    EngineDevice,
-    EngineFailure,
-    EnginePreparedModel,
-    _check_pools,
-    _deadline_passed,
-    _FencedCallback,
-    _validated,
-)
+from drivers.engine.device import EngineDevice, EngineFailure, EnginePreparedModel, _check_pools
 from drivers.engine.nnapi import ModelView
 from drivers.xla.backend import Backend, jax_module, jax_version, select_backend
 from drivers.xla.buffers import DeviceBuffer, DeviceMemory
 from drivers.xla.caching import CompilationCache
 from drivers.xla.translator import XlaProgram, XlaTranslator, input_specs
+from vts.hal.checked import check_model, deadline_passed
 from vts.hal.enums import (
     NUMPY_DTYPE,
     DeviceType,
@@ -59,7 +52,14 @@ from vts.hal.enums import (
     Priority,
 )
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Buffer, CacheFiles, FencedExecutionCallback, PreparedModel, SyncFence
+from vts.hal.interfaces import (
+    Buffer,
+    CacheFiles,
+    CompletedFencedCallback,
+    FencedExecutionCallback,
+    PreparedModel,
+    SyncFence,
+)
 from vts.hal.memory import Memory
 from vts.hal.types import (
     NO_TIMING_INFO,
@@ -123,11 +123,11 @@ class XlaDevice(EngineDevice):
 
     def prepare_model_from_cache(self, deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
                                  token: bytes) -> PreparedModel:
-        if _deadline_passed(deadline):
+        if deadline_passed(deadline):
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation")
         model, executable = self.cache.load(model_cache, data_cache, token)  # authenticated, or GENERAL_FAILURE
         try:
-            _validated(model)
+            check_model(model)
         except DriverError as error:
             raise DriverError(ErrorStatus.GENERAL_FAILURE, f"cached model refused: {error.message}") from None
         view = ModelView(model)
@@ -259,7 +259,7 @@ class XlaPreparedModel(EnginePreparedModel):
             except EngineFailure as error:
                 raise DriverError(ErrorStatus.GENERAL_FAILURE, f"XLA failed the execution: {error}") from None
             device_end = time.perf_counter_ns()
-            if _deadline_passed(deadline):
+            if deadline_passed(deadline):
                 raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "the device finished after the deadline")
             shapes = self._write(request, pending.outputs)
         except DriverError:
@@ -302,6 +302,18 @@ class XlaPreparedModel(EnginePreparedModel):
     def _run(self, request: Request, measure: MeasureTiming, deadline: int | None) -> ExecutionResult:
         return self._finish(request, self._dispatch(request), measure, deadline)
 
+    def check_request(self, request: Request, allow_unspecified_output: bool = True) -> None:
+        """The HAL rules, then the device buffers' own (memory domains) and mappable pools."""
+        self._validate(request, allow_unspecified_output)
+
+    def execute(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
+                deadline: int | None = None, loop_timeout: int | None = None) -> ExecutionResult:
+        """Validate, dispatch to the device, wait for it: timing is measured around the device's work."""
+        self._validate(request)
+        if deadline_passed(deadline):
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
+        return self._run(request, measure, deadline)
+
     # -- asynchronous paths -----------------------------------------------------
 
     def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
@@ -310,7 +322,7 @@ class XlaPreparedModel(EnginePreparedModel):
         self._validate(request)
         future: Future[ExecutionResult] = Future()
         try:
-            if _deadline_passed(deadline):
+            if deadline_passed(deadline):
                 raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
             pending = self._dispatch(request)
         except DriverError as error:
@@ -335,7 +347,7 @@ class XlaPreparedModel(EnginePreparedModel):
         """Wait for the fences, dispatch, return a fence the completion thread signals when the device is done."""
         launched = time.perf_counter_ns()
         self._validate(request, allow_unspecified_output=False)
-        if _deadline_passed(deadline):
+        if deadline_passed(deadline):
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
         if any(fence is None for fence in wait_for):
             raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
@@ -372,7 +384,7 @@ class XlaPreparedModel(EnginePreparedModel):
         return done, callback
 
 
-class _DeferredCallback(_FencedCallback):
+class _DeferredCallback(CompletedFencedCallback):
     """The execution's status and timing, known once its fence is signalled."""
 
     def __init__(self, fence: SyncFence) -> None:

@@ -13,12 +13,11 @@ is not whole.
 from __future__ import annotations
 
 import datetime
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vts.report.resultsfile import ResultsFileError, ResultsMeta, is_stream, iter_results, read_results
+from vts.report.resultsfile import ResultsFileError, ResultsMeta, iter_results, read_results
 from vts.results import CaseResult
 
 
@@ -63,12 +62,9 @@ SHARED_SELECTION_KEYS = ("specs", "families", "keyword")
 
 
 def _header(path: str) -> dict[str, Any]:
-    """The header of a results file, read without its cases (a stream's first line)."""
-    if is_stream(path):
-        with open(path, encoding="utf-8") as handle:
-            header = json.loads(handle.readline())
-        return header if isinstance(header, dict) else {}
-    meta, _ = read_results(path)
+    """The header of a results file, through the one bounded reader (a stream: up to its first case)."""
+    meta, results = read_results(path)
+    next(iter(results), None)  # a stream's header is read with its first record
     return meta.header
 
 
