@@ -80,7 +80,8 @@ class HtmlReport:
 
     The case list is kept as it comes in groups, listed in this order: new
     failures against a baseline, failures, errors and crashes (every other
-    failing verdict), other verdicts (flaky), skips, passing cases (``MAX_CASES_LISTED`` of each at most); it is turned into the
+    failing verdict), other verdicts (flaky), skips, passing cases
+    (``MAX_CASES_LISTED`` of each at most); it is turned into the
     page's compact form once the digest knows the verdicts, families and grid.
     """
 
@@ -260,7 +261,8 @@ def _grid(digest: Digest) -> tuple[dict[tuple[str, str, str], int], str, str, st
                     other.update(counts)
             html_cells.append(_grid_cell(other, -1) if other else '<td class="none"></td>')
         parts.append(f"<tr><td>{esc(family)}</td><td>{esc(operation)}</td>{''.join(html_cells)}</tr>")
-    head = "".join(f"<th>{esc(t).replace(',', ',<wbr>')}</th>" for t in columns) + ("<th>other types</th>" if pooled else "")
+    head = "".join(f"<th>{esc(t).replace(',', ',<wbr>')}</th>" for t in columns)
+    head += "<th>other types</th>" if pooled else ""
     shown = len(rows) - len(folded)
     note = esc(f" The first {MAX_GRID_ROWS} of {shown} rows are shown." if shown > MAX_GRID_ROWS else "")
     if folded:

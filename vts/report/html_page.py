@@ -33,7 +33,8 @@ table.params td{font-variant-numeric:tabular-nums}
 #cases tbody tr{cursor:pointer}#cases tbody tr:hover{background:#f6f8fa}
 #detail{border:2px solid #888;padding:.5em 1em;margin:1em 0;background:#fcfcfc}
 .chip{background:#eef;border:1px solid #99c;padding:0 .4em;margin-left:.5em}
-svg.hist rect{fill:#c62828}svg.hist text{font:10px sans-serif;fill:#444}svg.hist line{stroke:#444}svg.hist line.tolerance{stroke:#0969da}
+svg.hist rect{fill:#c62828}svg.hist text{font:10px sans-serif;fill:#444}svg.hist line{stroke:#444}
+svg.hist line.tolerance{stroke:#0969da}
 </style>
 """
 
