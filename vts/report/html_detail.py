@@ -35,6 +35,9 @@ def detail_html(result: CaseResult) -> str:
     status = result.extra.get("baseline")
     if isinstance(status, str):
         parts.append(f'<p>baseline: <b class="baseline">{esc(status)}</b></p>')
+    operation = result.extra.get("operation")
+    if isinstance(operation, dict):
+        parts.append(_operation_html(operation))
     comparisons = result.extra.get("comparison")
     if isinstance(comparisons, list):
         parts += [_comparison_html(c) for c in comparisons[:MAX_COMPARISONS_SHOWN] if isinstance(c, dict)]
@@ -49,6 +52,17 @@ def detail_html(result: CaseResult) -> str:
     if result.spec:
         parts.append(f"<p>spec: <code>{esc(result.spec)}</code></p>")
     return "".join(parts)
+
+
+def _operation_html(operation: dict[str, Any]) -> str:
+    """The operation under test and its scalar parameters (stride, dilation, padding, ...), by name."""
+    parameters = operation.get("parameters")
+    rows = "".join(
+        f"<tr><th>{esc(p.get('name', p.get('input', '?')))}</th><td class=\"num\">{number(p.get('value'))}"
+        f"{' (' + esc(p['meaning']) + ')' if p.get('meaning') else ''}</td></tr>"
+        for p in (parameters if isinstance(parameters, list) else [])[:32] if isinstance(p, dict))
+    return (f'<div class="operation"><p>operation under test: <b>{esc(operation.get("operation", "?"))}</b></p>'
+            + (f'<table class="params">{rows}</table>' if rows else "") + "</div>")
 
 
 def _comparison_html(record: dict[str, Any]) -> str:
