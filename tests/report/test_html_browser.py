@@ -87,3 +87,34 @@ def test_grid_cell_filters_the_case_list(page, tmp_path):
     page.locator("#cell-filter .chip").click()
     assert page.locator("#cases tbody tr").count() == 7
     assert page.problems == []
+
+
+def _wide_corpus() -> list:
+    """Skips arriving before failures, and enough operations × operand types to make a wide grid."""
+    from vts.results import CaseResult, Verdict
+
+    types = [f"TENSOR_{kind}_{n}" for kind in ("FLOAT32", "QUANT8_ASYMM", "INT32") for n in range(8)]
+    results = [CaseResult(f"lstm.skip{i}", "generated", Verdict.SKIPPED, "unsupported", operations=("LSTM",),
+                          operand_types=(types[i % len(types)],)) for i in range(150)]
+    results += [CaseResult(f"conv2d_dilation_all_inputs_as_internal.f{i}", "generated", Verdict.FAILED, "tolerance",
+                           operations=("ADD", "CONV_2D"), operand_types=(types[i % len(types)], "TENSOR_INT32"))
+                for i in range(48)]
+    results += [CaseResult(f"op{i}.pass", "generated", Verdict.PASSED, operations=(f"OPERATION_{i}",),
+                           operand_types=(types[i % len(types)],)) for i in range(60)]
+    return results
+
+
+def test_failures_come_first_and_the_grid_fits_the_page(page, tmp_path):
+    files = write_reports(tmp_path, results=_wide_corpus())
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto("file://" + files["html"])
+    assert page.problems == []
+    first_page = page.locator("#cases tbody tr td:nth-child(3)").all_inner_texts()
+    assert first_page[:48] == ["failed"] * 48 and "skipped" in first_page[48:]
+    assert page.evaluate("document.documentElement.scrollWidth") <= page.evaluate("window.innerWidth")
+    box = page.locator("#grid-box").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1280
+    assert page.locator("#grid tr", has_text="ADD,CONV_2D").count() == 0
+    assert page.locator("#grid tr", has_text="CONV_2D").count() == 1
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    assert (tmp_path / "report.png").stat().st_size > 0

@@ -112,3 +112,53 @@ def test_new_failures_are_listed_first(tmp_path):
     page = Path(write_reports(tmp_path, results)["html"]).read_text(encoding="utf-8")
     assert [c[0] for c in _data(page)["cases"]] == ["new.fail", "old.fail", "ok.case"]
     assert "new failures first" in page
+
+
+def _corpus_like() -> list[CaseResult]:
+    """A skip-heavy run in arrival order: skips first, the failures after them (a corpus run on a new driver)."""
+    results = [CaseResult(f"lstm.skip{i}", "generated", Verdict.SKIPPED, "unsupported: LSTM", operations=("LSTM",),
+                          operand_types=("TENSOR_FLOAT32",)) for i in range(150)]
+    results += [CaseResult(f"conv2d_dilation_all_inputs_as_internal.fail{i}", "generated", Verdict.FAILED,
+                           "out of tolerance", operations=("ADD", "CONV_2D"), operand_types=("TENSOR_FLOAT32",),
+                           spec="specs/conv2d_dilation.json",
+                           extra={"operation": {"operation": "CONV_2D", "parameters": [
+                               {"input": 3, "name": "padding_scheme", "value": 1, "meaning": "SAME"},
+                               {"input": 8, "name": "dilation_width", "value": 2}]}}) for i in range(48)]
+    results += [CaseResult("conv.crash", "generated", Verdict.CRASH, "killed", operations=("CONV_2D",),
+                           operand_types=("TENSOR_FLOAT32",)),
+                CaseResult("add.ok", "generated", Verdict.PASSED, operations=("ADD",),
+                           operand_types=("TENSOR_FLOAT32",))]
+    return results
+
+
+def test_failures_come_first_then_errors_and_crashes_then_the_rest(tmp_path):
+    page = Path(write_reports(tmp_path, results=_corpus_like())["html"]).read_text(encoding="utf-8")
+    data = _data(page)
+    verdicts = [data["verdicts"][c[2]] for c in data["cases"]]
+    assert verdicts[:48] == ["failed"] * 48  # page 1 shows the failures, not the 150 skips
+    assert verdicts[48] == "crash"
+    assert verdicts.index("passed") > max(i for i, v in enumerate(verdicts) if v == "skipped")
+
+
+def test_grid_rows_are_the_operation_under_test_and_skip_only_rows_fold(tmp_path):
+    page = Path(write_reports(tmp_path, results=_corpus_like())["html"]).read_text(encoding="utf-8")
+    data = _data(page)
+    operations = {key[1] for key in data["grid"]}
+    assert "ADD,CONV_2D" not in operations and "CONV_2D" in operations
+    grid = page[page.index('id="grid"'):page.index("</table>", page.index('id="grid"'))]
+    assert "LSTM" not in grid  # every LSTM case was skipped: folded under the grid
+    folded = page[page.index('id="grid-folded"'):]
+    assert "LSTM" in folded[:folded.index("</details>")]
+    assert 'class="grid-box"' in page  # the grid scrolls in its own box rather than widening the page
+
+
+def test_failure_detail_names_the_operation_and_its_parameters(tmp_path):
+    page = Path(write_reports(tmp_path, results=_corpus_like())["html"]).read_text(encoding="utf-8")
+    detail = page[page.index('<template id="detail-0">'):page.index("</template>")]
+    assert "CONV_2D" in detail and "dilation_width" in detail and "SAME" in detail
+
+
+def test_histogram_has_an_axis_and_the_tolerance():
+    svg = histogram_svg({"edges": [i / 4 for i in range(17)], "counts": [5] + [0] * 14 + [1], "tolerance": 1.0})
+    assert svg.count("<rect") == 16 and 'class="axis"' in svg and "count (log)" in svg and "|error|" in svg
+    assert 'class="tolerance"' in svg and ">4<" in svg  # the last edge is ticked

@@ -154,6 +154,7 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     from vts.report.files import FileReports
     from vts.report.merge import Collect, SelectionMismatch, merge_results, merged_header, shards_selection, survey
     from vts.report.resultsfile import ResultsFileError
+    from vts.report.terminal import TerminalReport
 
     if fail_on == "new" and not baseline:
         _usage_error("--fail-on new needs --baseline OLD.jsonl (new against what?)")
@@ -182,8 +183,11 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
         tally.add(result)
         return result
 
-    collect = Collect([FileReports(header, jsonl_path, json_path, junit_path, html_path)],
-                      annotate if old is not None else None)
+    files = FileReports(header, jsonl_path, json_path, junit_path, html_path)
+    # The closing summary of `nnvts run` (failures grouped by reason, the table, the baseline, the
+    # counts, the report paths), printed once the reports are written: the file sink comes first.
+    terminal = TerminalReport(progress_interval=0, interactive=False, report_paths=lambda: files.written)
+    collect = Collect([files, terminal], annotate if old is not None else None)
     merge_results(shards, collect)
     collect.finish(interrupted=any(m.interrupted or not m.complete for m in metas))
     if old is not None:

@@ -152,15 +152,20 @@ class ElementError:
 
 @dataclass(frozen=True, slots=True)
 class ErrorHistogram:
-    """Counts of the absolute error in equal-width bins from 0 to the largest finite error."""
+    """Counts of the absolute error in equal-width bins from 0 to the largest finite error (or the tolerance)."""
 
     edges: tuple[float, ...]
     counts: tuple[int, ...]
     nonfinite: int = 0
+    #: The largest allowed error, drawn as a line on the histogram (None where unknown).
+    tolerance: float | None = None
 
     def record(self) -> dict[str, Any]:
-        return {"edges": [_json_number(e) for e in self.edges], "counts": list(self.counts),
-                "nonfinite": self.nonfinite}
+        data: dict[str, Any] = {"edges": [_json_number(e) for e in self.edges], "counts": list(self.counts),
+                                "nonfinite": self.nonfinite}
+        if self.tolerance is not None:
+            data["tolerance"] = self.tolerance
+        return data
 
 
 def _json_number(value: float) -> float | str:
@@ -248,7 +253,7 @@ def compare_output(operand: str, expected: np.ndarray, actual: np.ndarray, crite
         actual=_scalar(actual.reshape(-1)[flat_worst]),
         error=float(error.reshape(-1)[flat_worst]),
         worst=_worst_elements(ranked, bad_count, expected, actual, error, np.broadcast_to(limit, shape)),
-        histogram=_histogram(error.reshape(-1)),
+        histogram=_histogram(error.reshape(-1), float(np.max(limit)) if np.size(limit) else 0.0),
     )
 
 
@@ -269,14 +274,20 @@ def _worst_elements(ranked: np.ndarray, bad_count: int, expected: np.ndarray, ac
         for k in order)
 
 
-def _histogram(error: np.ndarray) -> ErrorHistogram:
+def _histogram(error: np.ndarray, tolerance: float = 0.0) -> ErrorHistogram:
+    """``HISTOGRAM_BINS`` bins from 0 to the largest finite error or the tolerance, whichever is larger.
+
+    Always several bins, even when every error is the same (or zero, every bad element non-finite):
+    one bar alone says nothing about where the error sits against the tolerance.
+    """
     finite = error[np.isfinite(error)]
     nonfinite = int(error.size - finite.size)
-    top = float(finite.max()) if finite.size else 0.0
+    top = max(float(finite.max()) if finite.size else 0.0, tolerance if math.isfinite(tolerance) else 0.0)
     if top <= 0.0:
-        return ErrorHistogram((0.0, 0.0), (int(finite.size),), nonfinite)
+        top = 1.0
     counts, edges = np.histogram(finite, bins=HISTOGRAM_BINS, range=(0.0, top))
-    return ErrorHistogram(tuple(float(e) for e in edges), tuple(int(c) for c in counts), nonfinite)
+    return ErrorHistogram(tuple(float(e) for e in edges), tuple(int(c) for c in counts), nonfinite,
+                          tolerance if math.isfinite(tolerance) and tolerance > 0 else None)
 
 
 def _scalar(value: np.generic) -> float:

@@ -51,6 +51,8 @@ MAX_CASES_LISTED = 200_000
 LIST_REASON_CHARS = 300
 MAX_GRID_ROWS = 2000
 MAX_GRID_COLUMNS = 24
+#: Skip-only grid rows named in the folded list.
+MAX_FOLDED_LISTED = 500
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
@@ -60,16 +62,26 @@ def _json_for_script(value: object) -> str:
     return _COMPACT.encode(value).replace("<", "\\u003c")
 
 
-#: The case list's groups, in the order the page lists them.
-_GROUPS = ("new-failure", "not-passing", "passing")
+#: The case list's groups, in the order the page lists them: what a vendor must fix first, skips and passes last.
+_GROUPS = ("new-failure", "failed", "error", "other", "skipped", "passing")
+
+
+def _group(case: CaseResult) -> str:
+    kind = tone(case.verdict)
+    if kind == "fail":
+        if case.extra.get("baseline") == "new-failure":
+            return "new-failure"
+        return "failed" if case.verdict.value in ("failed", "xpass") else "error"
+    return {"pass": "passing", "skip": "skipped"}.get(kind, "other")
 
 
 class HtmlReport:
     """Fed case by case: a digest in memory, the case list in scratch files; the page is written at close.
 
-    The case list is kept as it comes in three groups, listed in this order:
-    new failures against a baseline, other cases that did not pass, passing
-    cases (``MAX_CASES_LISTED`` of each at most); it is turned into the
+    The case list is kept as it comes in groups, listed in this order: new
+    failures against a baseline, failures, errors and crashes (every other
+    failing verdict), other verdicts (flaky), skips, passing cases
+    (``MAX_CASES_LISTED`` of each at most); it is turned into the
     page's compact form once the digest knows the verdicts, families and grid.
     """
 
@@ -86,8 +98,7 @@ class HtmlReport:
 
     def add(self, case: CaseResult) -> None:
         self.digest.add(case)
-        group = ("new-failure" if case.extra.get("baseline") == "new-failure" and tone(case.verdict) != "pass"
-                 else "passing" if tone(case.verdict) == "pass" else "not-passing")
+        group = _group(case)
         if self._listed[group] < MAX_CASES_LISTED:
             self._listed[group] += 1
             entry = [case.name, case.family, case.verdict.value, round(case.duration, 4),
@@ -112,9 +123,10 @@ class HtmlReport:
         verdicts = digest.verdicts() or ["passed"]
         families = sorted(digest.by_family)
         listed = min(digest.total, MAX_CASES_LISTED)
-        order = "new failures first, then other non-passing cases" if digest.baseline else "non-passing first"
+        order = ("new failures first, then failures, errors and crashes, then the rest" if digest.baseline
+                 else "failures first, then errors and crashes, then the rest (skips and passes last)")
         cases_note = f"All {digest.total} cases, {order}." if listed == digest.total else (
-            f"{listed} of {digest.total} cases listed ({order}, then passing ones); the JSON report has them all.")
+            f"{listed} of {digest.total} cases listed ({order}); the JSON report has them all.")
         out.write(HEAD.substitute(
             title=_title(header),
             assets=ASSETS,
@@ -225,8 +237,14 @@ def _grid(digest: Digest) -> tuple[dict[tuple[str, str, str], int], str, str, st
     pooled = len(type_totals) > len(columns)
     index: dict[tuple[str, str, str], int] = {}
     parts: list[str] = []
-    for family, operation in sorted(rows)[:MAX_GRID_ROWS]:
+    folded: list[str] = []
+    for family, operation in sorted(rows):
         cells = rows[(family, operation)]
+        if all(pass_rate(counts) is None for counts in cells.values()):
+            folded.append(f"{family} · {operation}")  # nothing ran: a row of grey cells says less than a list
+            continue
+        if len(parts) == MAX_GRID_ROWS:
+            continue
         html_cells = []
         for types in columns:
             counts = cells.get(types)
@@ -243,9 +261,16 @@ def _grid(digest: Digest) -> tuple[dict[tuple[str, str, str], int], str, str, st
                     other.update(counts)
             html_cells.append(_grid_cell(other, -1) if other else '<td class="none"></td>')
         parts.append(f"<tr><td>{esc(family)}</td><td>{esc(operation)}</td>{''.join(html_cells)}</tr>")
-    head = "".join(f"<th>{esc(t)}</th>" for t in columns) + ("<th>other types</th>" if pooled else "")
-    note = f" The first {MAX_GRID_ROWS} of {len(rows)} rows are shown." if len(rows) > MAX_GRID_ROWS else ""
-    return index, "".join(parts), head, esc(note)
+    head = "".join(f"<th>{esc(t).replace(',', ',<wbr>')}</th>" for t in columns)
+    head += "<th>other types</th>" if pooled else ""
+    shown = len(rows) - len(folded)
+    note = esc(f" The first {MAX_GRID_ROWS} of {shown} rows are shown." if shown > MAX_GRID_ROWS else "")
+    if folded:
+        listed = ", ".join(folded[:MAX_FOLDED_LISTED]) + (
+            f" … and {len(folded) - MAX_FOLDED_LISTED} more" if len(folded) > MAX_FOLDED_LISTED else "")
+        note += (f'</p><details id="grid-folded"><summary>{len(folded)} rows where every case was skipped '
+                 f"(folded)</summary><p>{esc(listed)}</p></details><p>")
+    return index, "".join(parts), head, note
 
 
 def _grid_cell(counts: Counter[str], index: int) -> str:

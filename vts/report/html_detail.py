@@ -35,6 +35,9 @@ def detail_html(result: CaseResult) -> str:
     status = result.extra.get("baseline")
     if isinstance(status, str):
         parts.append(f'<p>baseline: <b class="baseline">{esc(status)}</b></p>')
+    operation = result.extra.get("operation")
+    if isinstance(operation, dict):
+        parts.append(_operation_html(operation))
     comparisons = result.extra.get("comparison")
     if isinstance(comparisons, list):
         parts += [_comparison_html(c) for c in comparisons[:MAX_COMPARISONS_SHOWN] if isinstance(c, dict)]
@@ -49,6 +52,17 @@ def detail_html(result: CaseResult) -> str:
     if result.spec:
         parts.append(f"<p>spec: <code>{esc(result.spec)}</code></p>")
     return "".join(parts)
+
+
+def _operation_html(operation: dict[str, Any]) -> str:
+    """The operation under test and its scalar parameters (stride, dilation, padding, ...), by name."""
+    parameters = operation.get("parameters")
+    rows = "".join(
+        f"<tr><th>{esc(p.get('name', p.get('input', '?')))}</th><td class=\"num\">{number(p.get('value'))}"
+        f"{' (' + esc(p['meaning']) + ')' if p.get('meaning') else ''}</td></tr>"
+        for p in (parameters if isinstance(parameters, list) else [])[:32] if isinstance(p, dict))
+    return (f'<div class="operation"><p>operation under test: <b>{esc(operation.get("operation", "?"))}</b></p>'
+            + (f'<table class="params">{rows}</table>' if rows else "") + "</div>")
 
 
 def _comparison_html(record: dict[str, Any]) -> str:
@@ -82,25 +96,50 @@ def _comparison_html(record: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def histogram_svg(histogram: dict[str, Any], width: int = 320, height: int = 80) -> str:
-    """A small bar chart of error counts (log scale: the mass near zero would flatten the tail)."""
+def histogram_svg(histogram: dict[str, Any], width: int = 360, height: int = 120) -> str:
+    """A bar chart of error counts with labelled axes (log count: the mass near zero would flatten the tail).
+
+    The x axis is |error| from the first edge to the last, ticked at both ends and the middle; the
+    tolerance, when the record has it, is a dashed line.
+    """
     counts = histogram.get("counts")
     edges = histogram.get("edges")
     if (not isinstance(counts, list) or not isinstance(edges, list) or not counts or len(counts) > 256
             or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts)):
         return ""
+    left, right, top_pad, bottom = 34, 8, 6, 30
+    plot_w, plot_h = width - left - right, height - top_pad - bottom
     top = math.log1p(max(counts)) or 1.0
-    plot_height = height - 16
-    bar = width / len(counts)
+    bar = plot_w / len(counts)
+    base = top_pad + plot_h
     bars = "".join(
-        f'<rect x="{i * bar:.1f}" y="{plot_height - plot_height * math.log1p(c) / top:.1f}" '
-        f'width="{max(bar - 1, 1):.1f}" height="{plot_height * math.log1p(c) / top:.1f}">'
+        f'<rect x="{left + i * bar:.1f}" y="{base - plot_h * math.log1p(c) / top:.1f}" '
+        f'width="{max(bar - 1, 1):.1f}" height="{plot_h * math.log1p(c) / top:.1f}">'
         f"<title>{c}</title></rect>" for i, c in enumerate(counts))
     low = edges[0] if isinstance(edges[0], int | float) else 0
-    high = edges[-1] if isinstance(edges[-1], int | float) else "?"
+    high = edges[-1] if isinstance(edges[-1], int | float) and not isinstance(edges[-1], bool) else None
+    ticks = [(left, "start", low)]
+    if high is not None:
+        ticks += [(left + plot_w / 2, "middle", (low + high) / 2), (left + plot_w, "end", high)]
+    axis = (f'<line class="axis" x1="{left}" y1="{base}" x2="{left + plot_w}" y2="{base}"/>'
+            f'<line class="axis" x1="{left}" y1="{top_pad}" x2="{left}" y2="{base}"/>'
+            + "".join(f'<line class="axis" x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 3}"/>'
+                      f'<text class="tick" x="{x:.1f}" y="{base + 12}" text-anchor="{anchor}">{number(v)}</text>'
+                      for x, anchor, v in ticks)
+            + f'<text class="tick" x="{left - 3}" y="{top_pad + 8}" text-anchor="end">{max(counts)}</text>'
+            + f'<text class="tick" x="{left - 3}" y="{base}" text-anchor="end">0</text>'
+            + f'<text class="axis-label" x="10" y="{top_pad + plot_h / 2:.1f}" text-anchor="middle" '
+              f'transform="rotate(-90 10 {top_pad + plot_h / 2:.1f})">count (log)</text>')
+    tolerance = histogram.get("tolerance")
+    if (isinstance(tolerance, int | float) and not isinstance(tolerance, bool) and high is not None
+            and high > low and low <= tolerance <= high):
+        x = left + plot_w * (tolerance - low) / (high - low)
+        axis += (f'<line class="tolerance" x1="{x:.1f}" y1="{top_pad}" x2="{x:.1f}" y2="{base}" '
+                 f'stroke-dasharray="3,2"><title>tolerance {number(tolerance)}</title></line>')
     nonfinite = histogram.get("nonfinite")
-    extra = f", {number(nonfinite)} non-finite" if isinstance(nonfinite, int) and nonfinite else ""
-    label = f"|error| {number(low)} … {number(high)} (log count{extra})"
+    extra = f"; {number(nonfinite)} non-finite not shown" if isinstance(nonfinite, int) and nonfinite else ""
+    label = f"|error| ({len(counts)} bins{extra})"
     return (f'<svg class="hist" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" role="img"><title>error distribution</title>{bars}'
-            f'<text x="0" y="{height - 3}">{label}</text></svg>')
+            f'viewBox="0 0 {width} {height}" role="img"><title>error distribution</title>{bars}{axis}'
+            f'<text class="axis-label" x="{left + plot_w / 2:.1f}" y="{height - 3}" text-anchor="middle">'
+            f"{label}</text></svg>")

@@ -22,11 +22,19 @@ th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{margin:.2em 0;white-space:pre-wrap;word-break:break-all;font-size:12px}
 #grid td.cell{cursor:pointer;text-align:right;min-width:3.5em}#grid td.none{background:#f4f4f4;color:#999}
 #grid td.cell:hover{outline:2px solid #333}
+.grid-box{max-width:100%;max-height:80vh;overflow:auto;border:1px solid #ddd;margin:.4em 0 1em}
+#grid{margin:0}#grid th{font-size:11px;font-weight:600;overflow-wrap:anywhere;position:sticky;top:0;z-index:1}
+#grid td:nth-child(-n+2){white-space:nowrap;background:#fff}
+#cases{table-layout:fixed;width:100%}#cases td{overflow-wrap:anywhere}
+#cases th:nth-child(2),#cases th:nth-child(3),#cases th:nth-child(4){width:7em}
+#detail,.comparison{max-width:100%;overflow-x:auto}
+table.params td{font-variant-numeric:tabular-nums}
 .controls input,.controls select{font-size:14px;padding:.2em;margin-right:.5em}.controls input{width:24em}
 #cases tbody tr{cursor:pointer}#cases tbody tr:hover{background:#f6f8fa}
 #detail{border:2px solid #888;padding:.5em 1em;margin:1em 0;background:#fcfcfc}
 .chip{background:#eef;border:1px solid #99c;padding:0 .4em;margin-left:.5em}
-svg.hist rect{fill:#c62828}svg.hist text{font:10px sans-serif;fill:#444}
+svg.hist rect{fill:#c62828}svg.hist text{font:10px sans-serif;fill:#444}svg.hist line{stroke:#444}
+svg.hist line.tolerance{stroke:#0969da}
 </style>
 """
 
@@ -44,7 +52,8 @@ $banners
 $baseline
 <h2 id="grid-title">Family × operation × operand type</h2>
 <p>Each cell: the share of cases that ran (skips aside) and did not fail. Click a cell to list its cases.$grid_note</p>
-<table id="grid"><tr><th>family</th><th>operation</th>$grid_head</tr>$grid_rows</table>
+<div class="grid-box" id="grid-box"><table id="grid"><thead><tr><th>family</th><th>operation</th>$grid_head</tr>
+</thead><tbody>$grid_rows</tbody></table></div>
 <h2 id="cases-title">Cases</h2>
 <p>$cases_note</p>
 <div class="controls"><input id="q" type="search" placeholder="search name or reason">

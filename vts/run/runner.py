@@ -41,6 +41,7 @@ from vts.ipc.errors import (
 )
 from vts.model.casemodel import CaseModel, ModelFormatError, parse_spec
 from vts.model.extensions import ExtensionNotAllowed
+from vts.model.parameters import operation_parameters
 from vts.results import CaseResult, Verdict
 from vts.run import signals
 from vts.run.selection import ExpectationList, Expression, Shard
@@ -316,6 +317,12 @@ class Runner:
             elif verdict == Verdict.PASSED:
                 verdict, reason = Verdict.XPASS, "listed as an expected failure but passed"
         operations, operand_types = case.labels()
+        extra = {key: bounds.cut_text(value, bounds.MAX_RESULT_TEXT) if isinstance(value, str) else value
+                 for key, value in outcome.extra.items()}
+        if verdict.is_failure and case.model is not None and "operation" not in extra:
+            operation = operation_parameters(case.model)  # a failure's detail names stride, dilation, ...
+            if operation is not None:
+                extra["operation"] = operation
         return CaseResult(
             name=case.name,
             family=case.family,
@@ -326,8 +333,7 @@ class Runner:
             operations=operations,
             operand_types=operand_types,
             spec=case.spec_path,
-            extra={key: bounds.cut_text(value, bounds.MAX_RESULT_TEXT) if isinstance(value, str) else value
-                   for key, value in outcome.extra.items()},
+            extra=extra,
         )
 
     def closing_results(self) -> list[CaseResult]:

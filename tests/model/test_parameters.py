@@ -1,0 +1,27 @@
+"""The operation under test and its named scalar parameters, for a failure's detail in a report."""
+
+from __future__ import annotations
+
+from tests.spec.test_authoring import conv, expand
+from vts.model.casemodel import parse_model
+from vts.model.parameters import operation_parameters
+
+
+def _model(variations, name):
+    return parse_model("conv", expand(conv(variations))[name])
+
+
+def test_conv_parameters_are_named_by_the_nnapi_signature():
+    found = operation_parameters(_model(None, "conv"))
+    assert found is not None and found["operation"] == "CONV_2D"
+    by_name = {p["name"]: p["value"] for p in found["parameters"]}
+    assert by_name == {"padding_left": 0, "padding_right": 0, "padding_top": 0, "padding_bottom": 0,
+                       "stride_width": 1, "stride_height": 1, "activation": 0, "layout": False}
+
+
+def test_the_helper_adds_of_all_inputs_as_internal_are_not_the_operation_under_test():
+    model = _model([["all_inputs_as_internal"]], "conv_all_inputs_as_internal")
+    assert model.main.operations[0].type != model.main.operations[-1].type  # ADD, then CONV_2D
+    found = operation_parameters(model)
+    assert found is not None and found["operation"] == "CONV_2D"
+    assert any(p["name"] == "stride_width" for p in found["parameters"])
