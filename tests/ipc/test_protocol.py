@@ -195,3 +195,30 @@ def test_truncated_requests_are_refused_at_every_length():
                 r.end()
     finally:
         pool.close()
+
+
+def test_fused_operand_codec_writes_and_reads_the_field_by_field_bytes():
+    """Operands of up to eight dimensions travel through one struct each (issue 23): same bytes, same values."""
+    from vts.hal.types import DataLocation, Operand, SymmPerChannelQuantParams
+    from vts.ipc.protocol import Reader, Writer, codec
+
+    operands = [
+        Operand(3, [], 0, 0.0, 0, 0, DataLocation(0, 0, 0), None),
+        Operand(0, [1, 2, 3, 4], 2, 0.5, -3, 2, DataLocation(1, 64, 128), None),
+        Operand(2, list(range(1, 9)), 1, 1.0, 0, 1, DataLocation(0, 0, 0), SymmPerChannelQuantParams([0.5, 0.25], 0)),
+        Operand(2, list(range(1, 10)), 1, 1.0, 0, 1, DataLocation(0, 0, 0), None),  # nine: field by field
+        Operand(0x10000, [7], 1, 0.0, 0, 0, DataLocation(0, 0, 0), b"\x01\x02"),
+    ]
+    for operand in operands:
+        fused, fields = Writer(), Writer()
+        codec.write_operand(fused, operand)
+        codec._write_operand_fields(fields, operand)
+        assert bytes(fused.buf) == bytes(fields.buf)
+        tail = b"\xaa"
+        reader = Reader(bytes(fused.buf) + tail, [])
+        assert codec.read_operand(reader) == operand
+        assert reader.data[reader.pos:] == tail
+        # A body cut short anywhere reads as the field-by-field form says, never as a wrong operand.
+        for cut in range(len(fused.buf)):
+            with pytest.raises(ProtocolError):
+                codec.read_operand(Reader(bytes(fused.buf[:cut]), []))

@@ -538,3 +538,38 @@ def test_full_width_pools_reduce_in_tflites_order(dtype, combine, shape, filter_
             part = xp[:, conv.window_slice(i, stride_h, o_h), j:j + 1, :]
             expected = part.copy() if expected is None else combine(expected, part, out=expected)
     assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
+def test_filter_cache_forgets_a_filter_when_it_dies():
+    """Many distinct models, each released after use: the cache ends empty, never full of dead weights.
+
+    Issue 23: the driver host's memory grew with the number of cases because the cache kept up to
+    its limit of converted filters of models released long before.
+    """
+    conv._FILTER_CACHE.clear()
+    live = _tensor(np.full((8, 32, 32, 1), 7), T.TENSOR_QUANT8_ASYMM, None, 0.5, 1)
+    kept = conv.filter_values(live)
+    for model in range(3 * conv._FILTER_CACHE_LIMIT):
+        dead = _tensor(np.full((8, 32, 32, 1), model % 200), T.TENSOR_QUANT8_ASYMM, None, 0.5, 1)
+        conv.filter_values(dead)
+        del dead
+        assert len(conv._FILTER_CACHE) <= 2
+    assert len(conv._FILTER_CACHE) == 1
+    assert conv.filter_values(live) is kept  # a filter still in use keeps its entry
+
+
+def test_caches_stay_bounded_over_many_distinct_models():
+    """The generated conv cases of the corpus, in process: no cache keeps what released models left."""
+    from vts.hal import validation
+
+    paths = corpus_files_using(("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"))
+    if not paths:
+        pytest.skip("no corpus (make corpus)")
+    conv._FILTER_CACHE.clear()
+    counts = run_generated(paths[:12])
+    assert sum(counts.values()) > 0
+    import gc
+
+    gc.collect()
+    assert len(conv._FILTER_CACHE) == 0  # every prepared model was released, so were their filters
+    assert len(validation._VALID_OPERANDS) <= validation._VALID_OPERANDS_LIMIT

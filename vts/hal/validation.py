@@ -554,8 +554,10 @@ def _check_structure(subgraph: Any, label: str) -> None:
 #: Operands already proven valid, keyed by every field ``validate_operand`` reads plus the model
 #: context.  A validation sweep checks hundreds of mutated copies of one model whose operands are
 #: almost all unchanged; re-proving them dominated the sweep's run time.
+#: Bounded (issue 23): an entry is about 150 bytes, so 500,000 of them (the earlier limit) let a
+#: long-running driver host grow by some 75 MB over a corpus; 50,000 still hold hundreds of models.
 _VALID_OPERANDS: set[tuple[Any, ...]] = set()
-_VALID_OPERANDS_LIMIT = 500_000
+_VALID_OPERANDS_LIMIT = 50_000
 
 
 def _operand_key(operand: Any, context: tuple[Any, ...]) -> tuple[Any, ...] | None:

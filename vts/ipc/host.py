@@ -31,6 +31,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -583,7 +584,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="concurrent calls served")
     parser.add_argument("--memory-limit", type=int, default=0, help="RLIMIT_AS in bytes (0: unlimited)")
     args = parser.parse_args(argv)
+    profile_to = os.environ.get(PROFILE_ENV)
+    if profile_to:
+        return _profiled(profile_to, serve, args)
     return serve(args.driver, fd=args.fd, path=args.socket, threads=args.threads, memory_limit=args.memory_limit)
+
+
+#: ``NNVTS_HOST_PROFILE=PREFIX``: run the host's serving thread under cProfile and write its statistics to
+#: ``PREFIX.PID.prof`` when the host ends normally (the harness hangs up); a development aid for measuring
+#: what the driver host costs (bench/README.md, issue 23).  Reader threads beyond the first are not profiled.
+PROFILE_ENV = "NNVTS_HOST_PROFILE"
+
+
+def _profiled(prefix: str, run: Callable[..., int], args: argparse.Namespace) -> int:
+    import cProfile
+
+    profile = cProfile.Profile(time.process_time)  # CPU time: waiting for the harness is not the host's cost
+    try:
+        return profile.runcall(run, args.driver, fd=args.fd, path=args.socket, threads=args.threads,
+                               memory_limit=args.memory_limit)
+    finally:
+        profile.dump_stats(f"{prefix}.{os.getpid()}.prof")
 
 
 def serve(driver: str, *, fd: int | None = None, path: str | None = None, threads: int = DEFAULT_THREADS,

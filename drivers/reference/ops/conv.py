@@ -266,11 +266,14 @@ def zero_adjusted(tensor: Tensor, dtype: type = np.float32) -> np.ndarray:
 
 
 # Filters are constants: converting a MobileNet's weights to float32 costs more per run than some layers.
-# Conversions of large filters are kept per array object (a weak reference proves it is the same one).
+# Conversions of large filters are kept per array object (a weak reference proves it is the same one), and
+# only while that array lives: an entry leaves the cache when its filter dies (the prepared model that held
+# it was released), so a long run does not keep up to _FILTER_CACHE_LIMIT dead models' converted weights
+# (issue 23: the driver host grew with the number of cases).
 _FILTER_CACHE: dict[int, tuple[weakref.ref, int, np.ndarray]] = {}
 _FILTER_CACHE_LIMIT = 128
 _FILTER_CACHE_MIN_SIZE = 4096
-_FILTER_CACHE_LOCK = threading.Lock()
+_FILTER_CACHE_LOCK = threading.RLock()  # re-entrant: a filter may die (its callback run) while it is held
 
 
 def filter_values(tensor: Tensor) -> np.ndarray:
@@ -291,9 +294,17 @@ def filter_values(tensor: Tensor) -> np.ndarray:
     converted.setflags(write=False)
     with _FILTER_CACHE_LOCK:
         if len(_FILTER_CACHE) >= _FILTER_CACHE_LIMIT:
-            _FILTER_CACHE.pop(next(iter(_FILTER_CACHE)))
-        _FILTER_CACHE[key] = (weakref.ref(value), zero_point, converted)
+            _FILTER_CACHE.pop(next(iter(_FILTER_CACHE)), None)
+        _FILTER_CACHE[key] = (weakref.ref(value, functools.partial(_forget_filter, key)), zero_point, converted)
     return converted
+
+
+def _forget_filter(key: int, dead: weakref.ref) -> None:
+    """Drop the cache entry of a filter array that died (unless ``key`` was reused by a newer entry)."""
+    with _FILTER_CACHE_LOCK:
+        entry = _FILTER_CACHE.get(key)
+        if entry is not None and entry[0] is dead:
+            del _FILTER_CACHE[key]
 
 
 def exact_matmul(a: np.ndarray, b: np.ndarray, product_bound: int) -> np.ndarray:

@@ -147,7 +147,45 @@ def read_location(r: Reader) -> DataLocation:
     return DataLocation(*r._unpack(_LOCATION))
 
 
+#: Operands with at most this many dimensions are written and read with one struct of their own (issue 23:
+#: a model's operands were eight primitive calls each on both sides).  The bytes are the same as the
+#: field-by-field form below, which stays the path for everything else and for anything malformed.
+_FUSED_DIMS = 8
+_OPERAND_HEAD = struct.Struct("<qI")  # type, dimension count
+_OPERAND_STRUCTS = [struct.Struct(f"<qI{n}qqdqqqqqB") for n in range(_FUSED_DIMS + 1)]
+_EXTRA_TAGS = {ExtraTag.NONE.value: ExtraTag.NONE, ExtraTag.CHANNEL_QUANT.value: ExtraTag.CHANNEL_QUANT,
+               ExtraTag.EXTENSION.value: ExtraTag.EXTENSION}
+
+
 def write_operand(w: Writer, o: Operand) -> None:
+    dims = o.dimensions
+    extra = o.extra_params
+    if type(dims) is list and len(dims) <= _FUSED_DIMS and type(o.location) is DataLocation:
+        if extra is None:
+            tag = ExtraTag.NONE
+        elif isinstance(extra, SymmPerChannelQuantParams):
+            tag = ExtraTag.CHANNEL_QUANT
+        else:
+            tag = ExtraTag.EXTENSION
+        loc = o.location
+        try:
+            packed = _OPERAND_STRUCTS[len(dims)].pack(
+                o.type, len(dims), *dims, o.number_of_consumers, o.scale, o.zero_point, o.lifetime,
+                loc.pool_index, loc.offset, loc.length, tag)
+        except struct.error:
+            pass  # a field that does not fit: the field-by-field form raises what it always raised
+        else:
+            w.buf += packed
+            if tag == ExtraTag.CHANNEL_QUANT:
+                w.f64_list(extra.scales)  # type: ignore[union-attr]
+                w.i64(extra.channel_dim)  # type: ignore[union-attr]
+            elif tag == ExtraTag.EXTENSION:
+                w.raw(bytes(extra))  # type: ignore[arg-type]
+            return
+    _write_operand_fields(w, o)
+
+
+def _write_operand_fields(w: Writer, o: Operand) -> None:
     w.i64(o.type)
     w.i64_list(o.dimensions)
     w.i64(o.number_of_consumers)
@@ -168,6 +206,28 @@ def write_operand(w: Writer, o: Operand) -> None:
 
 
 def read_operand(r: Reader) -> Operand:
+    try:
+        n = _OPERAND_HEAD.unpack_from(r.data, r.pos)[1]
+        values = _OPERAND_STRUCTS[n].unpack_from(r.data, r.pos) if n <= _FUSED_DIMS else None
+    except struct.error:
+        values = None
+    if values is None or values[-1] not in _EXTRA_TAGS:
+        return _read_operand_fields(r)  # long, short or malformed: the field-by-field form says what is wrong
+    r.pos += _OPERAND_STRUCTS[n].size
+    tag = values[-1]
+    extra: SymmPerChannelQuantParams | bytes | None
+    if tag == ExtraTag.NONE:
+        extra = None
+    elif tag == ExtraTag.CHANNEL_QUANT:
+        extra = SymmPerChannelQuantParams(r.f64_list(), r.i64())
+    else:
+        extra = r.raw()
+    end = 2 + n
+    return Operand(values[0], list(values[2:end]), values[end], values[end + 1], values[end + 2], values[end + 3],
+                   DataLocation(values[end + 4], values[end + 5], values[end + 6]), extra)
+
+
+def _read_operand_fields(r: Reader) -> Operand:
     otype = r.i64()
     dims = r.i64_list()
     consumers = r.i64()
