@@ -59,6 +59,7 @@ from vts.hal.interfaces import (
     FencedExecutionCallback,
     PreparedModel,
     SyncFence,
+    wait_for_fences,
 )
 from vts.hal.memory import Memory
 from vts.hal.types import (
@@ -349,16 +350,7 @@ class XlaPreparedModel(EnginePreparedModel):
         self._validate(request, allow_unspecified_output=False)
         if deadline_passed(deadline):
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
-        if any(fence is None for fence in wait_for):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
-        for fence in wait_for:
-            assert fence is not None
-            if not fence.wait():
-                raise DriverError(ErrorStatus.GENERAL_FAILURE, "a wait fence signalled an error")
-        fenced = time.perf_counter_ns()
-        if timeout_after_fence is not None:
-            limit = time.monotonic_ns() + timeout_after_fence
-            deadline = limit if deadline is None else min(deadline, limit)
+        deadline, fenced = wait_for_fences(wait_for, deadline, timeout_after_fence)
         pending = self._dispatch(request)
         done = SyncFence()
         callback = _DeferredCallback(done)

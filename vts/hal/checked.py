@@ -39,11 +39,12 @@ from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, Prior
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import (
     CacheFiles,
-    CompletedFencedCallback,
     Device,
     FencedExecutionCallback,
     PreparedModel,
     SyncFence,
+    completed_callback,
+    wait_for_fences,
 )
 from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Model, OutputShape, Request, Timing
 from vts.hal.validation import ValidationError, validate_model, validate_request
@@ -230,19 +231,6 @@ class CheckedPreparedModel(PreparedModel):
         self.check_request(request, allow_unspecified_output=False)
         if deadline_passed(deadline):
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before execution")
-        if any(fence is None for fence in wait_for):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
-        for fence in wait_for:
-            assert fence is not None
-            if not fence.wait():
-                raise DriverError(ErrorStatus.GENERAL_FAILURE, "a wait fence signalled an error")
-        fenced = time.perf_counter_ns()
-        if timeout_after_fence is not None:
-            limit = time.monotonic_ns() + timeout_after_fence
-            deadline = limit if deadline is None else min(deadline, limit)
+        deadline, fenced = wait_for_fences(wait_for, deadline, timeout_after_fence)
         self.timed_run(request, MeasureTiming.NO, deadline, loop_timeout)
-        if measure != MeasureTiming.YES:
-            return None, CompletedFencedCallback(NO_TIMING_INFO, NO_TIMING_INFO)
-        end = time.perf_counter_ns()
-        return None, CompletedFencedCallback(Timing((end - fenced) // 1000, (end - launched) // 1000),
-                                     Timing((end - fenced) // 1000, (end - fenced) // 1000))
+        return None, completed_callback(measure, launched, fenced)

@@ -122,6 +122,36 @@ class CompletedFencedCallback(FencedExecutionCallback):
         return self._info
 
 
+def wait_for_fences(wait_for: Sequence[SyncFence | None], deadline: int | None,
+                    timeout_after_fence: int | None) -> tuple[int | None, int]:
+    """The HAL's fenced preamble after validation: (deadline, when the fences signalled, perf-counter ns).
+
+    A null fence is INVALID_ARGUMENT; every other one is waited for (a fence
+    that signals an error is GENERAL_FAILURE); ``timeout_after_fence`` counts
+    from that moment and is folded into the deadline.
+    """
+    if any(fence is None for fence in wait_for):
+        raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+    for fence in wait_for:
+        assert fence is not None
+        if not fence.wait():
+            raise DriverError(ErrorStatus.GENERAL_FAILURE, "a wait fence signalled an error")
+    fenced = time.perf_counter_ns()
+    if timeout_after_fence is not None:
+        limit = time.monotonic_ns() + timeout_after_fence
+        deadline = limit if deadline is None else min(deadline, limit)
+    return deadline, fenced
+
+
+def completed_callback(measure: MeasureTiming | int, launched: int, fenced: int) -> CompletedFencedCallback:
+    """The callback of a fenced execution that just finished: timing (from ``launched`` and from ``fenced``,
+    perf-counter ns) only when measured."""
+    if measure != MeasureTiming.YES:
+        return CompletedFencedCallback(NO_TIMING_INFO, NO_TIMING_INFO)
+    end = time.perf_counter_ns()
+    return CompletedFencedCallback(Timing((end - fenced) // 1000, (end - launched) // 1000),
+                                   Timing((end - fenced) // 1000, (end - fenced) // 1000))
+
 class Buffer(abc.ABC):
     """A driver-allocated memory-domain buffer (``IBuffer``)."""
 
@@ -299,22 +329,9 @@ class PreparedModel(abc.ABC):
                 validate_request(request, model, allow_unspecified_output=False)
             except ValidationError as error:
                 raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
-        if any(fence is None for fence in wait_for):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
-        for fence in wait_for:
-            assert fence is not None
-            if not fence.wait():
-                raise DriverError(ErrorStatus.GENERAL_FAILURE, "a wait fence signalled an error")
-        fenced = time.perf_counter_ns()
-        if timeout_after_fence is not None:
-            limit = time.monotonic_ns() + timeout_after_fence
-            deadline = limit if deadline is None else min(deadline, limit)
+        deadline, fenced = wait_for_fences(wait_for, deadline, timeout_after_fence)
         self.execute(request, MeasureTiming.NO, deadline, loop_timeout)
-        if measure != MeasureTiming.YES:
-            return None, CompletedFencedCallback(NO_TIMING_INFO, NO_TIMING_INFO)
-        end = time.perf_counter_ns()
-        return None, CompletedFencedCallback(Timing((end - fenced) // 1000, (end - launched) // 1000),
-                                   Timing((end - fenced) // 1000, (end - fenced) // 1000))
+        return None, completed_callback(measure, launched, fenced)
 
     def configure_execution_burst(self) -> Burst:
         """``configureExecutionBurst``: a burst session on this model (the base ``Burst`` by default)."""
