@@ -22,7 +22,7 @@ from vts.families.multi_client import MultiClientFamily
 from vts.ipc import host as host_module
 from vts.ipc import protocol as p
 from vts.ipc.client import connect
-from vts.ipc.sessions import close_client, open_client, set_concurrency
+from vts.ipc.clients import close_client, open_client, set_concurrency
 from vts.results import Verdict
 from vts.run.runner import Runner
 

@@ -1,4 +1,4 @@
-"""The ``nnvts fuzz`` command: parsing and exit codes only (the work is in ``vts.fuzz.engine``)."""
+"""The ``nnvts fuzz`` command: parsing and exit codes only (the work is in ``vts.fuzz.loop``)."""
 
 from __future__ import annotations
 

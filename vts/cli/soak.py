@@ -1,4 +1,4 @@
-"""The ``nnvts soak`` command: parsing and exit codes only (the work is in ``vts.soak.engine``)."""
+"""The ``nnvts soak`` command: parsing and exit codes only (the work is in ``vts.soak.loop``)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def soak(driver: DriverRef, specs: tuple[str, ...], keyword: str | None, familie
     when nothing was selected.  Without --duration or --iterations, runs 60 s.
     """
     from vts.cli.arguments import selection_problem
-    from vts.soak.engine import SoakConfig
+    from vts.soak.loop import SoakConfig
     from vts.soak.run import SoakRequest, soak_session
 
     spec_paths = list(specs) or ["generated_tests"]

@@ -53,8 +53,8 @@ from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, ExecutionResult
+from vts.ipc.clients import set_concurrency
 from vts.ipc.errors import DriverLost
-from vts.ipc.sessions import set_concurrency
 from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request, dtype_of, element_count
 
 DEFAULT_REQUESTS = 8

@@ -48,8 +48,8 @@ from vts.hal.interfaces import Device, PreparedModel, SyncFence
 from vts.hal.types import BufferDesc, BufferRole, DataLocation, MemoryToken, Request
 from vts.ipc import protocol as p
 from vts.ipc.client import ProxyDevice, RemoteDriverException
+from vts.ipc.clients import Unsupported, close_client, declared_pool_id, open_client, set_concurrency
 from vts.ipc.errors import DriverLost, ProtocolError, RequestRejected
-from vts.ipc.sessions import Unsupported, close_client, declared_pool_id, open_client, set_concurrency
 from vts.model.casemodel import BuiltRequest, CaseModel, build_request, parse_spec
 
 #: Requests each client runs in ``Results``, ``HungClient`` and ``ClosedClient``.

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from vts.fuzz.engine import ChunkResult, FuzzConfig, FuzzReport, progress_line, run_fuzz
+from vts.fuzz.loop import ChunkResult, FuzzConfig, FuzzReport, progress_line, run_fuzz
 from vts.ipc.drivers import DriverRef
 
 

@@ -3,7 +3,7 @@
 Bursts (``BURST_*``), ``SET_CONCURRENCY`` (serve up to N calls at once on a
 connection) and ``OPEN_CONNECTION`` (one more client of the *same* driver
 instance, with pool ids and handles of its own).  Driver side only: the
-harness side is ``vts.ipc.burst_proxy`` and ``vts.ipc.sessions``.
+harness side is ``vts.ipc.burst_proxy`` and ``vts.ipc.clients``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from vts.soak.engine import SoakReport
+from vts.soak.loop import SoakReport
 from vts.soak.trend import Growth
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vts import __version__
-from vts.soak.engine import SoakConfig, run_soak
+from vts.soak.loop import SoakConfig, run_soak
 
 if TYPE_CHECKING:
     from vts.ipc.drivers import DriverRef

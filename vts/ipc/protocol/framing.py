@@ -68,7 +68,7 @@ class Method(enum.IntEnum):
     BUFFER_COPY_TO = 16
     BUFFER_COPY_FROM = 17
     CLOSE = 18
-    # Bursts, concurrency and further clients (vts/ipc/sessions.py, docs/protocol.md §5.1).
+    # Bursts, concurrency and further clients (vts/ipc/clients.py, docs/protocol.md §5.1).
     BURST_CONFIGURE = 19
     BURST_EXECUTE = 20
     BURST_FREE_MEMORY = 21
