@@ -2,8 +2,9 @@
 
     .venv/bin/python tools/engines_report.py [--engine litert] [--family generated] [--reuse]
 
-For each engine and each default family it runs ``nnvts run --driver ENGINE
---specs SOURCE --family F -j 2 --jsonl reports/engines/ENGINE-F-SOURCE.jsonl``
+For each engine it runs every default family, ``nnvts run --driver ENGINE
+--specs SOURCE --family F... -j 2``, one run per shard (below) and source,
+split into ``reports/engines/ENGINE-F-SOURCE.jsonl`` per family,
 for SOURCE ../shared/corpus and specs/ (two runs: a run refuses two spec
 files of one name, and specs/ shares ``l2_normalization_axis`` with the
 corpus; the sweep families ``validation`` and
@@ -94,13 +95,48 @@ def _run(arguments: list[str], path: Path) -> None:
     subprocess.run(["nice", "-n", "10", *command], cwd=ROOT, stdout=subprocess.DEVNULL, check=False)
 
 
-def run_family(engine: str, family: str, jobs: int) -> None:
+def run_families(engine: str, families: list[str], jobs: int) -> None:
+    """Every family of one shard in one ``nnvts run`` per source, split into per-family reports.
+
+    One run per shard rather than per family: a driver that compiles at preparation (XLA, about
+    0.4 s a model) then compiles each model once per worker host instead of once per family.
+    Shards select by case name, and names carry the family, so each family gets exactly the cases
+    its own run would have.
+    """
     OUT.mkdir(parents=True, exist_ok=True)
-    for source, specs in SOURCES.items():
-        arguments = ["--driver", engine, "--specs", specs, "--family", family, "-j", str(jobs)]
-        if family in SHARDED:
-            arguments += ["--shard", SHARDED[family]]
-        _run(arguments, report_path(engine, family, source))
+    by_shard: dict[str | None, list[str]] = collections.defaultdict(list)
+    for family in families:
+        by_shard[SHARDED.get(family)].append(family)
+    for shard, group in by_shard.items():
+        for source, specs in SOURCES.items():
+            arguments = ["--driver", engine, "--specs", specs, "-j", str(jobs)]
+            for family in group:
+                arguments += ["--family", family]
+            if shard:
+                arguments += ["--shard", shard]
+            together = OUT / f"{engine}-together-{source}.jsonl"
+            _run(arguments, together)
+            split_by_family(together, {family: report_path(engine, family, source) for family in group})
+            together.unlink(missing_ok=True)
+
+
+def split_by_family(path: Path, outputs: dict[str, Path]) -> None:
+    """The JSON lines of one run written out per family: the header line into each, every case into its own."""
+    handles = {family: target.open("w") for family, target in outputs.items()}
+    try:
+        with path.open() as stream:
+            for line in stream:
+                record = json.loads(line)
+                if "case" in record:
+                    family = record["case"].get("family")
+                    if family in handles:
+                        handles[family].write(line)
+                else:
+                    for handle in handles.values():
+                        handle.write(line)
+    finally:
+        for handle in handles.values():
+            handle.close()
 
 
 def reference_golden_path(source: str) -> Path:
@@ -356,8 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     families = args.family or default_families()
     if not args.reuse:
         for engine in engines:
-            for family in families:
-                run_family(engine, family, args.jobs)
+            run_families(engine, families, args.jobs)
             if args.family is None or "differential" in args.family:
                 run_oracle_comparison(engine, args.jobs)
         if args.family is None or "differential" in args.family or "generated" in args.family:

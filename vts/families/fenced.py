@@ -35,6 +35,7 @@ driver host's driver waits on the harness's signal exactly as in process.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -50,7 +51,7 @@ from vts.hal.types import NO_TIMING_INFO, Request
 from vts.model.casemodel import BuiltRequest, CaseModel, build_request, element_count
 
 #: How long a fence handed to the driver stays pending before the harness signals it.
-PENDING_S = 0.05
+PENDING_S = 0.03
 #: The ``timeout_after_fence`` given with a fence that never signals (ns): the HAL counts it from the signal.
 AFTER_FENCE_NS = 1_000_000
 GARBAGE = 0x5A
@@ -121,10 +122,9 @@ class FencedFamily(PerExampleFamily):
                        options: RunOptions, label: str = "") -> Outcome:
         """On each model's first example, first the fences of the harness's own that signal later."""
         if example_index == 0 and not fenced_must_refuse(model, 0):
-            for check in (_waits_for_the_fence, _never_signalled_then_error):
-                problems = check(model, prepared, options)
-                if problems:
-                    return failed(problems[0], tuple(problems))
+            problems = own_fence_problems(model, prepared, options)
+            if problems:
+                return failed(problems[0], tuple(problems))
         return super().run_executions(model, example_index, prepared, options, label)
 
     def execute(self, prepared: PreparedModel, built: BuiltRequest, execution: Execution,
@@ -195,45 +195,103 @@ def _before_signal_problems(launched: _Launched, built: BuiltRequest, what: str)
     return problems
 
 
-def _waits_for_the_fence(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+class _OwnFenceCheck:
+    """One execution on a fence of the harness's own: launched, looked at before the signal, then judged."""
+
+    what = ""
+
+    def __init__(self, model: CaseModel, prepared: PreparedModel, options: RunOptions) -> None:
+        self.model, self.prepared, self.options = model, prepared, options
+        self.built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
+        self.fence = SyncFence()
+        self.launched: _Launched | None = None
+
+    def launch(self) -> None:
+        raise NotImplementedError
+
+    def before_signal(self) -> list[str]:
+        assert self.launched is not None
+        return _before_signal_problems(self.launched, self.built, self.what)
+
+    def signal(self) -> None:
+        raise NotImplementedError
+
+    def judge(self) -> list[str]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.built.close()
+
+
+class _WaitsForTheFence(_OwnFenceCheck):
     """Inputs written only just before the wait fence signals: a driver that does not wait reads garbage."""
+
     what = "fenced execution waiting on a fence that signals later"
-    built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
-    try:
-        inputs = built.input_pool.read(0, built.input_pool.size)
+
+    def launch(self) -> None:
+        built = self.built
+        self.inputs = built.input_pool.read(0, built.input_pool.size)
         built.input_pool.write(0, bytes([GARBAGE]) * built.input_pool.size)
         built.output_pool.write(0, bytes([SENTINEL]) * built.output_pool.size)
-        fence = SyncFence()
-        launched = _Launched(lambda: prepared.execute_fenced(built.request, [fence], MeasureTiming.NO))
-        launched.returned(PENDING_S)
-        early = _before_signal_problems(launched, built, what)
-        built.input_pool.write(0, inputs)
-        fence.signal()
-        answer = launched.answer(options.case_timeout)
-        return early + judge_golden(model, 0, built, answer, Executor.FENCED, MeasureTiming.NO,
-                                    f"{what} (inputs written just before the signal)")
-    finally:
-        built.close()
+        self.launched = _Launched(lambda: self.prepared.execute_fenced(built.request, [self.fence], MeasureTiming.NO))
+
+    def signal(self) -> None:
+        self.built.input_pool.write(0, self.inputs)
+        self.fence.signal()
+
+    def judge(self) -> list[str]:
+        assert self.launched is not None
+        answer = self.launched.answer(self.options.case_timeout)
+        return judge_golden(self.model, 0, self.built, answer, Executor.FENCED, MeasureTiming.NO,
+                            f"{self.what} (inputs written just before the signal)")
 
 
-def _never_signalled_then_error(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+class _NeverSignalledThenError(_OwnFenceCheck):
     """A fence that does not signal (1 ms timeout_after_fence): nothing may run; then it signals an error."""
+
     what = "fenced execution on a fence that has not signalled, timeout_after_fence 1 ms"
-    built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
-    try:
+
+    def launch(self) -> None:
+        built = self.built
         built.output_pool.write(0, bytes([SENTINEL]) * built.output_pool.size)
-        fence = SyncFence()
-        launched = _Launched(lambda: prepared.execute_fenced(built.request, [fence], MeasureTiming.NO, None, None,
-                                                             AFTER_FENCE_NS))
-        launched.returned(PENDING_S)
-        problems = _before_signal_problems(launched, built, what)
-        fence.signal(ok=False)
-        answer = launched.answer(options.case_timeout)
+        self.launched = _Launched(lambda: self.prepared.execute_fenced(built.request, [self.fence], MeasureTiming.NO,
+                                                                       None, None, AFTER_FENCE_NS))
+
+    def signal(self) -> None:
+        self.fence.signal(ok=False)
+
+    def judge(self) -> list[str]:
+        assert self.launched is not None
+        answer = self.launched.answer(self.options.case_timeout)
         if answer.ok:
-            problems.append(f"{what}: the fence then signalled an error, and the execution succeeded; the HAL "
-                            "requires a failure (GENERAL_FAILURE) when a wait fence is not signalled successfully")
-        elif answer.message.startswith("execute_fenced did not return"):
-            problems.append(f"{what}: the fence then signalled an error: {answer.message}")
+            return [f"{self.what}: the fence then signalled an error, and the execution succeeded; the HAL "
+                    "requires a failure (GENERAL_FAILURE) when a wait fence is not signalled successfully"]
+        if answer.message.startswith("execute_fenced did not return"):
+            return [f"{self.what}: the fence then signalled an error: {answer.message}"]
+        return []
+
+
+def own_fence_problems(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    """Both own-fence checks in flight together, so a model waits ``PENDING_S`` once, not once per check.
+
+    Every fence is signalled before any answer is awaited: a driver (or a driver host) that serves one call
+    at a time, blocked in the first execution's wait, would otherwise never see the second fence signal.
+    """
+    checks: list[_OwnFenceCheck] = []
+    try:
+        for kind in (_WaitsForTheFence, _NeverSignalledThenError):
+            checks.append(kind(model, prepared, options))
+            checks[-1].launch()
+        until = time.monotonic() + PENDING_S
+        for check in checks:
+            assert check.launched is not None
+            check.launched.returned(max(0.0, until - time.monotonic()))
+        problems = [problem for check in checks for problem in check.before_signal()]
+        for check in checks:
+            check.signal()
+        for check in checks:
+            problems += check.judge()
         return problems
     finally:
-        built.close()
+        for check in checks:
+            check.close()
