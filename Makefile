@@ -19,9 +19,10 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/nnvts run --driver reference --specs generated_tests --json reports/run.json --junit reports/run.xml --html reports/run.html
 
-## test: the test suite (harness self-tests, reference driver, corpus when ../shared is present)
+## test: the test suite (harness self-tests, reference driver, corpus when ../shared is present), one
+## pytest-xdist worker per core (the suite is independent tests; no test has a timing threshold)
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,7 +1,9 @@
 """Names before cases: a shard, a -j worker or the progress count builds only the cases it keeps.
 
 The set, the order and the names of the cases are those of ``iter_cases``
-whatever the selection; only the work of building the dropped ones goes.
+whatever the selection; only the work of building the dropped ones goes.  A
+shard decides one family's cases of one model together (its unit), before
+they are named, and parses only the models some unit of it needs.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ import pytest
 from vts.families.base import Case
 from vts.families.registry import families
 from vts.run.parallel import worker_slot
-from vts.run.runner import Selection, count_cases, iter_cases
-from vts.run.selection import Shard, parse_expression
+from vts.model import casemodel
+from vts.run.runner import Selection, count_cases, iter_cases, iter_models
+from vts.run.selection import Shard, parse_expression, unit_key
 from vts.spec import loader
 
 SPECS = ["generated_tests"]
@@ -29,9 +32,48 @@ def every_name() -> list[str]:
     return _names(Selection(SPECS))
 
 
-def test_a_shard_selects_the_same_names_as_filtering_every_case(every_name):
+@pytest.fixture(scope="module")
+def units() -> dict[str, str]:
+    """Each case name's unit, worked out independently of ``Selection``: FAMILY/MODEL, or the name itself."""
+    out: dict[str, str] = {}
+    chosen = [cls() for cls in families().values() if cls.default]
+    for family in chosen:
+        out.update((case.name, case.name) for case in family.device_cases())
+    for spec_path, model in iter_models(SPECS):
+        for family in chosen:
+            out.update((case.name, unit_key(family.name, model.case_name()))
+                       for case in family.model_cases(model, spec_path))
+    return out
+
+
+def test_a_shard_selects_whole_units_and_keeps_the_order(every_name, units):
     shard = Shard(2, 5)
-    assert _names(Selection(SPECS, shard=shard)) == [n for n in every_name if shard(n)]
+    assert set(units) == set(every_name)
+    kept = _names(Selection(SPECS, shard=shard))
+    assert kept == [n for n in every_name if shard(units[n])]
+    assert 0.1 < len(kept) / len(every_name) < 0.3  # a fifth, give or take the units' sizes
+
+
+def test_the_shards_partition_the_cases(every_name):
+    parts = [_names(Selection(SPECS, shard=Shard(i, 3))) for i in (1, 2, 3)]
+    assert sorted(n for part in parts for n in part) == sorted(every_name)
+
+
+def test_a_shard_parses_only_the_models_its_units_need(monkeypatch, units):
+    every_model = [model.case_name() for _, model in iter_models(SPECS)]
+    parsed: list[str] = []
+    original = casemodel.parse_model
+
+    def counting(spec_name, doc, *args, **kwargs):
+        parsed.append(casemodel.model_case_name(spec_name, doc["name"]))
+        return original(spec_name, doc, *args, **kwargs)
+
+    monkeypatch.setattr(casemodel, "parse_model", counting)
+    shard = Shard(1, 6)
+    names = _names(Selection(SPECS, families=["validation"], shard=shard))
+    needed = {units[n].removeprefix("validation/") for n in names}
+    assert names and needed <= set(parsed)
+    assert all(shard(unit_key("validation", m)) for m in parsed) and len(parsed) < len(every_model) / 3
 
 
 def test_a_keyword_selects_the_same_names_as_filtering_every_case(every_name):
@@ -41,7 +83,7 @@ def test_a_keyword_selects_the_same_names_as_filtering_every_case(every_name):
     assert _names(Selection(SPECS, keyword=parse_expression(keyword))) == expected
 
 
-def test_count_builds_no_costly_case_and_counts_what_iter_cases_yields(every_name, monkeypatch):
+def test_count_builds_no_costly_case_and_counts_what_iter_cases_yields(every_name, units, monkeypatch):
     """Families whose cases cost to build (validation, caching) build none to be counted; cheap
     families may build theirs and drop them."""
     built: list[str] = []
@@ -54,7 +96,7 @@ def test_count_builds_no_costly_case_and_counts_what_iter_cases_yields(every_nam
     monkeypatch.setattr(Case, "__init__", counting_init)
     assert sum(1 for _ in count_cases(Selection(SPECS))) == len(every_name)
     shard = Shard(1, 7)
-    assert sum(1 for _ in count_cases(Selection(SPECS, shard=shard))) == sum(map(shard, every_name))
+    assert sum(1 for _ in count_cases(Selection(SPECS, shard=shard))) == sum(shard(units[n]) for n in every_name)
     assert not [n for n in built if n.startswith(("validation/", "caching/"))]
 
 

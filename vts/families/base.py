@@ -123,6 +123,10 @@ class Family(abc.ABC):
     description: ClassVar[str] = ""
     #: Whether ``nnvts run`` selects this family when no ``--family`` is given.
     default: ClassVar[bool] = True
+    #: A family whose cases of one model depend on the models it saw before (pairs, sibling examples):
+    #: it is shown every model, even those whose cases a shard leaves out (it then names them and
+    #: builds none), so every shard and a whole run agree on each case.
+    sees_every_model: ClassVar[bool] = False
 
     def applicable(self, device: DeviceInfo) -> bool:
         return True

@@ -233,6 +233,7 @@ class _ConcurrencySetting:
 @register_family
 class ConcurrencyFamily(Family):
     name = "concurrency"
+    sees_every_model = True  # sibling examples (and, for concurrency, pairs) come from earlier models
     description = ("requests in flight together on one prepared model (sync, async, fenced, from several threads) "
                    "and interleaved over two prepared models, one released mid-flight")
 

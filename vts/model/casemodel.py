@@ -16,7 +16,7 @@ CONSTANT_COPY; request inputs share pool 0 and outputs pool 1.
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,12 +123,8 @@ class CaseModel:
 
     def case_name(self, example: CaseExample | None = None) -> str:
         """``SPEC.MODEL[.EXAMPLE]``, names omitted when empty or equal to the spec's."""
-        parts = [self.spec]
-        if self.name and self.name != self.spec:
-            parts.append(self.name)
-        if example is not None and example.name:
-            parts.append(example.name)
-        return ".".join(parts)
+        name = model_case_name(self.spec, self.name)
+        return f"{name}.{example.name}" if example is not None and example.name else name
 
     def subgraphs(self) -> tuple[CaseSubgraph, ...]:
         return (self.main, *self.referenced)
@@ -289,8 +285,27 @@ def parse_model(spec_name: str, doc: Mapping[str, Any], default_hal: str = "1.0"
 
 def parse_spec(document: Mapping[str, Any], extensions: ExtensionTypes | None = None) -> list[CaseModel]:
     """All models of a concrete-layer spec document."""
+    return list(iter_spec_models(document, extensions))
+
+
+def iter_spec_models(document: Mapping[str, Any], extensions: ExtensionTypes | None = None,
+                     wanted: Callable[[str], bool] | None = None) -> Iterator[CaseModel]:
+    """The models of a spec document, lazily; with ``wanted``, only those whose case name it keeps are parsed.
+
+    The case name is known from the raw mapping (``CaseModel.case_name``), so a shard skips the parsing
+    (operands, example tensors) of every model it does not run.
+    """
     default_hal = str(document.get("hal_version", "1.0"))
-    return [parse_model(document["name"], m, default_hal, extensions) for m in document["models"]]
+    spec_name = document["name"]
+    for raw in document["models"]:
+        if wanted is not None and not wanted(model_case_name(spec_name, raw.get("name", ""))):
+            continue
+        yield parse_model(spec_name, raw, default_hal, extensions)
+
+
+def model_case_name(spec_name: str, model_name: str) -> str:
+    """``SPEC.MODEL``, the model's name omitted when empty or equal to the spec's (``CaseModel.case_name``)."""
+    return spec_name if not model_name or model_name == spec_name else f"{spec_name}.{model_name}"
 
 
 # ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 from vts.report.baseline import Baseline, BaselineTally
 from vts.report.resultsfile import ResultsFileError, iter_results
 from vts.results import CaseResult, Verdict
-from vts.run.selection import ExpectationList, NameFilter, Shard
+from vts.run.selection import ExpectationList, NameFilter, Shard, decide_unit
 
 
 class CiInputError(ValueError):
@@ -50,6 +50,17 @@ class AllOf:
 
     def __call__(self, name: str) -> bool:
         return all(part(name) for part in self.parts)
+
+    def unit(self, key: str) -> bool | AllOf:
+        """A unit no part takes is out; parts that take it whole drop out; the rest decide per name."""
+        undecided = []
+        for part in self.parts:
+            decided = decide_unit(part, key)
+            if decided is False:
+                return False
+            if decided is not True:
+                undecided.append(decided)
+        return AllOf(tuple(undecided)) if undecided else True
 
 
 @dataclass

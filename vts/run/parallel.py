@@ -80,17 +80,12 @@ def _selection(plan: WorkerPlan, slot: int):
     from vts.run.selection import Shard, parse_expression
 
     user_shard = plan.extra.get("case_filter") or (Shard.parse(plan.shard) if plan.shard else None)
-
-    class _Partitioned(Selection):
-        def selects(self, name: str) -> bool:
-            if worker_slot(name, plan.jobs) != slot or not super().selects(name):
-                return False
-            return user_shard is None or user_shard(name)
-
-    return _Partitioned(
+    return Selection(
         spec_paths=plan.spec_paths,
         families=list(plan.families) if plan.families else None,
         keyword=parse_expression(plan.keyword) if plan.keyword else None,
+        shard=user_shard,
+        partition=lambda name: worker_slot(name, plan.jobs) == slot,
     )
 
 

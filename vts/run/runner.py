@@ -39,12 +39,12 @@ from vts.ipc.errors import (
     ProtocolViolation,
     RequestRejected,
 )
-from vts.model.casemodel import CaseModel, ModelFormatError, parse_spec
+from vts.model.casemodel import CaseModel, ModelFormatError, iter_spec_models, parse_spec
 from vts.model.extensions import ExtensionNotAllowed
 from vts.model.parameters import operation_parameters
 from vts.results import CaseResult, Verdict
 from vts.run import signals
-from vts.run.selection import ExpectationList, Expression, Shard
+from vts.run.selection import ExpectationList, Expression, decide_unit, unit_key
 
 
 class ResultSink(Protocol):
@@ -60,12 +60,34 @@ class Selection:
     spec_paths: Sequence[str]
     families: Sequence[str] | None = None  # None: the default families
     keyword: Expression | None = None
-    shard: Shard | None = None
+    #: ``--shard`` (a ``Shard``), or a filter that replaces it (durations plan, last failures; ``vts.run.ci``).
+    shard: Callable[[str], bool] | None = None
+    #: A name predicate applied on top of everything (a ``-j`` worker's own slot).
+    partition: Callable[[str], bool] | None = None
 
     def selects(self, name: str) -> bool:
-        if self.keyword is not None and not self.keyword(name):
+        """Whether the case ``name`` is selected, the shard deciding by name (device-level cases)."""
+        return self._unsharded(name) and (self.shard is None or self.shard(name))
+
+    def _unsharded(self, name: str) -> bool:
+        if self.partition is not None and not self.partition(name):
             return False
-        return self.shard is None or self.shard(name)
+        return self.keyword is None or self.keyword(name)
+
+    def for_model(self, family: str, model_case_name: str) -> Callable[[str], bool] | None:
+        """The name predicate for ``family``'s cases of one model, or None when the shard takes none of them.
+
+        A hash shard decides the whole unit here (``vts.run.selection.Shard``), so a family whose unit is
+        not in the shard never names its cases.
+        """
+        if self.shard is None:
+            return self._unsharded
+        decided = decide_unit(self.shard, unit_key(family, model_case_name))
+        if decided is False:
+            return None
+        if decided is True:
+            return self._unsharded
+        return lambda name: self._unsharded(name) and decided(name)
 
 
 class UnknownFamily(ValueError):
@@ -86,18 +108,50 @@ def select_families(names: Sequence[str] | None, device: DeviceInfo | None = Non
     return chosen
 
 
-def iter_models(spec_paths: Sequence[str], extensions: object = None) -> Iterator[tuple[str, CaseModel]]:
+def iter_models(spec_paths: Sequence[str], extensions: object = None,
+                wanted: Callable[[str], bool] | None = None) -> Iterator[tuple[str, CaseModel]]:
+    """Every model of the specs; with ``wanted``, only the models whose case name it keeps are parsed."""
     from vts.spec.loader import load_paths
 
     for spec_file in load_paths(spec_paths):
-        for model in parse_spec(spec_file.document, extensions):  # type: ignore[arg-type]
+        document = spec_file.document
+        if wanted is None:
+            for model in parse_spec(document, extensions):  # type: ignore[arg-type]
+                yield spec_file.path, model
+            continue
+        for model in iter_spec_models(document, extensions, wanted):
             yield spec_file.path, model
+
+
+def _model_work(selection: Selection, model_families: list[Family], model: CaseModel
+                ) -> list[tuple[Family, Callable[[str], bool]]]:
+    """The families with cases of ``model`` in the selection, each with its name predicate."""
+    work = []
+    for family in model_families:
+        selects = selection.for_model(family.name, model.case_name())
+        if selects is None and family.sees_every_model:
+            selects = _nothing  # it still sees the model (see Family.sees_every_model)
+        if selects is not None:
+            work.append((family, selects))
+    return work
+
+
+def _nothing(name: str) -> bool:
+    return False
+
+
+def _wanted(selection: Selection, model_families: list[Family]) -> Callable[[str], bool] | None:
+    """Which model case names some family's unit is selected for (None: every model, no shard)."""
+    if selection.shard is None or any(f.sees_every_model for f in model_families):
+        return None
+    return lambda case_name: any(selection.for_model(f.name, case_name) is not None for f in model_families)
 
 
 def iter_cases(selection: Selection, device: DeviceInfo | None = None,
                extensions: object = None) -> Iterator[tuple[Family, Case]]:
     """The selected cases, lazily; each family decides a name before it builds the case (see
-    ``Family.selected_model_cases``), so a shard or a -j worker builds only its own share."""
+    ``Family.selected_model_cases``), and a shard decides a family's cases of a model before they are
+    named, so a shard or a -j worker builds only its own share."""
     chosen = select_families(selection.families, device)
     for family in chosen:
         for case in family.selected_device_cases(selection.selects):
@@ -105,9 +159,9 @@ def iter_cases(selection: Selection, device: DeviceInfo | None = None,
     model_families = [f for f in chosen if _has_model_cases(f)]
     if not model_families:
         return
-    for spec_path, model in iter_models(selection.spec_paths, extensions):
-        for family in model_families:
-            for case in family.selected_model_cases(model, spec_path, selection.selects):
+    for spec_path, model in iter_models(selection.spec_paths, extensions, _wanted(selection, model_families)):
+        for family, selects in _model_work(selection, model_families, model):
+            for case in family.selected_model_cases(model, spec_path, selects):
                 yield family, case
 
 
@@ -119,10 +173,13 @@ def count_cases(selection: Selection, device: DeviceInfo | None = None, extensio
     chosen = select_families(selection.families, device)
     count = 0
 
-    def counted(name: str) -> bool:
-        nonlocal count
-        count += selection.selects(name)
-        return False  # nothing is built
+    def counting(selects: Callable[[str], bool]) -> Callable[[str], bool]:
+        def counted(name: str) -> bool:
+            nonlocal count
+            count += selects(name)
+            return False  # nothing is built
+
+        return counted
 
     def drain(cases: Iterator[Case]) -> Iterator[int]:
         before = count
@@ -131,13 +188,13 @@ def count_cases(selection: Selection, device: DeviceInfo | None = None, extensio
         yield from range(before, count)
 
     for family in chosen:
-        yield from drain(family.selected_device_cases(counted))
+        yield from drain(family.selected_device_cases(counting(selection.selects)))
     model_families = [f for f in chosen if _has_model_cases(f)]
     if not model_families:
         return
-    for spec_path, model in iter_models(selection.spec_paths, extensions):
-        for family in model_families:
-            yield from drain(family.selected_model_cases(model, spec_path, counted))
+    for spec_path, model in iter_models(selection.spec_paths, extensions, _wanted(selection, model_families)):
+        for family, selects in _model_work(selection, model_families, model):
+            yield from drain(family.selected_model_cases(model, spec_path, counting(selects)))
 
 
 def _has_model_cases(family: Family) -> bool:

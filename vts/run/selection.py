@@ -130,7 +130,13 @@ def parse_expression(source: str) -> Expression:
 
 @dataclass(frozen=True)
 class Shard:
-    """``--shard I/N``: a stable partition of cases by a hash of their names."""
+    """``--shard I/N``: a stable partition of cases by a hash of their unit.
+
+    A unit is one family's cases of one model (``FAMILY/MODEL``, see ``unit_key``): a shard takes or
+    leaves it whole, decided before the family names a single case, so a shard enumerates and builds only
+    its own share (a model's validation sweep alone is about 150 names).  Device-level cases, which have
+    no model, are their own units (the case name).
+    """
 
     index: int
     count: int
@@ -150,8 +156,26 @@ class Shard:
             raise SelectionError(f"--shard {text!r}: N may be at most {cls.MAX_COUNT}")
         return cls(index, count)
 
-    def __call__(self, name: str) -> bool:
-        return zlib.crc32(name.encode()) % self.count == self.index - 1
+    def __call__(self, key: str) -> bool:
+        return zlib.crc32(key.encode()) % self.count == self.index - 1
+
+    def unit(self, key: str) -> bool:
+        return self(key)
+
+
+def unit_key(family: str, model_case_name: str) -> str:
+    """The unit a shard decides at once: one family's cases of one model."""
+    return f"{family}/{model_case_name}"
+
+
+def decide_unit(predicate: Callable[[str], bool], key: str) -> bool | Callable[[str], bool]:
+    """How a case filter decides a unit before any of its cases is named.
+
+    ``False``: none of its cases; ``True``: all of them, as far as this filter goes; otherwise the name
+    predicate still to apply to each case (a filter without a ``unit`` method decides names only).
+    """
+    unit = getattr(predicate, "unit", None)
+    return predicate if unit is None else unit(key)
 
 
 def glob_escape(name: str) -> str:
