@@ -25,73 +25,18 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from drivers.reference.executor import operand_dtype
-from vts.hal.enums import ELEMENT_SIZE, ErrorStatus, OperandType, is_scalar_type
+from vts.hal.enums import ELEMENT_SIZE, ErrorStatus, OperandType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer
 from vts.hal.memory import Memory
-from vts.hal.types import Request, SymmPerChannelQuantParams
+from vts.hal.memory_desc import BufferOperand, Dims, Role, combine_dims, fully_specified
+from vts.hal.types import Request
 
-Dims = tuple[int, ...]
 PoolCheck = Callable[[Memory, str], None]
-
-
-def combine_dims(first: Sequence[int], second: Sequence[int]) -> Dims | None:
-    """The HAL's ``combineDimensions``: merge two partial shapes, None if they conflict.
-
-    Empty means unknown rank and combines with anything; otherwise the ranks
-    must agree and, axis by axis, two known (non-zero) sizes must be equal.
-    """
-    if not first:
-        return tuple(second)
-    if not second:
-        return tuple(first)
-    if len(first) != len(second):
-        return None
-    merged = []
-    for a, b in zip(first, second, strict=True):
-        if a and b and a != b:
-            return None
-        merged.append(a or b)
-    return tuple(merged)
-
-
-def fully_specified(dims: Sequence[int]) -> bool:
-    """A tensor shape with known rank and no unknown (0) axis."""
-    return bool(dims) and 0 not in dims
-
-
-@dataclass(frozen=True, slots=True)
-class BufferOperand:
-    """What every role of a buffer agrees on (validateMemoryDesc's combined operand)."""
-
-    type: int
-    dimensions: Dims
-    scale: float
-    zero_point: int
-    extra_params: SymmPerChannelQuantParams | bytes | None = None
-
-    @property
-    def is_scalar(self) -> bool:
-        return is_scalar_type(self.type)
-
-
-@dataclass(frozen=True, slots=True)
-class Role:
-    """(prepared model, input or output, index): one use a buffer was allocated for.
-
-    The prepared model is compared by identity, as the sample driver compares
-    ``IPreparedModel`` pointers: an identical model prepared twice is a
-    different role.
-    """
-
-    prepared_model_id: int
-    is_input: bool
-    io_index: int
 
 
 def _role_name(role: Role) -> str:

@@ -23,13 +23,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from drivers.reference.buffer import ReferenceBuffer, combine_dims
+from drivers.reference.buffer import ReferenceBuffer
 from drivers.reference.executor import make_tensor
 from drivers.reference.memory_domain import DeviceMemory
 from drivers.reference.tensor import Tensor
 from vts.hal.enums import ErrorStatus
 from vts.hal.errors import DriverError
 from vts.hal.memory import Memory
+from vts.hal.memory_desc import combine_dims
 from vts.hal.types import MemoryToken, OutputShape, Request, Subgraph
 
 DtypeOf = Callable[[int], np.dtype]

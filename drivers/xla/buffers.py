@@ -6,10 +6,9 @@ A buffer holds a ``jax.Array`` on the backend's device (GPU memory on a GPU):
 reading the buffer passes the device array to the executable without a host
 round trip, and one writing it keeps the executable's output array.
 
-The rules are those of the HAL sample driver's ``ManagedBuffer`` (the
-reference driver implements them too; a driver may not import it, so they
-are restated here): ``validateMemoryDesc`` failures are INVALID_ARGUMENT;
-roles name prepared models of this device; a buffer starts uninitialised,
+The rules are those of the HAL sample driver's ``ManagedBuffer``:
+``validateMemoryDesc`` failures are INVALID_ARGUMENT (``vts.hal.memory_desc``,
+shared with the reference driver); roles name prepared models of this device; a buffer starts uninitialised,
 ``copy_to`` or reading it uninitialised is GENERAL_FAILURE; a failed
 ``copy_from`` or a failed execution writing it uninitialises it again.  Unlike
 the reference, buffers need fully specified dimensions (XLA executables have
@@ -24,7 +23,6 @@ import secrets
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,42 +31,14 @@ from vts.hal.enums import NUMPY_DTYPE, ErrorStatus, OperandType, is_extension_ty
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer
 from vts.hal.memory import Memory
-from vts.hal.types import BufferDesc, BufferRole, Model, Operand, Request
-
-Dims = tuple[int, ...]
-
-
-def combine_dims(first: Sequence[int], second: Sequence[int]) -> Dims | None:
-    """The HAL's ``combineDimensions`` (empty = unknown rank; 0 = unknown axis); None on conflict."""
-    if not first:
-        return tuple(second)
-    if not second:
-        return tuple(first)
-    if len(first) != len(second):
-        return None
-    merged = []
-    for a, b in zip(first, second, strict=True):
-        if a and b and a != b:
-            return None
-        merged.append(a or b)
-    return tuple(merged)
-
-
-@dataclass(frozen=True, slots=True)
-class Role:
-    prepared_model_id: int
-    is_input: bool
-    io_index: int
-
-
-def _invalid(message: str) -> DriverError:
-    return DriverError(ErrorStatus.INVALID_ARGUMENT, f"allocate: {message}")
+from vts.hal.memory_desc import BufferOperand, Dims, Role, combine_dims, validate_memory_desc
+from vts.hal.types import BufferDesc, BufferRole, Model, Request
 
 
 class DeviceBuffer(Buffer):
     """One memory-domain buffer: a device array of fixed shape and type, or nothing (uninitialised)."""
 
-    def __init__(self, operand: Operand, dims: Dims, roles: frozenset[Role], prepared_models: Sequence[object],
+    def __init__(self, operand: BufferOperand, dims: Dims, roles: frozenset[Role], prepared_models: Sequence[object],
                  to_device: Callable[[np.ndarray], Any]) -> None:
         self.operand_type = OperandType(operand.type)
         self.dtype = np.dtype(NUMPY_DTYPE[self.operand_type])
@@ -199,47 +169,10 @@ class DeviceMemory:
 
     def allocate(self, desc: BufferDesc, prepared_models: Sequence[object], input_roles: Sequence[BufferRole],
                  output_roles: Sequence[BufferRole]) -> tuple[DeviceBuffer, int]:
-        if not prepared_models:
-            raise _invalid("no prepared models")
-        if not input_roles and not output_roles:
-            raise _invalid("no input or output roles")
-        roles: set[Role] = set()
-        operands: list[Operand] = []
-        for is_input, role_list in ((True, input_roles), (False, output_roles)):
-            kind = "input" if is_input else "output"
-            for role in role_list:
-                if not _is_index(role.model_index, len(prepared_models)):
-                    raise _invalid(f"{kind} role names model {role.model_index!r} of {len(prepared_models)}")
-                prepared = prepared_models[role.model_index]
-                model = self.model_of(prepared) if prepared is not None else None
-                if model is None:
-                    raise _invalid(f"{kind} role's prepared model {role.model_index} is null or not this device's")
-                indexes = model.main.input_indexes if is_input else model.main.output_indexes
-                if not _is_index(role.io_index, len(indexes)):
-                    raise _invalid(f"{kind} role io index {role.io_index!r}; the model has {len(indexes)}")
-                frequency = role.frequency
-                if not isinstance(frequency, int | float) or math.isnan(frequency) or not 0.0 < frequency <= 1.0:
-                    raise _invalid(f"{kind} role frequency {frequency!r} outside (0, 1]")
-                key = Role(id(prepared), is_input, role.io_index)
-                if key in roles:
-                    raise _invalid(f"{kind} {role.io_index} of prepared model {role.model_index} named twice")
-                roles.add(key)
-                operands.append(model.main.operands[indexes[role.io_index]])
-        first = operands[0]
-        dims: Dims | None = tuple(desc.dimensions)
-        for operand in operands:
-            if (operand.type, operand.zero_point) != (first.type, first.zero_point) or operand.scale != first.scale:
-                raise _invalid("roles disagree on the operand type or quantization")
-            if not is_extension_type(first.type) and operand.extra_params != first.extra_params:
-                raise _invalid("roles disagree on the extra (per-channel) parameters")
-            dims = combine_dims(dims or (), operand.dimensions)
-            if dims is None:
-                raise _invalid("dimensions of the roles and the descriptor conflict")
-        if not is_extension_type(first.type) and is_scalar_type(first.type) and dims:
-            raise _invalid(f"dimensions {list(dims)} for a scalar operand type")
+        first, roles = validate_memory_desc(desc, prepared_models, input_roles, output_roles, self.model_of)
+        dims = first.dimensions
         if is_extension_type(first.type) or OperandType(first.type) not in NUMPY_DTYPE:
             raise DriverError(ErrorStatus.GENERAL_FAILURE, "allocate: operand type without an XLA element type")
-        dims = dims or ()
         if not is_scalar_type(first.type) and (not dims or 0 in dims):
             raise DriverError(ErrorStatus.GENERAL_FAILURE,
                               f"allocate: dimensions {list(dims)} not fully specified (XLA buffers have exact shapes)")
@@ -251,7 +184,3 @@ class DeviceMemory:
                     break
             self._buffers[token] = buffer
         return buffer, token
-
-
-def _is_index(value: object, bound: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < bound
