@@ -9,7 +9,9 @@ the error compounds over a network, so every quantized operation in the
 reference driver goes through these functions.
 
 All functions are vectorised over numpy int64 arrays; they reproduce the C++
-int32 semantics (truncating division, arithmetic shifts, saturation).
+int32 semantics (truncating division, arithmetic shifts, saturation).  The
+primitives (the multiplier's encoding, the high multiply, the rounding
+shift) are ``vts.hal.fixedpoint``'s, shared with the XLA driver.
 """
 
 from __future__ import annotations
@@ -18,50 +20,13 @@ import math
 
 import numpy as np
 
-INT32_MIN = -(2**31)
-INT32_MAX = 2**31 - 1
-
-
-def quantize_multiplier(real_multiplier: float) -> tuple[int, int]:
-    """Encode ``real_multiplier`` as (Q31 multiplier, shift): real = m * 2**(shift - 31).
-
-    TFLite ``QuantizeMultiplier``: frexp, round the fraction to 31 bits, and
-    renormalise when rounding reaches 2**31.
-    """
-    if real_multiplier == 0.0:
-        return 0, 0
-    fraction, shift = math.frexp(real_multiplier)
-    # C++ std::round: halves away from zero.
-    q = int(math.copysign(math.floor(abs(fraction) * (1 << 31) + 0.5), fraction))
-    if q == (1 << 31):
-        q //= 2
-        shift += 1
-    if shift < -31:
-        return 0, 0
-    return q, shift
-
-
-def saturating_rounding_doubling_high_mul(a: np.ndarray, b: int | np.ndarray) -> np.ndarray:
-    """gemmlowp ``SaturatingRoundingDoublingHighMul`` on int32 values held in int64."""
-    a = np.asarray(a, dtype=np.int64)
-    b_arr = np.asarray(b, dtype=np.int64)
-    product = a * b_arr
-    nudge = np.where(product >= 0, np.int64(1 << 30), np.int64(1 - (1 << 30)))
-    total = product + nudge
-    # C++ integer division truncates toward zero; numpy's // floors.
-    quotient = np.where(total >= 0, total >> 31, -((-total) >> 31))
-    overflow = (a == INT32_MIN) & (b_arr == INT32_MIN)
-    return np.where(overflow, np.int64(INT32_MAX), quotient)
-
-
-def rounding_divide_by_pot(x: np.ndarray, exponent: int | np.ndarray) -> np.ndarray:
-    """gemmlowp ``RoundingDivideByPOT``: x / 2**exponent, rounding half away from zero."""
-    x = np.asarray(x, dtype=np.int64)
-    exponent = np.asarray(exponent, dtype=np.int64)
-    mask = (np.int64(1) << exponent) - 1
-    remainder = x & mask
-    threshold = (mask >> 1) + (x < 0)
-    return (x >> exponent) + (remainder > threshold)
+from vts.hal.fixedpoint import (
+    INT32_MAX,
+    INT32_MIN,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
+)
 
 
 def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: int | np.ndarray,

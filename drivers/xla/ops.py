@@ -35,10 +35,11 @@ import numpy as np
 
 from drivers.engine.nnapi import ModelView, Unsupported, Window, conv_window, layout_flag, pool_window
 from drivers.xla.backend import jax_module
-from drivers.xla.fixedpoint import activation_range_quantized, multiply_by_quantized_multiplier, quantize_multiplier
+from drivers.xla.fixedpoint import activation_range_quantized, multiply_by_quantized_multiplier
 from vts.hal.enums import NUMPY_DTYPE
 from vts.hal.enums import OperandType as T
 from vts.hal.enums import OperationType as Op
+from vts.hal.fixedpoint import quantize_multiplier
 from vts.hal.types import Operation
 
 FLOATS = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
