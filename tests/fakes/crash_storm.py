@@ -14,11 +14,8 @@ from __future__ import annotations
 import ctypes
 import os
 
-from drivers.reference.device import ReferenceDevice
-from tests.fakes.misbehaving import Fault, FaultyPrepared
-from vts.hal.enums import ExecutionPreference, Priority
-from vts.hal.interfaces import CacheFiles, PreparedModel
-from vts.hal.types import Model, Request
+from tests.fakes.misbehaving import MisbehavingDevice
+from vts.hal.types import Request
 
 
 def _exit(request: Request) -> None:
@@ -29,30 +26,9 @@ def _segfault(request: Request) -> None:
     ctypes.string_at(0)
 
 
-class StormDevice(ReferenceDevice):
-    """The reference device whose every prepared model dies on every execution path."""
-
-    def __init__(self, fault: Fault, name: str) -> None:
-        super().__init__()
-        self.fault = fault
-        self.name = f"nnvts-{name}"
-
-    def prepare_model(self, model: Model,
-                      preference: ExecutionPreference | int = ExecutionPreference.FAST_SINGLE_ANSWER,
-                      priority: Priority | int = Priority.MEDIUM, deadline: int | None = None,
-                      model_cache: CacheFiles = (), data_cache: CacheFiles = (),
-                      token: bytes = bytes(32)) -> PreparedModel:
-        prepared = super().prepare_model(model, preference, priority, deadline, model_cache, data_cache, token)
-        return FaultyPrepared(prepared, self.fault)
-
-    def prepare_model_from_cache(self, deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
-                                 token: bytes) -> PreparedModel:
-        return FaultyPrepared(super().prepare_model_from_cache(deadline, model_cache, data_cache, token), self.fault)
+def exit_every_execution() -> MisbehavingDevice:
+    return MisbehavingDevice(_exit, "exit-storm", every_model=True)
 
 
-def exit_every_execution() -> StormDevice:
-    return StormDevice(_exit, "exit-storm")
-
-
-def segfault_every_execution() -> StormDevice:
-    return StormDevice(_segfault, "segfault-storm")
+def segfault_every_execution() -> MisbehavingDevice:
+    return MisbehavingDevice(_segfault, "segfault-storm", every_model=True)

@@ -55,12 +55,17 @@ class FaultyPrepared(PreparedModel):
 
 
 class MisbehavingDevice(ReferenceDevice):
-    """The reference device whose prepared models of MUL-containing models run ``fault`` first."""
+    """The reference device whose prepared models of MUL-containing models run ``fault`` first.
 
-    def __init__(self, fault: Fault, name: str) -> None:
+    ``every_model``: every prepared model runs it, those prepared from cache too (a build broken
+    everywhere, ``tests.fakes.crash_storm``).
+    """
+
+    def __init__(self, fault: Fault, name: str, every_model: bool = False) -> None:
         super().__init__()
         self.fault = fault
         self.name = f"nnvts-{name}"
+        self.every_model = every_model
 
     def prepare_model(self, model: Model,
                       preference: ExecutionPreference | int = ExecutionPreference.FAST_SINGLE_ANSWER,
@@ -68,9 +73,14 @@ class MisbehavingDevice(ReferenceDevice):
                       model_cache: CacheFiles = (), data_cache: CacheFiles = (),
                       token: bytes = bytes(32)) -> PreparedModel:
         prepared = super().prepare_model(model, preference, priority, deadline, model_cache, data_cache, token)
-        if any(op.type == OperationType.MUL for op in model.main.operations):
+        if self.every_model or any(op.type == OperationType.MUL for op in model.main.operations):
             return FaultyPrepared(prepared, self.fault)
         return prepared
+
+    def prepare_model_from_cache(self, deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
+                                 token: bytes) -> PreparedModel:
+        prepared = super().prepare_model_from_cache(deadline, model_cache, data_cache, token)
+        return FaultyPrepared(prepared, self.fault) if self.every_model else prepared
 
 
 # -- the faults ----------------------------------------------------------------
