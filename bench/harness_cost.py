@@ -17,6 +17,14 @@ machine does not count (it only slows the wall clock).  Rows:
   shard of them costs; a shard should cost its share of what running it
   costs, not the whole corpus's enumeration.
 
+* ``run FAMILY shard 1/N`` (``--run-shards``): what running a shard of a
+  family costs, to set against the whole family's row.
+
+``--tree DIR`` runs the nnvts of another checkout of the repository (its
+``vts`` and ``drivers`` first on ``PYTHONPATH``, this virtual environment's
+packages), so a "before" tree (``git worktree add /tmp/before REV``) and
+this one are measured in one sitting.
+
 The load average is printed before and after.  Compare rows of one run
 (before and after a change: two runs back to back), never figures of
 another day.
@@ -40,10 +48,14 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+#: Environment of the measured commands (``--tree`` puts another checkout first on the path).
+ENV = dict(os.environ)
+
+
 def measure(command: list[str]) -> tuple[float, str]:
     """(CPU seconds of the whole process tree, stdout) of one command; a harness error stops the bench."""
     before = _children_cpu()
-    done = subprocess.run(command, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=ENV)
     cpu = _children_cpu() - before
     if done.returncode not in (0, 1):
         sys.exit(f"bench: {' '.join(command)} ended with exit status {done.returncode}:\n{done.stderr[-2000:]}")
@@ -66,7 +78,13 @@ def main() -> None:
     parser.add_argument("-k", dest="keyword", help="-k expression narrowing the timed runs")
     parser.add_argument("--shards", default="1,10,80", help="N of the list --count --shard 1/N rows ('' for none)")
     parser.add_argument("--jsonl", action="store_true", help="also keep a --jsonl stream in the timed runs")
+    parser.add_argument("--run-shards", default="", help="N of run --family F --shard 1/N rows, comma-separated")
+    parser.add_argument("--tree", help="measure the nnvts of this other checkout (e.g. a 'before' worktree)")
     args = parser.parse_args()
+    if args.tree:
+        tree = os.path.abspath(args.tree)
+        ENV["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [os.environ.get("PYTHONPATH")])])
+        print(f"tree: {tree}", flush=True)
     specs = args.specs or [os.path.join("..", "shared", "corpus", "V1_0")]
     extra = ["-k", args.keyword] if args.keyword else []
     print(f"load average before: {os.getloadavg()}; {os.cpu_count()} CPUs; specs {specs}", flush=True)
@@ -83,6 +101,13 @@ def main() -> None:
                 cpu, _ = measure(command)
                 print(f"run {family:<10} {isolation:<10} {cases:>7} cases  CPU {cpu:7.2f} s  "
                       f"{1000 * cpu / max(cases, 1):6.3f} ms/case", flush=True)
+            for n in [int(s) for s in args.run_shards.split(",") if s]:
+                shard = ["--shard", f"1/{n}"]
+                shard_cases = count(specs, family, [*extra, *shard])
+                cpu, _ = measure([NNVTS, "run", "--driver", "reference", *_spec_args(specs), "--family", family,
+                                  "--quiet", *extra, *shard])
+                print(f"run {family:<10} shard 1/{n:<4} {shard_cases:>7} cases  CPU {cpu:7.2f} s  "
+                      f"(the whole family's {cases} cases / {n}: {cases / n:.0f})", flush=True)
     for n in [int(s) for s in args.shards.split(",") if s]:
         shard = ["--shard", f"1/{n}"] if n > 1 else []
         cpu, out = measure([NNVTS, "list", "--count", *_spec_args(specs), *shard])
