@@ -79,6 +79,8 @@ def main() -> None:
     parser.add_argument("--shards", default="1,10,80", help="N of the list --count --shard 1/N rows ('' for none)")
     parser.add_argument("--jsonl", action="store_true", help="also keep a --jsonl stream in the timed runs")
     parser.add_argument("--run-shards", default="", help="N of run --family F --shard 1/N rows, comma-separated")
+    parser.add_argument("--shards-only", action="store_true",
+                        help="skip the whole-family run rows (keep --run-shards and the listings)")
     parser.add_argument("--tree", help="measure the nnvts of this other checkout (e.g. a 'before' worktree)")
     args = parser.parse_args()
     if args.tree:
@@ -89,9 +91,9 @@ def main() -> None:
     extra = ["-k", args.keyword] if args.keyword else []
     print(f"load average before: {os.getloadavg()}; {os.cpu_count()} CPUs; specs {specs}", flush=True)
     with tempfile.TemporaryDirectory(prefix="nnvts-cost-") as directory:
-        for family in args.families.split(","):
+        for family in filter(None, args.families.split(",")):
             cases = count(specs, family, extra)
-            for isolation in ("process", "in_process"):
+            for isolation in () if args.shards_only else ("process", "in_process"):
                 command = [NNVTS, "run", "--driver", "reference", *_spec_args(specs), "--family", family,
                            "--quiet", *extra]
                 if isolation == "in_process":
