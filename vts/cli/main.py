@@ -128,7 +128,8 @@ _SELECTION_OPTIONS = [
     click.option("-k", "keyword", metavar="EXPR", help="Select cases by name: substrings or globs with and/or/not."),
     click.option("--family", "families", multiple=True, metavar="NAME", cls=FamilyOption,
                  help="Test family to run (repeatable). Default: every applicable family."),
-    click.option("--shard", metavar="I/N", help="Run only shard I of N (stable split by case name)."),
+    click.option("--shard", metavar="I/N",
+                 help="Run only shard I of N (a stable split; one family's cases of one model stay together)."),
 ]
 
 
