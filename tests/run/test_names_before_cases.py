@@ -14,8 +14,8 @@ import pytest
 
 from vts.families.base import Case
 from vts.families.registry import families
-from vts.run.parallel import worker_slot
 from vts.model import casemodel
+from vts.run.parallel import worker_slot
 from vts.run.runner import Selection, count_cases, iter_cases, iter_models
 from vts.run.selection import Shard, parse_expression, unit_key
 from vts.spec import loader
