@@ -39,7 +39,7 @@ from vts.ipc.errors import (
     ProtocolViolation,
     RequestRejected,
 )
-from vts.model.casemodel import CaseModel, ModelFormatError, iter_spec_models, parse_spec
+from vts.model.casemodel import CaseModel, ModelFormatError, iter_spec_models
 from vts.model.extensions import ExtensionNotAllowed
 from vts.model.parameters import operation_parameters
 from vts.results import CaseResult, Verdict
@@ -114,12 +114,7 @@ def iter_models(spec_paths: Sequence[str], extensions: object = None,
     from vts.spec.loader import load_paths
 
     for spec_file in load_paths(spec_paths):
-        document = spec_file.document
-        if wanted is None:
-            for model in parse_spec(document, extensions):  # type: ignore[arg-type]
-                yield spec_file.path, model
-            continue
-        for model in iter_spec_models(document, extensions, wanted):
+        for model in iter_spec_models(spec_file.document, extensions, wanted):  # type: ignore[arg-type]
             yield spec_file.path, model
 
 
