@@ -63,6 +63,15 @@ def add_mul_specs(tmp_path) -> list[str]:
     return [write_spec(tmp_path, hand_add_float()), write_spec(tmp_path, hand_mul_float())]
 
 
+def slot_names(spec_paths: list[str], families: list[str], jobs: int) -> list[list[str]]:
+    """The case names each ``-j`` slot runs (``WorkerSlot`` decides units, so names alone cannot tell)."""
+    from vts.run.runner import Selection, iter_cases
+    from vts.run.selection import WorkerSlot
+
+    return [[case.name for _, case in iter_cases(Selection(spec_paths, families, partition=WorkerSlot(slot, jobs)))]
+            for slot in range(jobs)]
+
+
 def nnvts_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "cli", *args]
 

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from tests.conftest import hand_add_float
-from tests.ipc.conftest import ROOT, hand_mul_float, nnvts_command, nnvts_env, write_spec
+from tests.ipc.conftest import ROOT, hand_mul_float, nnvts_command, nnvts_env, slot_names, write_spec
 from tests.scale.test_pytest_plugin import junit_outcomes, pytest_run
 from vts.families.base import RunOptions
 from vts.families.generated import GeneratedFamily
@@ -23,7 +23,6 @@ from vts.model.casemodel import parse_spec
 from vts.results import CaseResult, Verdict
 from vts.run.crashloop import CrashLoopGuard, CrashLoopPolicy, install_crash_guard
 from vts.run.isolated import IsolatedRunner
-from vts.run.parallel import worker_slot
 
 STORM = "tests.fakes.crash_storm:exit_every_execution"
 
@@ -134,8 +133,8 @@ def test_each_worker_stops_on_its_own_crash_loop(nnvts, tmp_path):
     models = 12
     result, report = _storm_run(nnvts, tmp_path, models, "--max-crashes", "2", "-j", "2", "--no-pin-cpus")
     assert result.returncode == 1, result.stdout + result.stderr
-    names = [c["name"] for c in report["cases"]]
-    per_slot = [sum(worker_slot(n, 2) == slot for n in names) for slot in range(2)]
+    spec = str(tmp_path / f"{hand_mul_float(models)['name']}.json")  # what _storm_run wrote
+    per_slot = [len(names) for names in slot_names([spec], ["generated"], 2)]
     assert report["summary"]["crash"] == sum(min(2, n) for n in per_slot)
     assert report["summary"]["crash_loop"] == sum(max(0, n - 2) for n in per_slot)
     assert report["summary"]["total"] == models
@@ -149,8 +148,7 @@ def test_the_parent_stops_replacing_in_process_workers_that_keep_dying(nnvts, tm
                    str(tmp_path / "r.json"), spec)
     assert result.returncode == 1, result.stdout + result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
-    names = [c["name"] for c in report["cases"]]
-    per_slot = [sum(worker_slot(n, 2) == slot for n in names) for slot in range(2)]
+    per_slot = [len(names) for names in slot_names([spec], ["generated"], 2)]
     assert report["summary"]["crash"] == sum(min(2, n) for n in per_slot)
     assert report["summary"]["crash_loop"] == sum(max(0, n - 2) for n in per_slot)
 

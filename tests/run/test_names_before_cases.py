@@ -15,9 +15,8 @@ import pytest
 from vts.families.base import Case
 from vts.families.registry import families
 from vts.model import casemodel
-from vts.run.parallel import worker_slot
 from vts.run.runner import Selection, count_cases, iter_cases, iter_models
-from vts.run.selection import Shard, parse_expression, unit_key
+from vts.run.selection import Shard, WorkerSlot, parse_expression, unit_key, worker_slot
 from vts.spec import loader
 
 SPECS = ["generated_tests"]
@@ -74,6 +73,30 @@ def test_a_shard_parses_only_the_models_its_units_need(monkeypatch, units):
     needed = {units[n].removeprefix("validation/") for n in names}
     assert names and needed <= set(parsed)
     assert all(shard(unit_key("validation", m)) for m in parsed) and len(parsed) < len(every_model) / 3
+
+
+def test_the_j_slots_take_whole_units_and_together_every_case(every_name, units):
+    """A -j worker's slot decides units like a shard: together the slots run every case once, in order."""
+    parts = [_names(Selection(SPECS, partition=WorkerSlot(i, 3))) for i in range(3)]
+    for i, part in enumerate(parts):
+        assert part == [n for n in every_name if worker_slot(units[n], 3) == i]
+    assert sorted(n for part in parts for n in part) == sorted(every_name)
+
+
+def test_a_j_slot_with_a_shard_and_a_keyword_builds_only_its_own_cases(every_name, units, monkeypatch):
+    built: list[str] = []
+    original = Case.__init__
+
+    def counting_init(self, name, *args, **kwargs):
+        built.append(name)
+        original(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(Case, "__init__", counting_init)
+    shard, slot, keyword = Shard(1, 2), WorkerSlot(1, 2), "validation/ or generated/"
+    kept = _names(Selection(SPECS, keyword=parse_expression(keyword), shard=shard, partition=slot))
+    expected = [n for n in every_name if shard(units[n]) and slot(units[n]) and parse_expression(keyword)(n)]
+    assert kept and kept == expected
+    assert [n for n in built if n.startswith("validation/")] == [n for n in kept if n.startswith("validation/")]
 
 
 def test_a_keyword_selects_the_same_names_as_filtering_every_case(every_name):

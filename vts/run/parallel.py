@@ -1,8 +1,9 @@
 """``nnvts run -j N``: cases split across N worker processes, results merged in one report.
 
 Each worker owns its driver (in process, or its own driver host) and runs
-the cases whose name hashes to its slot, so the split is stable and needs
-no coordination.  Workers are started with ``spawn``: forking a process that
+the units (one family's cases of one model, see ``vts.run.selection``)
+that hash to its slot, so the split is stable, needs no coordination, and
+no worker names a case of another's units.  Workers are started with ``spawn``: forking a process that
 already runs threads (progress display, driver hosts) is unsafe.
 
 No case is ever lost, whatever happens to a worker.  A worker writes to a
@@ -22,7 +23,6 @@ workers, whose every driver death costs a new worker.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import multiprocessing
 import secrets
 import selectors
@@ -33,6 +33,7 @@ from typing import Any
 
 from vts.ipc.drivers import DriverRef
 from vts.results import CaseResult, Verdict
+from vts.run.selection import WorkerSlot
 
 _DONE = "done"
 _HELLO = "hello"
@@ -66,15 +67,6 @@ class WorkerPlan:
     pin_cpus: bool = True
 
 
-def worker_slot(name: str, jobs: int) -> int:
-    """The worker that runs case ``name``.
-
-    A different hash from ``--shard``'s CRC-32, so that sharding and
-    parallelism combine instead of sending a whole shard to one worker.
-    """
-    return int.from_bytes(hashlib.blake2s(name.encode(), digest_size=4).digest(), "little") % jobs
-
-
 def _selection(plan: WorkerPlan, slot: int):
     from vts.run.runner import Selection
     from vts.run.selection import Shard, parse_expression
@@ -85,7 +77,7 @@ def _selection(plan: WorkerPlan, slot: int):
         families=list(plan.families) if plan.families else None,
         keyword=parse_expression(plan.keyword) if plan.keyword else None,
         shard=user_shard,
-        partition=lambda name: worker_slot(name, plan.jobs) == slot,
+        partition=WorkerSlot(slot, plan.jobs),
     )
 
 

@@ -62,32 +62,47 @@ class Selection:
     keyword: Expression | None = None
     #: ``--shard`` (a ``Shard``), or a filter that replaces it (durations plan, last failures; ``vts.run.ci``).
     shard: Callable[[str], bool] | None = None
-    #: A name predicate applied on top of everything (a ``-j`` worker's own slot).
+    #: A ``-j`` worker's own share (a ``WorkerSlot``, deciding units like a shard; or a name predicate).
     partition: Callable[[str], bool] | None = None
 
     def selects(self, name: str) -> bool:
-        """Whether the case ``name`` is selected, the shard deciding by name (device-level cases)."""
-        return self._unsharded(name) and (self.shard is None or self.shard(name))
+        """Whether the device-level case ``name`` (its own unit) is selected."""
+        return self._named(name) and (self.shard is None or self.shard(name))
 
-    def _unsharded(self, name: str) -> bool:
+    def _named(self, name: str) -> bool:
         if self.partition is not None and not self.partition(name):
             return False
         return self.keyword is None or self.keyword(name)
 
     def for_model(self, family: str, model_case_name: str) -> Callable[[str], bool] | None:
-        """The name predicate for ``family``'s cases of one model, or None when the shard takes none of them.
+        """The name predicate for ``family``'s cases of one model, or None when its unit is not selected.
 
-        A hash shard decides the whole unit here (``vts.run.selection.Shard``), so a family whose unit is
-        not in the shard never names its cases.
+        A hash shard and a ``-j`` slot decide the whole unit here (``vts.run.selection.Shard``,
+        ``WorkerSlot``), so a family whose unit is not selected never names its cases.
         """
-        if self.shard is None:
-            return self._unsharded
-        decided = decide_unit(self.shard, unit_key(family, model_case_name))
-        if decided is False:
-            return None
-        if decided is True:
-            return self._unsharded
-        return lambda name: self._unsharded(name) and decided(name)
+        if self.shard is None and self.partition is None:
+            return self._named
+        key = unit_key(family, model_case_name)
+        partition = shard = None
+        if self.partition is not None:
+            partition = decide_unit(self.partition, key)
+            if partition is False:
+                return None
+        if self.shard is not None:
+            shard = decide_unit(self.shard, key)
+            if shard is False:
+                return None
+        keyword = self.keyword
+        checks = [c for c in (partition, keyword, shard) if c is not None and c is not True]
+        if not checks:
+            return _everything
+        if len(checks) == 1:
+            return checks[0]  # type: ignore[return-value]
+        return lambda name: all(check(name) for check in checks)  # type: ignore[operator]
+
+
+def _everything(name: str) -> bool:
+    return True
 
 
 class UnknownFamily(ValueError):
@@ -137,7 +152,7 @@ def _nothing(name: str) -> bool:
 
 def _wanted(selection: Selection, model_families: list[Family]) -> Callable[[str], bool] | None:
     """Which model case names some family's unit is selected for (None: every model, no shard)."""
-    if selection.shard is None or any(f.sees_every_model for f in model_families):
+    if (selection.shard is None and selection.partition is None) or any(f.sees_every_model for f in model_families):
         return None
     return lambda case_name: any(selection.for_model(f.name, case_name) is not None for f in model_families)
 

@@ -10,6 +10,7 @@ matched nothing instead of silently running zero cases.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import re
 import zlib
 from collections.abc import Callable, Iterable
@@ -158,6 +159,33 @@ class Shard:
 
     def __call__(self, key: str) -> bool:
         return zlib.crc32(key.encode()) % self.count == self.index - 1
+
+    def unit(self, key: str) -> bool:
+        return self(key)
+
+
+def worker_slot(key: str, jobs: int) -> int:
+    """The ``-j`` worker slot of a unit (or of a device-level case's name).
+
+    A different hash from ``--shard``'s CRC-32, so that sharding and parallelism combine instead of sending
+    a whole shard to one worker.
+    """
+    return int.from_bytes(hashlib.blake2s(key.encode(), digest_size=4).digest(), "little") % jobs
+
+
+@dataclass(frozen=True)
+class WorkerSlot:
+    """One ``-j`` worker's share of the cases: the units that hash to its slot.
+
+    Like a shard, it decides a whole unit before the family names a case, so a worker never names, let
+    alone builds, the cases of another worker's units.
+    """
+
+    slot: int
+    jobs: int
+
+    def __call__(self, key: str) -> bool:
+        return worker_slot(key, self.jobs) == self.slot
 
     def unit(self, key: str) -> bool:
         return self(key)
