@@ -254,3 +254,44 @@ def test_nnvts_serve_listens_on_a_path(tmp_path):
         server.terminate()
         assert server.wait(10) == 0
     assert not path.exists()
+
+
+class _RecordingDevice:
+    """The reference driver, remembering every model object the host hands it."""
+
+    def __init__(self) -> None:
+        self.inner = create_device()
+        self.models: list[object] = []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def get_supported_operations(self, model):
+        self.models.append(model)
+        return self.inner.get_supported_operations(model)
+
+    def prepare_model(self, model, *args):
+        self.models.append(model)
+        return self.inner.prepare_model(model, *args)
+
+
+def test_a_model_sent_again_is_decoded_once_until_the_pools_change(served, monkeypatch):
+    decoded = []
+    original = p.read_model
+    monkeypatch.setattr(p, "read_model", lambda r, memory: decoded.append(1) or original(r, memory))
+    recording = _RecordingDevice()
+    device = served(recording)
+    model = _add_model()
+    hal_model = to_hal_model(model)
+    assert device.get_supported_operations(hal_model) == [True]
+    prepared = device.prepare_model(hal_model)
+    assert len(decoded) == 1 and recording.models[0] is recording.models[1]
+    other = hal_model.copy()
+    other.main.operands[0].dimensions = [4]  # a different model: decoded, and not taken for the first
+    device.get_supported_operations(other)
+    assert len(decoded) == 2 and recording.models[2].main.operands[0].dimensions == [4]
+    built = build_request(model, model.examples[0])
+    execute(prepared, built.request, Executor.SYNC, MeasureTiming.NO)  # declares pools: the memo goes
+    device.get_supported_operations(other)
+    assert len(decoded) == 3 and recording.models[3] is not recording.models[2]
+    built.close()
