@@ -50,12 +50,15 @@ def _children_cpu() -> float:
 
 #: Environment of the measured commands (``--tree`` puts another checkout first on the path).
 ENV = dict(os.environ)
+#: Where the measured commands run: ``--tree``'s checkout, so that a driver host started with ``python -m``
+#: by an older harness (whose working directory comes first on its path) imports that checkout too.
+CWD = [ROOT]
 
 
 def measure(command: list[str]) -> tuple[float, str]:
     """(CPU seconds of the whole process tree, stdout) of one command; a harness error stops the bench."""
     before = _children_cpu()
-    done = subprocess.run(command, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=ENV)
+    done = subprocess.run(command, cwd=CWD[0], stdin=subprocess.DEVNULL, capture_output=True, text=True, env=ENV)
     cpu = _children_cpu() - before
     if done.returncode not in (0, 1):
         sys.exit(f"bench: {' '.join(command)} ended with exit status {done.returncode}:\n{done.stderr[-2000:]}")
@@ -86,8 +89,9 @@ def main() -> None:
     if args.tree:
         tree = os.path.abspath(args.tree)
         ENV["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [os.environ.get("PYTHONPATH")])])
+        CWD[0] = tree
         print(f"tree: {tree}", flush=True)
-    specs = args.specs or [os.path.join("..", "shared", "corpus", "V1_0")]
+    specs = [os.path.abspath(s) for s in args.specs or [os.path.join(ROOT, "..", "shared", "corpus", "V1_0")]]
     extra = ["-k", args.keyword] if args.keyword else []
     print(f"load average before: {os.getloadavg()}; {os.cpu_count()} CPUs; specs {specs}", flush=True)
     with tempfile.TemporaryDirectory(prefix="nnvts-cost-") as directory:

@@ -428,7 +428,9 @@ class HostProcess:
     def _command(self) -> list[str]:
         if self.is_exec:
             return list(self.driver.argv)
-        argv = [sys.executable, "-m", "vts.ipc.host", "--driver", self.driver.spec, "--fd", str(SOCKET_FD)]
+        # -P: the host's import path is the harness's own (PYTHONPATH, below), not its working directory
+        # first, which would load another checkout's vts when nnvts is run from inside one.
+        argv = [sys.executable, "-P", "-m", "vts.ipc.host", "--driver", self.driver.spec, "--fd", str(SOCKET_FD)]
         if self.threads is not None:
             argv += ["--threads", str(self.threads)]
         return argv
