@@ -137,3 +137,19 @@ def test_cases_after_a_restart_do_not_reuse_the_dead_hosts_prepared_model(nnvts,
     cases = json.loads((tmp_path / "r.json").read_text())["cases"]
     assert len(cases) == 7 and sorted(c["verdict"] for c in cases) == ["passed"] * 6 + ["unreproduced_crash"]
     assert sum("host_died_first_attempt" in c.get("extra", {}) for c in cases) == 1
+
+
+def test_the_driver_host_imports_the_harness_vts_whatever_the_working_directory(tmp_path, monkeypatch):
+    """Run from inside another checkout, the host must not import that checkout's ``vts`` (``python -m`` puts
+    the working directory first on the path; the host is started with ``-P``)."""
+    from vts.ipc.process import spawn
+
+    decoy = tmp_path / "vts"
+    decoy.mkdir()
+    (decoy / "__init__.py").write_text("raise ImportError('the vts of the working directory was imported')\n")
+    monkeypatch.chdir(tmp_path)
+    host = spawn("reference")
+    try:
+        assert host.device.get_version_string()
+    finally:
+        host.stop()
