@@ -295,3 +295,23 @@ def test_a_model_sent_again_is_decoded_once_until_the_pools_change(served, monke
     device.get_supported_operations(other)
     assert len(decoded) == 3 and recording.models[3] is not recording.models[2]
     built.close()
+
+
+def test_a_model_sent_unchanged_is_encoded_once_in_its_block(served, monkeypatch):
+    encoded = []
+    original = p.write_model
+    monkeypatch.setattr(p, "write_model", lambda w, model, memory_id: encoded.append(model) or original(
+        w, model, memory_id))
+    recording = _RecordingDevice()
+    device = served(recording)
+    hal_model = to_hal_model(_add_model())
+    other = hal_model.copy()
+    other.main.operands[0].dimensions = [4]
+    with device.model_sent_unchanged(hal_model):
+        assert device.get_supported_operations(hal_model) == [True]
+        device.get_supported_operations(other)  # another model in the block: encoded as usual
+        device.prepare_model(hal_model)
+    assert encoded == [hal_model, other]
+    assert [m.main.operands[0].dimensions for m in recording.models] == [[2, 2], [4], [2, 2]]
+    device.get_supported_operations(hal_model)  # after the block: encoded again
+    assert encoded == [hal_model, other, hal_model]

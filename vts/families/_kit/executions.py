@@ -14,6 +14,7 @@ family judges sync, async and fenced executions the same way.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -98,6 +99,13 @@ def _refusal_allowed(model: Model, error: DriverError) -> None:
         rule = driver_mode_violation(model)
         if rule is not None:
             raise AllowedRefusal(rule) from None
+
+
+def sent_unchanged(device: Device, model: Model) -> contextlib.AbstractContextManager[object]:
+    """A block in which ``model`` is sent to ``device`` unchanged, however often: a device that crosses a
+    process boundary then encodes it once (``model_sent_unchanged``); any other device ignores it."""
+    hint = getattr(device, "model_sent_unchanged", None)
+    return hint(model) if callable(hint) else contextlib.nullcontext()
 
 
 def supported_operations(device: Device, model: Model) -> tuple[bool, ...]:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import reduce
 
-from vts.families._kit.executions import Executor, PreparedModelCache, null_fence
+from vts.families._kit.executions import Executor, PreparedModelCache, null_fence, sent_unchanged
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.families.validation.mutations import Mutation, apply_mutation, enumerate_mutations
@@ -197,6 +197,11 @@ class ValidationFamily(Family):
     def _run_model_mutation(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         mutation: Mutation = case.config["mutation"]
         mutated = apply_mutation(self._model(case, options), mutation)
+        with sent_unchanged(device, mutated):  # sent twice, encoded once (a driver host's proxy)
+            return self._judge_model_mutation(mutation, mutated, device)
+
+    @staticmethod
+    def _judge_model_mutation(mutation: Mutation, mutated: Model, device: Device) -> Outcome:
         what = mutation.description
         if mutation.query_support:
             try:
