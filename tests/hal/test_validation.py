@@ -1224,3 +1224,58 @@ def test_fuzzed_requests_only_raise_validation_error() -> None:
         finally:
             for pool in pools:
                 pool.close()
+
+
+# ---------------------------------------------------------------------------
+# The memo of proven operands (issue 23: a long-running driver host must not grow with the corpus)
+
+
+def _add_model_of_width(width: int) -> Model:
+    """``add_model`` on [width] tensors: two operand keys (the inputs', the output's) no other width shares."""
+    model = add_model()
+    for o in model.main.operands:
+        if o.dimensions:
+            o.dimensions = [width]
+    return model
+
+
+def test_proven_operand_memo_forgets_models_left_behind() -> None:
+    """Ten generations' worth of distinct models: the memo holds two generations at most.
+
+    Before, one set kept every proven key until it held 50,000 (about 16 MB), so a driver host's
+    memory grew for the first few hundred thousand cases of a corpus run.
+    """
+    from vts.hal import validation
+
+    limit = validation._PROVEN_OPERANDS_LIMIT
+    assert 2 * limit <= 10_000  # a few models' worth, not a corpus' worth
+    for width in range(1, 5 * limit + 1):  # ten generations' worth of keys
+        validate_model(_add_model_of_width(width))
+        assert validation.proven_operand_keys() <= 2 * limit
+    # A model without extensions shares one empty set of prefixes (each key's context holds it).
+    assert validation._validate_extension_prefixes(add_model(), V13) is validation._NO_PREFIXES
+
+
+def test_proven_operand_memo_keeps_the_model_being_swept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model a sweep keeps coming back to is never proven again, however many others pass meanwhile."""
+    from vts.hal import validation
+
+    proofs = 0
+    prove = validation.validate_operand
+
+    def counting(*args: object, **kwargs: object) -> None:
+        nonlocal proofs
+        proofs += 1
+        prove(*args, **kwargs)
+
+    monkeypatch.setattr(validation, "validate_operand", counting)
+    swept = _add_model_of_width(1_000_000)
+    validate_model(swept)
+    limit = validation._PROVEN_OPERANDS_LIMIT
+    others = iter(range(1, 10 * limit))
+    for _ in range(12):  # four generations' worth of other keys in all
+        for _, width in zip(range(limit // 6), others, strict=False):
+            validate_model(_add_model_of_width(width))
+        before = proofs
+        validate_model(swept)
+        assert proofs == before

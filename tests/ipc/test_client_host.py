@@ -315,3 +315,38 @@ def test_a_model_sent_unchanged_is_encoded_once_in_its_block(served, monkeypatch
     assert [m.main.operands[0].dimensions for m in recording.models] == [[2, 2], [4], [2, 2]]
     device.get_supported_operations(hal_model)  # after the block: encoded again
     assert encoded == [hal_model, other, hal_model]
+
+
+def test_host_tracemalloc_snapshots_on_sigusr1_and_at_exit(tmp_path):
+    """NNVTS_HOST_TRACEMALLOC (issue 23): a snapshot on demand and one when the harness hangs up."""
+    import signal
+    import subprocess
+    import sys
+    import tracemalloc
+
+    from tests.ipc.conftest import ROOT, nnvts_env
+    from vts.ipc.host import TRACEMALLOC_ENV
+
+    ours, theirs = p.socket_pair()
+    command = [sys.executable, "-m", "vts.ipc.host", "--driver", "reference", "--fd", str(theirs.fileno())]
+    host = subprocess.Popen(command, cwd=ROOT, env=nnvts_env(**{TRACEMALLOC_ENV: str(tmp_path / "host")}),
+                            pass_fds=[theirs.fileno()])
+    theirs.close()
+    try:
+        device = connect(ours)
+        assert device.get_version_string()  # served: the handler is installed
+        host.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob("host.*.1.snap")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        device.get_version_string()
+        device.connection.close()
+        assert host.wait(60) == 0
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
+    snapshots = sorted(tmp_path.glob("host.*.snap"))
+    assert [path.name.split(".")[-2] for path in snapshots] == ["1", "2"]
+    for path in snapshots:
+        assert tracemalloc.Snapshot.load(str(path)).traces

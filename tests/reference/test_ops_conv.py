@@ -572,4 +572,4 @@ def test_caches_stay_bounded_over_many_distinct_models():
 
     gc.collect()
     assert len(conv._FILTER_CACHE) == 0  # every prepared model was released, so were their filters
-    assert len(validation._VALID_OPERANDS) <= validation._VALID_OPERANDS_LIMIT
+    assert validation.proven_operand_keys() <= 2 * validation._PROVEN_OPERANDS_LIMIT

@@ -609,6 +609,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="concurrent calls served")
     parser.add_argument("--memory-limit", type=int, default=0, help="RLIMIT_AS in bytes (0: unlimited)")
     args = parser.parse_args(argv)
+    trace_to = os.environ.get(TRACEMALLOC_ENV)
+    if trace_to:
+        _trace_allocations(trace_to)
     profile_to = os.environ.get(PROFILE_ENV)
     if profile_to:
         return _profiled(profile_to, serve, args)
@@ -630,6 +633,27 @@ def _profiled(prefix: str, run: Callable[..., int], args: argparse.Namespace) ->
                                memory_limit=args.memory_limit)
     finally:
         profile.dump_stats(f"{prefix}.{os.getpid()}.prof")
+
+
+#: ``NNVTS_HOST_TRACEMALLOC=PREFIX``: trace the host's Python allocations (tracemalloc, 8 frames) and write a
+#: snapshot to ``PREFIX.PID.N.snap`` on each SIGUSR1 and when the host ends normally; diff two of them
+#: (``tracemalloc.Snapshot.load``, ``compare_to``) to see what a long run accumulates (bench/README.md, issue 23).
+#: A development aid: tracing makes the host several times slower.
+TRACEMALLOC_ENV = "NNVTS_HOST_TRACEMALLOC"
+
+
+def _trace_allocations(prefix: str) -> None:
+    import atexit
+    import tracemalloc
+
+    tracemalloc.start(8)
+    taken = itertools.count(1)
+
+    def dump(*_: object) -> None:
+        tracemalloc.take_snapshot().dump(f"{prefix}.{os.getpid()}.{next(taken)}.snap")
+
+    signal.signal(signal.SIGUSR1, dump)
+    atexit.register(dump)
 
 
 def serve(driver: str, *, fd: int | None = None, path: str | None = None, threads: int = DEFAULT_THREADS,
