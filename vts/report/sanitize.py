@@ -108,9 +108,16 @@ def _already_clean(result: CaseResult) -> bool:
     return "".join((result.name, result.family, result.reason, result.spec, *labels)).isprintable()
 
 
+#: The last result found clean: every sink of a run cleans the same object in turn (results are frozen).
+_last_clean: list[CaseResult | None] = [None]
+
+
 def clean_result(result: CaseResult) -> CaseResult:
     """The same result with every string bounded and XML-safe (names included: specs are outside input too)."""
+    if result is _last_clean[0]:
+        return result
     if _already_clean(result):
+        _last_clean[0] = result
         return result  # nothing to change (most results of a large run): no copy
     return CaseResult(
         name=clean(result.name, 1024),
