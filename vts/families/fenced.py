@@ -28,12 +28,16 @@ and anything but signalled -> GENERAL_FAILURE"; the duration
   fence signals an error and the execution must fail (any status but NONE,
   through the call, the returned fence or the callback).
 
+The golden executions above run while those fences pend (``OwnFenceChecks``): the ``PENDING_S`` wait is
+what the checks need, and the goldens share it instead of following it.
+
 Out of process the fences travel as eventfds (``vts.ipc.fences``), so the
 driver host's driver waits on the harness's signal exactly as in process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -324,6 +328,8 @@ class OwnFenceChecks:
         self.checks: list[_OwnFenceCheck] = []
         self.observed: list[str] = []
         self._signaller: threading.Thread | None = None
+        self._observe_error: BaseException | None = None
+        self._finished = False
 
     def launch(self) -> None:
         for kind in (_WaitsForTheFence, _NeverSignalledThenError):
@@ -340,23 +346,40 @@ class OwnFenceChecks:
                 assert check.launched is not None
                 check.launched.returned(max(0.0, until - time.monotonic()))
             self.observed = [problem for check in self.checks for problem in check.before_signal()]
+        except BaseException as error:  # re-raised by ``finish`` on the case's thread, as when it ran there
+            self._observe_error = error
         finally:
             for check in self.checks:
                 check.signal()
 
     def finish(self) -> list[str]:
         """Every problem: those seen before the signal, then each check's judgement."""
+        self._finished = True
         if self._signaller is not None:
             self._signaller.join()
+        if self._observe_error is not None:
+            raise self._observe_error
         problems = list(self.observed)
         for check in self.checks:
             problems += check.judge()
         return problems
 
     def close(self) -> None:
-        """Wait for the signal (it comes whatever the caller's work did), then release the checks' pools."""
+        """Release the checks' pools once their executions are over, whatever the caller's work did.
+
+        When the golden executions ended the case early (an exception), the checks' calls may still be
+        running: their fences are signalled (by the signaller, or here if it never started) and their
+        answers awaited, as ``finish`` would, before the pools they write into are closed.
+        """
         if self._signaller is not None:
             self._signaller.join()
+        else:
+            for check in self.checks:
+                check.signal()
+        if not self._finished:
+            for check in self.checks:
+                with contextlib.suppress(Exception):
+                    check.judge()
         for check in self.checks:
             check.close()
 
