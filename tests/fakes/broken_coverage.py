@@ -239,3 +239,43 @@ def _mul_product_in_16_bits(ctx: OpContext) -> list[np.ndarray]:
 def mul_product_in_16_bits() -> ReferenceDevice:
     """Caught by ``differential``'s drawn quantization parameters (zero points of 0, wide output scales)."""
     return _patched_device("broken-mul-16-bit-product", OperationType.MUL, _mul_product_in_16_bits)
+
+
+
+class _FenceLogPreparedModel(ReferencePreparedModel):
+    """Notes, for each ``execute_fenced``, its kind and whether a wait fence handed over earlier still pends."""
+
+    log: list[tuple[str, bool]]
+    own_fences: list[SyncFence]
+
+    def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None], *args: Any,
+                       **kwargs: Any) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        pending = [fence for fence in wait_for if fence is not None and not fence.signalled]
+        self.own_fences += pending
+        kind = "own" if pending else "golden" if not wait_for else "chained"
+        self.log.append((kind, any(not fence.signalled for fence in self.own_fences)))
+        return super().execute_fenced(request, wait_for, *args, **kwargs)
+
+
+class FenceLogDevice(_Device):
+    """Not broken: the reference, with one log of every prepared model's fenced calls (``log``).
+
+    Shows the order of the ``fenced`` family's calls: its golden executions (no wait fences) are made while
+    the harness's own fences are still pending, not after they signal.
+    """
+
+    prepared_class = _FenceLogPreparedModel
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.log: list[tuple[str, bool]] = []
+        self.own_fences: list[SyncFence] = []
+
+    def adjust(self, prepared: ReferencePreparedModel, model: Model, *args: Any, **kwargs: Any) -> None:
+        prepared.log = self.log  # type: ignore[attr-defined]
+        prepared.own_fences = self.own_fences  # type: ignore[attr-defined]
+
+
+def fence_log() -> FenceLogDevice:
+    """The reference with a log of its fenced calls (``FenceLogDevice``)."""
+    return FenceLogDevice("fence-log")

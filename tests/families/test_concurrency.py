@@ -195,3 +195,23 @@ def test_reclaim_on_release_is_caught_out_of_process():
         assert runner.host is not None
         runner.host.stop()
     assert [r.verdict for r in results.values()] == [Verdict.FAILED], not_passed(results)
+
+
+def test_release_frees_m1_without_a_collection_and_collects_a_cycle():
+    """``_release`` collects only when dropping the reference did not free m1 (a reference cycle)."""
+    import gc
+    import weakref
+
+    from vts.families.concurrency import _release
+
+    class Prepared:
+        pass
+
+    plain, cyclic = [Prepared()], [Prepared()]
+    cyclic[0].me = cyclic[0]
+    refs = [weakref.ref(plain[0]), weakref.ref(cyclic[0])]
+    collections = gc.get_stats()[2]["collections"]
+    _release(plain)()  # the list held the only reference: freed at once, no full collection
+    assert refs[0]() is None and gc.get_stats()[2]["collections"] == collections
+    _release(cyclic)()  # alive after the list let go (its own cycle): collected
+    assert refs[1]() is None and gc.get_stats()[2]["collections"] > collections

@@ -63,3 +63,29 @@ def test_reference_passes_out_of_process():
 def test_caught_out_of_process(driver):
     results = _run_isolated(f"tests.fakes.broken_coverage:{driver}")
     assert results and all(r.verdict is Verdict.FAILED for r in results.values()), not_passed(results)
+
+
+def test_goldens_run_while_the_own_fences_are_pending(monkeypatch):
+    """The golden executions share the own-fence checks' wait instead of following it."""
+    from vts.families import fenced
+
+    monkeypatch.setattr(fenced, "PENDING_S", 2.0)  # far longer than the goldens take, however loaded the machine
+    device = broken_coverage.fence_log()
+    results = run_family("fenced", device, [hand_add_float()])
+    assert results and not not_passed(results)
+    kinds = [kind for kind, _ in device.log]
+    assert kinds.count("own") == 2 and kinds.count("golden") == 2, device.log
+    assert all(pending for kind, pending in device.log if kind == "golden"), device.log
+
+
+def test_a_driver_serializing_fence_waits_is_not_deadlocked():
+    """Goldens held up behind the checks' blocked calls resume at the signal: the case ends and passes."""
+    from tests.fakes import broken_concurrency
+
+    results = run_family("fenced", broken_concurrency.serialized(), [hand_add_float(), hand_add_quant8()])
+    assert len(results) == 2 and not not_passed(results)
+
+
+def test_a_driver_serializing_fence_waits_is_not_deadlocked_out_of_process():
+    results = _run_isolated("tests.fakes.broken_concurrency:serialized")
+    assert results and not not_passed(results)

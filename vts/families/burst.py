@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vts.families._kit.executions import Answer, Executor, execute, prepare_for_case
+from vts.families._kit.executions import Answer, Executor, PreparedModelCache, execute
 from vts.families._kit.judge import judge_success
 from vts.families._kit.request_variants import SiblingExamples, request_variants, with_examples
 from vts.families.base import Case, CaseFailure, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
@@ -50,7 +50,18 @@ from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming, OperationType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Request
-from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, TensorData, build_request, dtype_of, element_count
+from vts.model.casemodel import (
+    BuiltRequest,
+    CaseExample,
+    CaseModel,
+    ConstantPolicy,
+    TensorData,
+    build_request,
+    close_model,
+    dtype_of,
+    element_count,
+    to_hal_model,
+)
 
 SENTINEL = 0xA5
 #: Slots the golden sequence uses: A's input and output, B's input and output.
@@ -359,6 +370,12 @@ class BurstFamily(Family):
 
     def __init__(self) -> None:
         self._siblings = SiblingExamples()
+        #: Both cases of a model (golden, then validation) run on one preparation, as deadline's execution
+        #: cases do: the second preparation of an identical model cost a model send, the host's model
+        #: checks and the driver's preparation (a fifth of a burst case), and checked nothing the first did
+        #: not.  A case run alone prepares the model itself.  The key is the model's case name, unique in
+        #: a run as case names are (two specs' models may share a name).
+        self._prepared = PreparedModelCache()
 
     def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
@@ -371,7 +388,9 @@ class BurstFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
         assert model is not None
-        prepared, why = prepare_for_case(device, model, options)
+        prepared, why = self._prepared.get(
+            (case.spec_path, model.case_name()), device,
+            lambda: to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions), close_model)
         if prepared is None:
             return skipped(why)
         if case.config["kind"] == "validation":

@@ -28,12 +28,16 @@ and anything but signalled -> GENERAL_FAILURE"; the duration
   fence signals an error and the execution must fail (any status but NONE,
   through the call, the returned fence or the callback).
 
+The golden executions above run while those fences pend (``OwnFenceChecks``): the ``PENDING_S`` wait is
+what the checks need, and the goldens share it instead of following it.
+
 Out of process the fences travel as eventfds (``vts.ipc.fences``), so the
 driver host's driver waits on the harness's signal exactly as in process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -42,12 +46,13 @@ from typing import Any
 from vts.families._kit.executions import Answer, Executor
 from vts.families._kit.judge import judge_success
 from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
-from vts.families.base import Outcome, RunOptions, failed
+from vts.families.base import Case, Outcome, RunOptions, failed
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, is_scalar_type
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import PreparedModel, SyncFence
+from vts.hal.interfaces import Device, PreparedModel, SyncFence
 from vts.hal.types import NO_TIMING_INFO, Request
+from vts.ipc.clients import set_concurrency
 from vts.model.casemodel import BuiltRequest, CaseModel, build_request, element_count
 
 #: How long a fence handed to the driver stays pending before the harness signals it.
@@ -115,17 +120,41 @@ class FencedFamily(PerExampleFamily):
     name = "fenced"
     description = "fenced execution with and without timing, chained on the returned fence"
 
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        """Out of process, a case with own-fence checks has the host serve ``OVERLAP_CALLS`` calls at once."""
+        assert case.model is not None
+        if case.example or fenced_must_refuse(self.case_model(case.model), 0):
+            return super().run(case, device, options)
+        previous = set_concurrency(device, OVERLAP_CALLS)
+        try:
+            return super().run(case, device, options)
+        finally:
+            if previous is not None:
+                set_concurrency(device, previous)
+
     def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
         return [Execution(Executor.FENCED, measure) for measure in (MeasureTiming.NO, MeasureTiming.YES)]
 
     def run_executions(self, model: CaseModel, example_index: int, prepared: PreparedModel,
                        options: RunOptions, label: str = "") -> Outcome:
-        """On each model's first example, first the fences of the harness's own that signal later."""
-        if example_index == 0 and not fenced_must_refuse(model, 0):
-            problems = own_fence_problems(model, prepared, options)
-            if problems:
-                return failed(problems[0], tuple(problems))
-        return super().run_executions(model, example_index, prepared, options, label)
+        """On each model's first example, the fences of the harness's own that signal later come first.
+
+        The golden executions run inside their ``PENDING_S`` window rather than after it (``OwnFenceChecks``):
+        the window is a wait, and the goldens are work the case does anyway.  The outcome is the one the
+        checks-then-goldens order gave: the own-fence checks' problems if they have any, else the goldens'.
+        """
+        if example_index != 0 or fenced_must_refuse(model, 0):
+            return super().run_executions(model, example_index, prepared, options, label)
+        checks = OwnFenceChecks(model, prepared, options)
+        try:
+            checks.launch()
+            goldens = super().run_executions(model, example_index, prepared, options, label)
+            problems = checks.finish()
+        finally:
+            checks.close()
+        if problems:
+            return failed(problems[0], tuple(problems))
+        return goldens
 
     def execute(self, prepared: PreparedModel, built: BuiltRequest, execution: Execution,
                 options: RunOptions) -> Answer:
@@ -271,27 +300,86 @@ class _NeverSignalledThenError(_OwnFenceCheck):
         return []
 
 
-def own_fence_problems(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+#: Calls the driver host serves at once while the own-fence checks wait: both checks' calls (a driver may block
+#: in ``execute_fenced`` until its fence signals) and the golden executions beside them.
+OVERLAP_CALLS = 3
+
+
+class OwnFenceChecks:
     """Both own-fence checks in flight together, so a model waits ``PENDING_S`` once, not once per check.
 
-    Every fence is signalled before any answer is awaited: a driver (or a driver host) that serves one call
-    at a time, blocked in the first execution's wait, would otherwise never see the second fence signal.
+    ``launch`` starts both executions and a signaller thread; the caller may do other work (the golden
+    executions) until ``finish``.  The signaller keeps the checks' schedule whatever the caller does: it
+    waits ``PENDING_S`` from the launch (less when both calls have returned: there is nothing left to wait
+    for), looks at both checks, then signals every fence.  So each check is observed after exactly the
+    wait it had when it ran alone, and work that the driver holds up until the fences signal (a host or a
+    driver serving one call at a time, a driver holding a lock across a fence wait) resumes at the signal
+    instead of deadlocking the case.  Every fence is signalled before any answer is awaited: a driver
+    blocked in the first execution's wait would otherwise never see the second fence signal.
+
+    Out of process the host is asked (``SET_CONCURRENCY``) to serve ``OVERLAP_CALLS`` calls at once while
+    the checks are in flight, so the golden executions are not queued behind the two waiting calls; the
+    setting is restored when the case ends (``FencedFamily.run``).  A driver that does not know the
+    message serves them after the signal, as before.
     """
-    checks: list[_OwnFenceCheck] = []
-    try:
+
+    def __init__(self, model: CaseModel, prepared: PreparedModel, options: RunOptions) -> None:
+        self.model, self.prepared, self.options = model, prepared, options
+        self.checks: list[_OwnFenceCheck] = []
+        self.observed: list[str] = []
+        self._signaller: threading.Thread | None = None
+        self._observe_error: BaseException | None = None
+        self._finished = False
+
+    def launch(self) -> None:
         for kind in (_WaitsForTheFence, _NeverSignalledThenError):
-            checks.append(kind(model, prepared, options))
-            checks[-1].launch()
+            self.checks.append(kind(self.model, self.prepared, self.options))
+            self.checks[-1].launch()
         until = time.monotonic() + PENDING_S
-        for check in checks:
-            assert check.launched is not None
-            check.launched.returned(max(0.0, until - time.monotonic()))
-        problems = [problem for check in checks for problem in check.before_signal()]
-        for check in checks:
-            check.signal()
-        for check in checks:
+        self._signaller = threading.Thread(target=self._observe_then_signal, args=(until,), daemon=True,
+                                           name="nnvts-fence-signaller")
+        self._signaller.start()
+
+    def _observe_then_signal(self, until: float) -> None:
+        try:
+            for check in self.checks:
+                assert check.launched is not None
+                check.launched.returned(max(0.0, until - time.monotonic()))
+            self.observed = [problem for check in self.checks for problem in check.before_signal()]
+        except BaseException as error:  # re-raised by ``finish`` on the case's thread, as when it ran there
+            self._observe_error = error
+        finally:
+            for check in self.checks:
+                check.signal()
+
+    def finish(self) -> list[str]:
+        """Every problem: those seen before the signal, then each check's judgement."""
+        self._finished = True
+        if self._signaller is not None:
+            self._signaller.join()
+        if self._observe_error is not None:
+            raise self._observe_error
+        problems = list(self.observed)
+        for check in self.checks:
             problems += check.judge()
         return problems
-    finally:
-        for check in checks:
+
+    def close(self) -> None:
+        """Release the checks' pools once their executions are over, whatever the caller's work did.
+
+        When the golden executions ended the case early (an exception), the checks' calls may still be
+        running: their fences are signalled (by the signaller, or here if it never started) and their
+        answers awaited, as ``finish`` would, before the pools they write into are closed.
+        """
+        if self._signaller is not None:
+            self._signaller.join()
+        else:
+            for check in self.checks:
+                check.signal()
+        if not self._finished:
+            for check in self.checks:
+                with contextlib.suppress(Exception):
+                    check.judge()
+        for check in self.checks:
             check.close()
+
