@@ -45,6 +45,20 @@ def units() -> dict[str, str]:
     return out
 
 
+@pytest.fixture
+def built(monkeypatch) -> list[str]:
+    """The names of the cases built (``Case.__init__`` run) from here on."""
+    names: list[str] = []
+    original = Case.__init__
+
+    def counting_init(self, name, *args, **kwargs):
+        names.append(name)
+        original(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(Case, "__init__", counting_init)
+    return names
+
+
 def test_a_shard_selects_whole_units_and_keeps_the_order(every_name, units):
     shard = Shard(2, 5)
     assert set(units) == set(every_name)
@@ -83,15 +97,7 @@ def test_the_j_slots_take_whole_units_and_together_every_case(every_name, units)
     assert sorted(n for part in parts for n in part) == sorted(every_name)
 
 
-def test_a_j_slot_with_a_shard_and_a_keyword_builds_only_its_own_cases(every_name, units, monkeypatch):
-    built: list[str] = []
-    original = Case.__init__
-
-    def counting_init(self, name, *args, **kwargs):
-        built.append(name)
-        original(self, name, *args, **kwargs)
-
-    monkeypatch.setattr(Case, "__init__", counting_init)
+def test_a_j_slot_with_a_shard_and_a_keyword_builds_only_its_own_cases(every_name, units, built):
     shard, slot, keyword = Shard(1, 2), WorkerSlot(1, 2), "validation/ or generated/"
     kept = _names(Selection(SPECS, keyword=parse_expression(keyword), shard=shard, partition=slot))
     expected = [n for n in every_name if shard(units[n]) and slot(units[n]) and parse_expression(keyword)(n)]
@@ -106,32 +112,16 @@ def test_a_keyword_selects_the_same_names_as_filtering_every_case(every_name):
     assert _names(Selection(SPECS, keyword=parse_expression(keyword))) == expected
 
 
-def test_count_builds_no_costly_case_and_counts_what_iter_cases_yields(every_name, units, monkeypatch):
+def test_count_builds_no_costly_case_and_counts_what_iter_cases_yields(every_name, units, built):
     """Families whose cases cost to build (validation, caching) build none to be counted; cheap
     families may build theirs and drop them."""
-    built: list[str] = []
-    original = Case.__init__
-
-    def counting_init(self, name, *args, **kwargs):
-        built.append(name)
-        original(self, name, *args, **kwargs)
-
-    monkeypatch.setattr(Case, "__init__", counting_init)
     assert sum(1 for _ in count_cases(Selection(SPECS))) == len(every_name)
     shard = Shard(1, 7)
     assert sum(1 for _ in count_cases(Selection(SPECS, shard=shard))) == sum(shard(units[n]) for n in every_name)
     assert not [n for n in built if n.startswith(("validation/", "caching/"))]
 
 
-def test_a_validation_shard_builds_only_its_own_cases(every_name, monkeypatch):
-    built: list[str] = []
-    original = Case.__init__
-
-    def counting_init(self, name, *args, **kwargs):
-        built.append(name)
-        original(self, name, *args, **kwargs)
-
-    monkeypatch.setattr(Case, "__init__", counting_init)
+def test_a_validation_shard_builds_only_its_own_cases(every_name, built):
     shard = Shard(3, 4)
     kept = _names(Selection(SPECS, families=["validation"], shard=shard))
     assert kept and built == kept
