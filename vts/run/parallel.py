@@ -33,6 +33,7 @@ from typing import Any
 
 from vts.ipc.drivers import DriverRef
 from vts.results import CaseResult, Verdict
+from vts.run import signals
 from vts.run.selection import WorkerSlot
 
 _DONE = "done"
@@ -353,6 +354,8 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         while not all(slot.done for slot in slots):
             if not selector.get_map():
                 break
+            if signals.received() is not None:
+                raise KeyboardInterrupt  # a signal whose exception landed where Python drops it (run loop)
             # One selector for the whole run (epoll): building one per wait, as
             # multiprocessing.connection.wait does, cost the parent more than its reports.
             for key, _ in selector.select(timeout=1.0):
