@@ -135,3 +135,23 @@ def test_sigkill_during_a_hung_driver_call_still_takes_the_host_down(tmp_path):
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_a_signal_in_the_import_lock_callback_is_recorded_not_raised():
+    """Python drops an exception raised in the import system's weakref callback (printing a traceback), so the
+    handler records the signal there and the run loops stop on it after the case."""
+    import sys
+
+    from vts.run import signals
+
+    namespace: dict = {"sys": sys}
+    exec(compile("def cb():\n    return sys._getframe()\n", "<frozen importlib._bootstrap>", "exec"), namespace)
+    signals.reset()
+    try:
+        signals._handler(signal.SIGTERM, namespace["cb"]())
+        assert signals.received() == signal.SIGTERM
+        signals.reset()
+        with pytest.raises(signals.Interrupted):
+            signals._handler(signal.SIGTERM, sys._getframe())
+    finally:
+        signals.reset()
