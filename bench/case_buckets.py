@@ -38,11 +38,11 @@ import argparse
 import glob
 import os
 import pstats
-import resource
 import subprocess
-import sys
 import tempfile
 from collections import defaultdict
+
+from bench import harness_cost
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
@@ -127,19 +127,6 @@ def buckets(profile_path: str, host: bool) -> dict[str, float]:
     return out
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _run(argv: list[str], cwd: str, env: dict[str, str]) -> float:
-    before = _children_cpu()
-    done = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    if done.returncode not in (0, 1):
-        sys.exit(f"bench: {' '.join(argv[:6])}... ended with exit status {done.returncode}:\n{done.stderr[-2000:]}")
-    return _children_cpu() - before
-
-
 def measure(family: str, specs: list[str], tree: str, extra: list[str]) -> tuple[int, float, dict[str, float]]:
     """(cases, CPU ms per case unprofiled, ms per case per bucket with the profiled shares)."""
     env = dict(os.environ, PYTHONPATH=tree)
@@ -149,11 +136,11 @@ def measure(family: str, specs: list[str], tree: str, extra: list[str]) -> tuple
     listed = subprocess.run([*nnvts, "list", "--count", *selection], cwd=tree, env=env, capture_output=True,
                             text=True)
     cases = int(listed.stdout.strip().splitlines()[-1])
-    cpu = _run([*nnvts, *args], tree, env)
+    cpu, _ = harness_cost.measure([*nnvts, *args], tree, env)
     with tempfile.TemporaryDirectory(prefix="nnvts-buckets-") as directory:
         harness = os.path.join(directory, "harness.prof")
-        _run([PYTHON, "-c", _PROFILED_HARNESS, harness, *args], tree,
-             dict(env, NNVTS_HOST_PROFILE=os.path.join(directory, "host")))
+        harness_cost.measure([PYTHON, "-c", _PROFILED_HARNESS, harness, *args], tree,
+                             dict(env, NNVTS_HOST_PROFILE=os.path.join(directory, "host")))
         sides = [buckets(harness, host=False)] + [buckets(p, host=True)
                                                   for p in glob.glob(os.path.join(directory, "host.*.prof"))]
     profiled: dict[str, float] = defaultdict(float)

@@ -55,10 +55,11 @@ ENV = dict(os.environ)
 CWD = [ROOT]
 
 
-def measure(command: list[str]) -> tuple[float, str]:
+def measure(command: list[str], cwd: str | None = None, env: dict[str, str] | None = None) -> tuple[float, str]:
     """(CPU seconds of the whole process tree, stdout) of one command; a harness error stops the bench."""
     before = _children_cpu()
-    done = subprocess.run(command, cwd=CWD[0], stdin=subprocess.DEVNULL, capture_output=True, text=True, env=ENV)
+    done = subprocess.run(command, cwd=cwd or CWD[0], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          env=env or ENV)
     cpu = _children_cpu() - before
     if done.returncode not in (0, 1):
         sys.exit(f"bench: {' '.join(command)} ended with exit status {done.returncode}:\n{done.stderr[-2000:]}")

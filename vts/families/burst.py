@@ -50,18 +50,7 @@ from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming, OperationType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Request
-from vts.model.casemodel import (
-    BuiltRequest,
-    CaseExample,
-    CaseModel,
-    ConstantPolicy,
-    TensorData,
-    build_request,
-    close_model,
-    dtype_of,
-    element_count,
-    to_hal_model,
-)
+from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, TensorData, build_request, dtype_of, element_count
 
 SENTINEL = 0xA5
 #: Slots the golden sequence uses: A's input and output, B's input and output.
@@ -373,8 +362,7 @@ class BurstFamily(Family):
         #: Both cases of a model (golden, then validation) run on one preparation, as deadline's execution
         #: cases do: the second preparation of an identical model cost a model send, the host's model
         #: checks and the driver's preparation (a fifth of a burst case), and checked nothing the first did
-        #: not.  A case run alone prepares the model itself.  The key is the model's case name, unique in
-        #: a run as case names are (two specs' models may share a name).
+        #: not.  A case run alone prepares the model itself.
         self._prepared = PreparedModelCache()
 
     def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
@@ -388,9 +376,7 @@ class BurstFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
         assert model is not None
-        prepared, why = self._prepared.get(
-            (case.spec_path, model.case_name()), device,
-            lambda: to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions), close_model)
+        prepared, why = self._prepared.for_case(case.spec_path, model, device, options)
         if prepared is None:
             return skipped(why)
         if case.config["kind"] == "validation":

@@ -200,9 +200,7 @@ class DeadlineFamily(Family):
         assert case.model is not None
         executor, kind = EXECUTE_TESTS[case.config["test"]]
         model = case.model
-        prepared, why = self._prepared.get(
-            (case.spec_path, model.name), device,
-            lambda: to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions), close_model)
+        prepared, why = self._prepared.for_case(case.spec_path, model, device, options)
         if prepared is None:
             return skipped(why)
         example = case.model.examples[0]

@@ -114,8 +114,10 @@ class DriverHost:
         self._send_lock = threading.Lock()
         self._table_lock = threading.Lock()
         self._stopped = threading.Event()
-        #: The last model read, with its bytes (see ``_read_model``); dropped whenever the pools change.
-        self._last_model: tuple[bytes, Model] | None = None
+        #: Bumped by every preamble that may change the pool table (see ``_read_model``).
+        self._pools_generation = 0
+        #: The last model read: the pool generation it was decoded in, its bytes, the model.
+        self._last_model: tuple[int, bytes, Model] | None = None
         self._handlers: dict[int, Callable[[Reader, int, set[int]], tuple[Writer, Callable[[], None] | None]]] = {
             Method.HELLO: self._hello,
             Method.GET_STATUS: lambda r, s, t: int_reply(self.device.get_status()),
@@ -241,7 +243,7 @@ class DriverHost:
         taken: set[int] = set()
         if not (preamble.pools or preamble.released_pools or preamble.released_handles):
             return reader, taken
-        self._last_model = None  # its pool references may name what this preamble changes
+        self._pools_generation += 1  # a model decoded before may name pools this preamble changes
         with self._table_lock:
             released = 0
             for pool_id in preamble.released_pools:
@@ -364,19 +366,19 @@ class DriverHost:
         ``prepare_model`` (every validation mutation, every prepared model): the second decode was a
         quarter of the host's time in a validation sweep.  The encoding is deterministic and
         self-delimiting, so bytes equal to the last model's decode to an equal model with the same pool
-        ids, and the pool table has not changed since (any preamble drops the memo).  The driver gets the
+        ids, and the pool table has not changed since (a model decoded before any later preamble, even
+        on another reader thread, is never reused).  The driver gets the
         same object twice, as an in-process driver does: the HAL passes a model as a const input.
         """
+        generation, start = self._pools_generation, r.pos
         last = self._last_model
-        start = r.pos
-        if last is not None:
-            data, model = last
-            end = start + len(data)
-            if r.data[start:end] == data:
+        if last is not None and last[0] == generation:
+            end = start + len(last[1])
+            if r.data[start:end] == last[1]:
                 r.pos = end
-                return model
+                return last[2]
         model = p.read_model(r, self._pool)
-        self._last_model = (bytes(r.data[start:r.pos]), model)
+        self._last_model = (generation, bytes(r.data[start:r.pos]), model)
         return model
 
     def _supported_operations(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:

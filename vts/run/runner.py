@@ -83,17 +83,11 @@ class Selection:
         if self.shard is None and self.partition is None:
             return self._named
         key = unit_key(family, model_case_name)
-        partition = shard = None
-        if self.partition is not None:
-            partition = decide_unit(self.partition, key)
-            if partition is False:
-                return None
-        if self.shard is not None:
-            shard = decide_unit(self.shard, key)
-            if shard is False:
-                return None
-        keyword = self.keyword
-        checks = [c for c in (partition, keyword, shard) if c is not None and c is not True]
+        partition, shard = (True if f is None else decide_unit(f, key) for f in (self.partition, self.shard))
+        if partition is False or shard is False:
+            return None
+        # In this order: the -k terms count hits on this slot's names only (the parent sums the slots').
+        checks = [c for c in (partition, self.keyword, shard) if c is not None and c is not True]
         if not checks:
             return _everything
         if len(checks) == 1:

@@ -253,6 +253,16 @@ class PreparedModelCache:
             self._key, self._device, self._entry = key, device, (preparation.prepared, why)
         return self._entry
 
+    def for_case(self, spec_path: str, model: CaseModel, device: Device,
+                 options: RunOptions) -> tuple[PreparedModel | None, str]:
+        """``get`` for a test model turned into a HAL model (its constant pool closed after preparing).
+
+        Keyed by the model's case name, unique in a run as case names are (two specs' models may share a
+        plain name)."""
+        return self.get((spec_path, model.case_name()), device,
+                        lambda: to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions),
+                        close_model)
+
 
 def prepare_for_case(device: Device, model: CaseModel, options: RunOptions, extensions: object = None,
                      **prepare_kwargs: object) -> tuple[PreparedModel | None, str]:
