@@ -17,6 +17,7 @@ from tests.ipc.conftest import hand_mul_float
 from vts.families._kit.executions import Executor, execute
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
+from vts.hal.memory import allocate
 from vts.hal.interfaces import SyncFence
 from vts.hal.types import BufferDesc, BufferRole
 from vts.ipc import protocol as p
@@ -350,3 +351,46 @@ def test_host_tracemalloc_snapshots_on_sigusr1_and_at_exit(tmp_path):
     assert [path.name.split(".")[-2] for path in snapshots] == ["1", "2"]
     for path in snapshots:
         assert tracemalloc.Snapshot.load(str(path)).traces
+
+
+def test_calls_sent_ahead_are_answered_in_order_whenever_their_answers_are_read(served):
+    recording = _RecordingDevice()
+    device = served(recording)
+    valid = to_hal_model(_add_model())
+    invalid = valid.copy()
+    invalid.main.operands[0].type = 9999
+    first = device.get_supported_operations_ahead(valid)
+    second = device.prepare_model_ahead(invalid, 1, 1)
+    third = device.get_supported_operations_ahead(valid)
+    assert first is not None and second is not None and third is not None
+    assert third.result() == [True]  # read last sent first: the earlier answers wait in their slots
+    with pytest.raises(DriverError) as refused:
+        second.result()
+    assert refused.value.status is ErrorStatus.INVALID_ARGUMENT
+    assert first.result() == [True]
+    assert [m.main.operands[0].type for m in recording.models] == [valid.main.operands[0].type, 9999,
+                                                                   valid.main.operands[0].type]
+
+
+def test_nothing_that_needs_a_preamble_is_sent_ahead(served):
+    device = served()
+    model = to_hal_model(_add_model())
+    pooled = model.copy()
+    pooled.pools = [allocate("ashmem", 64)]
+    assert device.get_supported_operations_ahead(pooled) is None  # its pool is not declared yet
+    device.get_supported_operations(pooled)  # an ordinary call declares it
+    assert device.get_supported_operations_ahead(pooled) is not None
+    device.connection.release_handle(12345)  # a release waits for the next ordinary call
+    assert device.get_supported_operations_ahead(model) is None
+    device.get_supported_operations(model)
+    assert device.get_supported_operations_ahead(model) is not None
+
+
+def test_sending_ahead_to_a_dead_peer_leaves_the_loss_to_the_next_ordinary_call():
+    client_end, host_end = p.socket_pair()
+    device = ProxyDevice(Connection(client_end, lambda: DriverCrashed("killed by SIGSEGV")))
+    host_end.close()
+    assert device.get_supported_operations_ahead(to_hal_model(_add_model())) is None
+    assert device.connection.failure is None  # the case sending ahead is not charged with it
+    with pytest.raises(DriverCrashed, match="killed by SIGSEGV"):
+        device.get_type()

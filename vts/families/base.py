@@ -114,6 +114,10 @@ class RunOptions:
     oracle: DriverRef | str = "reference"
     #: Seconds the differential family may spend on its realistic-size cases (0: skip them).
     large_budget: float = 120.0
+    #: The runner runs every case a family names, in the order named (``nnvts run``; not the pytest plugin,
+    #: which may deselect cases after naming them): a family may send a case's calls before it runs
+    #: (``vts.families.validation.ahead``).
+    send_ahead: bool = False
 
 
 class Family(abc.ABC):

@@ -151,6 +151,30 @@ class _Slot:
         self.what = _CALL_NAMES[method]
 
 
+#: The largest request sent ahead (``Connection.send_ahead``): a few of them in flight stay far below the
+#: socket's buffer, so the host never waits to write an answer the harness is not yet reading.
+MAX_AHEAD_BODY = 16 * 1024
+
+
+class PendingCall:
+    """A request sent ahead of its answer (``Connection.send_ahead``); ``result`` waits for the answer."""
+
+    __slots__ = ("connection", "decode", "seq", "slot")
+
+    def __init__(self, connection: Connection, seq: int, slot: _Slot, decode: Decode | None) -> None:
+        self.connection = connection
+        self.seq = seq
+        self.slot = slot
+        self.decode = decode
+
+    def result(self) -> Any:
+        """What ``Connection.call`` would have returned or raised, waited for under the current deadline."""
+        connection, slot = self.connection, self.slot
+        connection._wait(lambda: slot.message is not None, connection._effective_deadline(), slot.what, self.seq)
+        assert slot.message is not None
+        return connection.answer(slot.message, slot.what, self.decode)
+
+
 class Connection:
     """One connection to a driver host: calls, pools, handles, time limits, failure."""
 
@@ -203,6 +227,33 @@ class Connection:
         self._wait(lambda: slot.message is not None, self._effective_deadline(), slot.what, seq)
         assert slot.message is not None
         return self.answer(slot.message, slot.what, decode, fds_allowed)
+
+    def send_ahead(self, method: Method, write: Callable[[Writer], None], decode: Decode | None,
+                   pools: Sequence[Any] = ()) -> PendingCall | None:
+        """Send a request now and leave its answer for later (``PendingCall.result``); None if it cannot go now.
+
+        For a caller that knows its next calls (the validation sweep's next model mutations): the host
+        works on them while the harness judges the answer before, and neither side sleeps between two
+        calls.  The host answers in order, so each answer is still read, and a death or a hang still
+        charged, when the caller waits for that call.  Sending ahead never blocks and never fails the
+        connection: a full socket, a lost host, a request that needs a preamble (a pool of ``pools`` not
+        yet declared, pools or handles waiting to be released) or one the harness cannot encode is left
+        to be sent by the caller in the ordinary way, where what goes wrong is charged to it.
+        """
+        if self.failure is not None or self._released_pools or self._released_handles:
+            return None
+        if not all(self._declared(pool) for pool in pools):
+            return None
+        slot = _Slot(method)
+        seq = self._send(method, write, slot, ahead=True)
+        return None if seq is None else PendingCall(self, seq, slot, decode)
+
+    def _declared(self, pool: Any) -> bool:
+        """Whether sending ``pool`` needs no declaration (declared as it is now, or a driver buffer token)."""
+        if isinstance(pool, MemoryToken):
+            return True
+        entry = self._pool_ids.get(pool) if isinstance(pool, Memory) else None
+        return entry is not None and entry[1:] == (pool.name, pool.size, pool.fd >= 0)
 
     def call_async(self, method: Method, write: Callable[[Writer], None],
                    guard: _OutputGuard | None = None) -> Future[ExecutionResult]:
@@ -273,7 +324,7 @@ class Connection:
         return limit if self.deadline is None else min(limit, self.deadline)
 
     def _send(self, method: Method, write: Callable[[Writer], None] | None, slot: _Slot,
-              future: _RemoteFuture | None = None) -> int:
+              future: _RemoteFuture | None = None, ahead: bool = False) -> int | None:
         if self.failure is not None:
             raise self.failure
         with self._send_lock:
@@ -286,9 +337,18 @@ class Connection:
                 except Exception as error:
                     self._new_pools = []
                     p.close_fds(args.close_after_send)
+                    if ahead:
+                        return None
                     raise EncodingError(f"the harness cannot encode the {slot.what} request: "
                                         f"{type(error).__name__}: {error}") from None
             fds = args.fds
+            # Sent ahead only without a preamble: one cannot be taken back once built (ids handed out,
+            # releases dequeued).  send_ahead checked the pools beforehand; a pool the write declared all
+            # the same goes as an ordinary send, and releases a finalizer queued meanwhile wait for one.
+            ahead = ahead and not self._new_pools
+            if ahead and (self._released_pools or self._released_handles or len(args.buf) > MAX_AHEAD_BODY):
+                p.close_fds(args.close_after_send)
+                return None
             if self._new_pools or self._released_pools or self._released_handles:
                 fds = list(args.fds)
                 preamble = p.Preamble()
@@ -311,11 +371,16 @@ class Connection:
                 if future is not None:
                     self._futures[seq] = future
             try:
-                self._transmit(seq, method, args.buf, fds)
+                if ahead:  # never waits: a full socket means the host is busy enough
+                    p.send_message(self.sock, seq, method, 0, args.buf, fds)
+                else:
+                    self._transmit(seq, method, args.buf, fds)
             except (OSError, ProtocolError, DriverTimeout) as error:
                 with self._cond:
                     self._replies.pop(seq, None)
                     self._futures.pop(seq, None)
+                if ahead:
+                    return None  # a full socket or a lost host: the caller finds out when it sends itself
                 if isinstance(error, ProtocolError):
                     raise EncodingError(f"the harness cannot send the {slot.what} request: {error}") from None
                 if isinstance(error, DriverTimeout):
@@ -663,6 +728,10 @@ def _decode_i64(r: Reader, taken: set[int]) -> int:
     return r.i64()
 
 
+def _decode_flags(r: Reader, taken: set[int]) -> list[bool]:
+    return [r.boolean() for _ in range(r.count(1, bounds.MAX_LIST_ITEMS))]
+
+
 def _decode_handle(r: Reader, taken: set[int]) -> int:
     return r.u32()
 
@@ -803,8 +872,13 @@ class ProxyDevice(Device):
 
     def get_supported_operations(self, model: Model) -> list[bool]:
         return self.connection.call(
-            Method.GET_SUPPORTED_OPERATIONS, lambda w: self.connection.write_model(w, model),
-            lambda r, taken: [r.boolean() for _ in range(r.count(1, bounds.MAX_LIST_ITEMS))])
+            Method.GET_SUPPORTED_OPERATIONS, lambda w: self.connection.write_model(w, model), _decode_flags)
+
+    def get_supported_operations_ahead(self, model: Model) -> PendingCall | None:
+        """``get_supported_operations`` sent now, its answer read later (``Connection.send_ahead``; nnvts, not
+        HAL): ``result()`` returns or raises what the call would have."""
+        return self.connection.send_ahead(Method.GET_SUPPORTED_OPERATIONS,
+                                          lambda w: self.connection.write_model(w, model), _decode_flags, model.pools)
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
         return self.connection.call(Method.GET_NUMBER_OF_CACHE_FILES_NEEDED, None,
@@ -823,6 +897,20 @@ class ProxyDevice(Device):
         data_cache: CacheFiles = (),
         token: bytes = bytes(32),
     ) -> PreparedModel:
+        write = self._preparation_writer(model, preference, priority, deadline, model_cache, data_cache, token)
+        return self._prepared(self.connection.call(Method.PREPARE_MODEL, write, _decode_handle))  # type: ignore[return-value]
+
+    def prepare_model_ahead(self, model: Model, preference: ExecutionPreference | int,
+                            priority: Priority | int) -> PendingCall | None:
+        """``prepare_model`` (no deadline, no cache) sent now, its answer read later (``Connection.send_ahead``;
+        nnvts, not HAL): ``result()`` returns the prepared model or raises what the call would have."""
+        return self.connection.send_ahead(
+            Method.PREPARE_MODEL, self._preparation_writer(model, preference, priority, None, (), (), bytes(32)),
+            lambda r, taken: self._prepared(_decode_handle(r, taken)), model.pools)
+
+    def _preparation_writer(self, model: Model, preference: ExecutionPreference | int, priority: Priority | int,
+                            deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
+                            token: bytes) -> Callable[[Writer], None]:
         def write(w: Writer) -> None:
             self.connection.write_model(w, model)
             w.i64(int(preference))
@@ -832,7 +920,7 @@ class ProxyDevice(Device):
             w.fd_list(list(data_cache))
             w.raw(bytes(token))
 
-        return self._prepared(self.connection.call(Method.PREPARE_MODEL, write, _decode_handle))  # type: ignore[return-value]
+        return write
 
     def prepare_model_from_cache(self, deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
                                  token: bytes) -> PreparedModel:

@@ -188,7 +188,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
         extensions = default_registry(plan.extension_allowlist)
         options = RunOptions(pool_kind=plan.pool_kind, case_timeout=plan.case_timeout, extensions=extensions,
                              oracle=DriverRef.of(plan.extra.get("oracle", "reference")),
-                             large_budget=float(plan.extra.get("large_budget", 120.0)))
+                             large_budget=float(plan.extra.get("large_budget", 120.0)), send_ahead=True)
         expectations = ExpectationList.from_file(plan.expected_failures) if plan.expected_failures else None
         runner = Runner(device, options, expectations) if host is None else IsolatedRunner(
             device, options, expectations, host=host)

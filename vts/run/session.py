@@ -121,7 +121,7 @@ def _run(request: RunRequest, device: Device, host: HostProcess | None, ci: CiRu
     expectations = ExpectationList.from_file(request.expected_failures) if request.expected_failures else None
     extensions = default_registry(request.extension_allowlist)
     options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.case_timeout, extensions=extensions,
-                         oracle=DriverRef.of(request.oracle), large_budget=request.large_budget)
+                         oracle=DriverRef.of(request.oracle), large_budget=request.large_budget, send_ahead=True)
     files = FileReports(header, request.jsonl_path, request.json_path, request.junit_path, request.html_path)
     terminal = _terminal(request, files)
     terminal.count_total(lambda: count_cases(request.selection, info, extensions.for_parsing()))  # names only

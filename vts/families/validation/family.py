@@ -21,6 +21,7 @@ The suite skips its automatic lifetime variations (``all_inputs_as_internal``,
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import reduce
@@ -28,6 +29,7 @@ from functools import reduce
 from vts.families._kit.executions import Executor, PreparedModelCache, null_fence, sent_unchanged
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
+from vts.families.validation.ahead import InFlight, Mutations, SentAhead
 from vts.families.validation.mutations import Mutation, apply_mutation, enumerate_mutations
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
@@ -130,6 +132,7 @@ class ValidationFamily(Family):
         self._model_key: tuple[str, str] | None = None
         self._hal_model: Model | None = None
         self._prepared = PreparedModelCache()
+        self._ahead = SentAhead()
 
     # -- cases --------------------------------------------------------------
 
@@ -149,10 +152,11 @@ class ValidationFamily(Family):
             mutations = list(enumerate_mutations(hal_model))
         finally:
             close_model(hal_model)
-        for mutation in mutations:
-            name = f"{stem}.{mutation.slug}"
-            if selects(name):
-                yield Case(name, self.name, model, None, spec_path, {"kind": "model", "mutation": mutation})
+        chosen = [(name, mutation) for mutation in mutations if selects(name := f"{stem}.{mutation.slug}")]
+        queue = Mutations([mutation for _, mutation in chosen])
+        for position, (name, mutation) in enumerate(chosen):
+            yield Case(name, self.name, model, None, spec_path,
+                       {"kind": "model", "mutation": mutation, "mutations": queue, "position": position})
         if model.expect_failure:
             return
         for mutation in _request_mutations(model):
@@ -196,23 +200,60 @@ class ValidationFamily(Family):
 
     def _run_model_mutation(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         mutation: Mutation = case.config["mutation"]
-        mutated = apply_mutation(self._model(case, options), mutation)
+        mutations: Mutations | None = case.config.get("mutations")
+        if not options.send_ahead or mutations is None:
+            return self._judge_alone(mutation, self._model(case, options), device)
+        position: int = case.config["position"]
+        in_flight = self._ahead.take(mutations, position, device)
+        if in_flight is None:
+            outcome = self._judge_alone(mutation, self._model(case, options), device)
+        else:
+            outcome = self._judge_sent_ahead(mutation, in_flight, lambda: self._model(case, options), device)
+        self._ahead.top_up(position, lambda later: apply_mutation(self._model(case, options), later))
+        return outcome
+
+    def _judge_alone(self, mutation: Mutation, model: Model, device: Device) -> Outcome:
+        mutated = apply_mutation(model, mutation)
         with sent_unchanged(device, mutated):  # sent twice, encoded once (a driver host's proxy)
-            return self._judge_model_mutation(mutation, mutated, device)
+            return self._judge_model_mutation(
+                mutation, (lambda: device.get_supported_operations(mutated)) if mutation.query_support else None,
+                lambda: device.prepare_model(mutated, mutation.preference, mutation.priority))
+
+    def _judge_sent_ahead(self, mutation: Mutation, in_flight: InFlight, model: Callable[[], Model],
+                          device: Device) -> Outcome:
+        support, preparation = in_flight.support, in_flight.preparation
+        if preparation is None:  # the query went ahead, the preparation could not: sent now
+            return self._judge_model_mutation(
+                mutation, support.result if support is not None else None,
+                lambda: device.prepare_model(apply_mutation(model(), mutation), mutation.preference,
+                                             mutation.priority))
+        read = False
+
+        def prepare() -> object:
+            nonlocal read
+            read = True
+            return preparation.result()
+
+        outcome = self._judge_model_mutation(mutation, support.result if support is not None else None, prepare)
+        if not read:  # the query failed the case: the preparation's answer is read all the same, and a
+            with contextlib.suppress(DriverError):  # prepared model it names released, not kept
+                preparation.result()
+        return outcome
 
     @staticmethod
-    def _judge_model_mutation(mutation: Mutation, mutated: Model, device: Device) -> Outcome:
+    def _judge_model_mutation(mutation: Mutation, support: Callable[[], object] | None,
+                              prepare: Callable[[], object]) -> Outcome:
         what = mutation.description
-        if mutation.query_support:
+        if support is not None:  # None: a preference or priority mutation, which only prepare_model sees
             try:
-                device.get_supported_operations(mutated)
+                support()
                 return failed(f"get_supported_operations answered NONE for an invalid model: {what}")
             except DriverError as error:
                 if error.status != ErrorStatus.INVALID_ARGUMENT:
                     return failed(f"get_supported_operations returned {error.status.name}, expected "
                                   f"INVALID_ARGUMENT: {what}", (error.message,))
         try:
-            device.prepare_model(mutated, mutation.preference, mutation.priority)
+            prepare()
         except DriverError as error:
             if error.status != ErrorStatus.INVALID_ARGUMENT:
                 return failed(f"prepare_model returned {error.status.name}, expected INVALID_ARGUMENT: {what}",

@@ -1,0 +1,118 @@
+"""The validation sweep with model mutations sent ahead: the same verdicts, each charged to its own case.
+
+``RunOptions.send_ahead`` (what ``nnvts run`` promises) lets the family send
+the next model mutations to the driver host before their cases run.  These
+run the sweep out of process, as ``nnvts run`` does, and check that the
+window is really used, that nothing changes in what a broken driver is told,
+and that a death or a hang on a mutation sent ahead lands on that mutation.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import hand_add_float
+from vts.families.base import RunOptions
+from vts.families.validation import ahead
+from vts.families.validation.family import ValidationFamily
+from vts.ipc.client import Connection
+from vts.ipc.process import HostProcess
+from vts.model.casemodel import parse_spec
+from vts.results import Verdict
+from vts.run.isolated import IsolatedRunner
+
+
+def _sweep(driver: str, send_ahead: bool, timeout: float = 30.0) -> dict[str, tuple[Verdict, str]]:
+    """Every validation case of the hand ADD model, out of process: name to (verdict, reason)."""
+    family = ValidationFamily()
+    host = HostProcess(driver)
+    runner = IsolatedRunner(host.start(), RunOptions(case_timeout=timeout, send_ahead=send_ahead), host=host)
+    try:
+        (model,) = parse_spec(hand_add_float())
+        results = [runner.run_case(family, case) for case in family.model_cases(model, "<inline>")]
+    finally:
+        host.stop()
+    return {result.name: (result.verdict, result.reason) for result in results}
+
+
+def _model_mutation(name: str) -> bool:
+    return not any(word in name for word in ("remove_input", "remove_output", "pool", "input_dims", "fence"))
+
+
+@pytest.fixture
+def sent(monkeypatch) -> list[str]:
+    """The calls sent ahead (by method) during the test."""
+    calls: list[str] = []
+    original = Connection.send_ahead
+
+    def counting(self, method, *args, **kwargs):
+        pending = original(self, method, *args, **kwargs)
+        if pending is not None:
+            calls.append(method.name)
+        return pending
+
+    monkeypatch.setattr(Connection, "send_ahead", counting)
+    return calls
+
+
+@pytest.fixture
+def taken(monkeypatch) -> list[bool]:
+    """For each model mutation judged: whether its calls had been sent ahead."""
+    seen: list[bool] = []
+    original = ahead.SentAhead.take
+
+    def recording(self, *args):
+        in_flight = original(self, *args)
+        seen.append(in_flight is not None)
+        return in_flight
+
+    monkeypatch.setattr(ahead.SentAhead, "take", recording)
+    return seen
+
+
+def test_the_reference_passes_with_nearly_every_model_mutation_judged_from_calls_sent_ahead(sent, taken):
+    results = _sweep("reference", send_ahead=True)
+    assert {verdict for verdict, _ in results.values()} == {Verdict.PASSED}, results
+    model_mutations = [name for name in results if _model_mutation(name)]
+    assert len(taken) == len(model_mutations) == 126
+    assert sum(taken) >= len(taken) - 2  # all but the first (and any a pool change held back)
+    assert "GET_SUPPORTED_OPERATIONS" in sent and "PREPARE_MODEL" in sent
+
+
+def test_nothing_is_sent_ahead_unless_the_runner_runs_every_case_it_is_given(sent, taken):
+    results = _sweep("reference", send_ahead=False)
+    assert {verdict for verdict, _ in results.values()} == {Verdict.PASSED}
+    assert sent == [] and taken == []
+
+
+def test_a_driver_accepting_invalid_models_is_told_the_same_sent_ahead_or_not(sent):
+    driver = "tests.fakes.broken:accepts_bad_operand_type"
+    one_by_one = _sweep(driver, send_ahead=False)
+    assert sent == []
+    sent_ahead = _sweep(driver, send_ahead=True)
+    assert sent
+    assert sent_ahead == one_by_one
+    assert sum(verdict is Verdict.FAILED for verdict, _ in sent_ahead.values()) >= 16
+
+
+def _fatal(name: str) -> bool:
+    return ".operand_type_" in name and name.endswith("_to_9999")
+
+
+def test_a_driver_dying_on_a_mutation_sent_ahead_crashes_that_case_and_no_neighbour(taken):
+    results = _sweep("tests.fakes.validation_faults:exits_on_one_mutation", send_ahead=True)
+    fatal = {name for name in results if _fatal(name)}
+    assert len(fatal) == 4
+    for name, (verdict, reason) in results.items():
+        if name in fatal:
+            assert verdict is Verdict.CRASH and "exited with status 70" in reason, (name, reason)
+        else:
+            assert verdict is Verdict.PASSED, (name, reason)
+    assert sum(taken) > 100  # the window came back after each restart
+
+
+def test_a_driver_hanging_on_a_mutation_sent_ahead_times_out_that_case_and_no_neighbour():
+    results = _sweep("tests.fakes.validation_faults:hangs_on_one_mutation", send_ahead=True, timeout=1.0)
+    for name, (verdict, reason) in results.items():
+        expected = Verdict.TIMEOUT if _fatal(name) else Verdict.PASSED
+        assert verdict is expected, (name, reason)
