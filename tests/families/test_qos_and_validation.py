@@ -96,3 +96,18 @@ def test_driver_writing_outputs_of_rejected_requests_fails_validation():
     bad = results["validation/hand_add_float.add.remove_input_0.sync"]
     assert bad.verdict is Verdict.FAILED and "wrote into the output pool" in bad.reason
     assert results["validation/hand_add_float.add.operand_type_0_to_9999"].verdict is Verdict.PASSED
+
+
+def test_request_cases_of_a_model_share_one_request_until_one_is_not_cleanly_refused(monkeypatch):
+    from vts.families.validation import family as validation_family
+
+    built = []
+    original = validation_family.build_request
+    monkeypatch.setattr(validation_family, "build_request", lambda *a, **k: built.append(1) or original(*a, **k))
+    run_family("validation", create_device(), device_cases=False)
+    assert len(built) == 1  # every request case of the model (and the null fence case) on one request
+    built.clear()
+    results = run_family("validation", broken.writes_outputs_on_rejected_request(), device_cases=False)
+    request_cases = [n for n in results if n.endswith((".sync", ".async", ".fenced"))]
+    assert request_cases and all(results[n].verdict is Verdict.FAILED for n in request_cases)
+    assert len(built) > len(request_cases)  # a request written into is never handed to the next case

@@ -17,8 +17,8 @@ from tests.ipc.conftest import hand_mul_float
 from vts.families._kit.executions import Executor, execute
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
-from vts.hal.memory import allocate
 from vts.hal.interfaces import SyncFence
+from vts.hal.memory import allocate
 from vts.hal.types import BufferDesc, BufferRole
 from vts.ipc import protocol as p
 from vts.ipc.client import Connection, ProxyDevice, connect

@@ -133,6 +133,8 @@ class ValidationFamily(Family):
         self._hal_model: Model | None = None
         self._prepared = PreparedModelCache()
         self._ahead = SentAhead()
+        self._request: BuiltRequest | None = None
+        self._request_key: tuple[str, str, str] | None = None
 
     # -- cases --------------------------------------------------------------
 
@@ -265,7 +267,8 @@ class ValidationFamily(Family):
         assert case.model is not None
         mutation: RequestMutation = case.config["mutation"]
         executor: Executor = case.config["executor"]
-        built = build_request(case.model, case.model.examples[0], options.pool_kind, extensions=options.extensions)
+        built = self._shared_request(case, options)
+        refused = False
         try:
             request = built.request.copy()
             apply_request_mutation(request, built, mutation)
@@ -286,9 +289,11 @@ class ValidationFamily(Family):
                 problems.append("the driver wrote into the output pool of a refused request")
             if problems:
                 return failed(problems[0], tuple(problems))
+            refused = True
             return passed(f"refused: {mutation.description}")
         finally:
-            built.close()
+            if not refused:
+                self._drop_request()
 
     @staticmethod
     def _execute_expecting_error(prepared: PreparedModel, request: Request, executor: Executor,
@@ -313,14 +318,40 @@ class ValidationFamily(Family):
 
     def _run_null_fence(self, case: Case, prepared: PreparedModel, options: RunOptions) -> Outcome:
         assert case.model is not None
-        built = build_request(case.model, case.model.examples[0], options.pool_kind, extensions=options.extensions)
+        built = self._shared_request(case, options)
+        refused = False
         try:
             prepared.execute_fenced(built.request, null_fence(), MeasureTiming.NO)
         except DriverError as error:
             if error.status == ErrorStatus.INVALID_ARGUMENT:
+                refused = True
                 return passed("null wait fence refused")
             return failed(f"execute_fenced with a null wait fence returned {error.status.name}, "
                           "expected INVALID_ARGUMENT")
         finally:
-            built.close()
+            if not refused:
+                self._drop_request()
         return failed("execute_fenced accepted a null wait fence")
+
+    def _shared_request(self, case: Case, options: RunOptions) -> BuiltRequest:
+        """The model's first example in shared memory, built once for all its request cases.
+
+        A request refused cleanly leaves its pools as they were (each case refills the output pool with
+        the sentinel before it checks that no byte was written), so the request cases of a model share
+        one, as the HAL suite's share their request; out of process its pools are declared to the driver
+        host once, not once a case.  After any other ending (an execution accepted, which may still be
+        writing, or an error) it is dropped and the next case builds its own.
+        """
+        assert case.model is not None
+        key = (case.spec_path, case.model.name, options.pool_kind)
+        if self._request is None or self._request_key != key:
+            self._drop_request()
+            self._request = build_request(case.model, case.model.examples[0], options.pool_kind,
+                                          extensions=options.extensions)
+            self._request_key = key
+        return self._request
+
+    def _drop_request(self) -> None:
+        if self._request is not None:
+            self._request.close()
+        self._request, self._request_key = None, None
