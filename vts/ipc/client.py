@@ -240,20 +240,14 @@ class Connection:
         yet declared, pools or handles waiting to be released) or one the harness cannot encode is left
         to be sent by the caller in the ordinary way, where what goes wrong is charged to it.
         """
-        if self.failure is not None or self._released_pools or self._released_handles:
+        if self.failure is not None:
             return None
-        if not all(self._declared(pool) for pool in pools):
+        if not all(isinstance(pool, MemoryToken) or (isinstance(pool, Memory) and self._declared_id(pool) is not None)
+                   for pool in pools):
             return None
         slot = _Slot(method)
         seq = self._send(method, write, slot, ahead=True)
         return None if seq is None else PendingCall(self, seq, slot, decode)
-
-    def _declared(self, pool: Any) -> bool:
-        """Whether sending ``pool`` needs no declaration (declared as it is now, or a driver buffer token)."""
-        if isinstance(pool, MemoryToken):
-            return True
-        entry = self._pool_ids.get(pool) if isinstance(pool, Memory) else None
-        return entry is not None and entry[1:] == (pool.name, pool.size, pool.fd >= 0)
 
     def call_async(self, method: Method, write: Callable[[Writer], None],
                    guard: _OutputGuard | None = None) -> Future[ExecutionResult]:
@@ -573,17 +567,24 @@ class Connection:
         """
         if not isinstance(pool, Memory):
             raise ProtocolError(f"cannot send a {type(pool).__name__} as a memory pool")
+        pool_id = self._declared_id(pool)
+        if pool_id is not None:
+            return pool_id
         entry = self._pool_ids.get(pool)
         if entry is not None:
-            pool_id, name, size, open_ = entry
-            if name == pool.name and size == pool.size and open_ == (pool.fd >= 0):
-                return pool_id
-            self._released_pools.append(pool_id)
+            self._released_pools.append(entry[0])
         pool_id = next(self._pool_counter)
         self._pool_ids[pool] = (pool_id, pool.name, pool.size, pool.fd >= 0)
         weakref.finalize(pool, self._released_pools.append, pool_id)
         self._new_pools.append((pool_id, pool.name, pool.size, pool.fd))
         return pool_id
+
+    def _declared_id(self, pool: Memory) -> int | None:
+        """The id ``pool`` is declared under as it is now (name, size, open); None if it must be declared."""
+        entry = self._pool_ids.get(pool)
+        if entry is not None and entry[1:] == (pool.name, pool.size, pool.fd >= 0):
+            return entry[0]
+        return None
 
     def release_handle(self, handle: int) -> None:
         self._released_handles.append(handle)

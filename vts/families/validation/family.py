@@ -202,16 +202,16 @@ class ValidationFamily(Family):
 
     def _run_model_mutation(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         mutation: Mutation = case.config["mutation"]
-        mutations: Mutations | None = case.config.get("mutations")
-        if not options.send_ahead or mutations is None:
-            return self._judge_alone(mutation, self._model(case, options), device)
+        model = self._model(case, options)
+        if not options.send_ahead:
+            return self._judge_alone(mutation, model, device)
         position: int = case.config["position"]
-        in_flight = self._ahead.take(mutations, position, device)
+        in_flight = self._ahead.take(case.config["mutations"], position, device)
         if in_flight is None:
-            outcome = self._judge_alone(mutation, self._model(case, options), device)
+            outcome = self._judge_alone(mutation, model, device)
         else:
-            outcome = self._judge_sent_ahead(mutation, in_flight, lambda: self._model(case, options), device)
-        self._ahead.top_up(position, lambda later: apply_mutation(self._model(case, options), later))
+            outcome = self._judge_sent_ahead(mutation, in_flight, model, device)
+        self._ahead.top_up(position, lambda later: apply_mutation(model, later))
         return outcome
 
     def _judge_alone(self, mutation: Mutation, model: Model, device: Device) -> Outcome:
@@ -221,13 +221,12 @@ class ValidationFamily(Family):
                 mutation, (lambda: device.get_supported_operations(mutated)) if mutation.query_support else None,
                 lambda: device.prepare_model(mutated, mutation.preference, mutation.priority))
 
-    def _judge_sent_ahead(self, mutation: Mutation, in_flight: InFlight, model: Callable[[], Model],
-                          device: Device) -> Outcome:
+    def _judge_sent_ahead(self, mutation: Mutation, in_flight: InFlight, model: Model, device: Device) -> Outcome:
         support, preparation = in_flight.support, in_flight.preparation
         if preparation is None:  # the query went ahead, the preparation could not: sent now
             return self._judge_model_mutation(
                 mutation, support.result if support is not None else None,
-                lambda: device.prepare_model(apply_mutation(model(), mutation), mutation.preference,
+                lambda: device.prepare_model(apply_mutation(model, mutation), mutation.preference,
                                              mutation.priority))
         read = False
 
