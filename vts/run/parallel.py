@@ -6,12 +6,14 @@ that hash to its slot, so the split is stable, needs no coordination, and
 no worker names a case of another's units.  Workers are started with ``spawn``: forking a process that
 already runs threads (progress display, driver hosts) is unsafe.
 
-No case is ever lost, whatever happens to a worker.  A worker writes to a
-pipe of its own, synchronously (nothing sits in a feeder thread to be lost
-when it dies): ``start`` before each case, ``result`` after it.  When a
-worker dies, the case it had started gets a verdict here (``crash`` if the
-driver ran in the worker's process, else ``error``: a harness worker died)
-and a replacement worker carries on from the next case of the same slot.
+No case is ever lost, whatever happens to a worker.  A worker records the
+case it starts and each result in a ledger the parent can read
+(``vts.run.ledger``: shared memory), and sends the results down a pipe of
+its own in batches.  When a worker dies, the parent takes the results it
+had recorded and not sent, the case it had started gets a verdict here
+(``crash`` if the driver ran in the worker's process, else ``error``: a
+harness worker died) and a replacement worker carries on from the next
+case of the same slot.
 A slot whose workers keep dying without progress is given up: the parent
 lists its remaining cases and records each as ``error``.  A worker that
 cannot start its driver records each of its cases as ``error`` itself.
@@ -27,6 +29,8 @@ import multiprocessing
 import secrets
 import selectors
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,13 +38,13 @@ from typing import Any
 from vts.ipc.drivers import DriverRef
 from vts.results import CaseResult, Verdict
 from vts.run import signals
+from vts.run.ledger import BATCH_SECONDS, WorkerLedger, records
 from vts.run.selection import WorkerSlot
 
 _DONE = "done"
 _HELLO = "hello"
-_START = "start"
-_RESULT = "result"
-_EXTRA = "extra"
+_BATCH = "batch"  # results the worker recorded in its ledger (vts/run/ledger.py), sent together
+_RESULT = "result"  # one result too large for the ledger
 _FAILED = "failed"
 
 #: Replacement workers a slot may use in a row without a case finishing before it is given up.
@@ -118,25 +122,72 @@ def _result_for(meta: dict[str, Any], verdict: Verdict, reason: str, plan: Worke
                       spec=meta["spec"])
 
 
-class _PipeSink:
-    """Sends each result down the worker's pipe, tagged with the index of the case it ends."""
+class _LedgerSink:
+    """Records each result in the worker's ledger, tagged with the index of the case it ends, and sends
+    the parent a batch of them when one is due (``vts.run.ledger``).
 
-    def __init__(self, channel: Any) -> None:
+    A thread sends what has waited ``BATCH_SECONDS`` while a long case runs, so the progress display
+    never lags by more than that; the lock keeps it and the run loop off the pipe at once.
+    """
+
+    def __init__(self, channel: Any, ledger: WorkerLedger) -> None:
         self.channel = channel
+        self.ledger = ledger
         self.index: int | None = None
+        self._lock = threading.Lock()
+        self._oldest = 0.0
+        self._stop = threading.Event()
+        self._timer = threading.Thread(target=self._send_late, name="nnvts-ledger", daemon=True)
+        self._timer.start()
+
+    def start(self, index: int, labels: dict[str, Any]) -> None:
+        self.ledger.start(index, labels)
+        self.index = index
 
     def add(self, result: CaseResult) -> None:
-        if self.index is None:
-            self.channel.send((_EXTRA, result.to_json()))
-        else:
-            self.channel.send((_RESULT, self.index, result.to_json()))
-            self.index = None
+        index = -1 if self.index is None else self.index
+        self.index = None
+        data = result.to_json()
+        with self._lock:
+            if not self.ledger.used:
+                self._oldest = time.monotonic()
+            if not self.ledger.append(index, data):
+                self._send_pending()
+                if not self.ledger.append(index, data):  # larger than the ledger: straight down the pipe
+                    self.channel.send((_RESULT, index, data))
+                    return
+            if self.ledger.due() or time.monotonic() - self._oldest >= BATCH_SECONDS:
+                self._send_pending()
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        """A message of another kind, after the results recorded before it."""
+        with self._lock:
+            self._send_pending()
+            self.channel.send(message)
+
+    def close(self) -> None:
+        self._stop.set()
+        with self._lock:
+            self._send_pending()
+
+    def _send_pending(self) -> None:
+        pending = self.ledger.pending()
+        if pending is not None:
+            self.channel.send((_BATCH, *pending))
+            self.ledger.sent()
+
+    def _send_late(self) -> None:
+        while not self._stop.wait(BATCH_SECONDS):
+            with self._lock:
+                if self.ledger.used and time.monotonic() - self._oldest >= BATCH_SECONDS:
+                    with contextlib.suppress(OSError, ValueError):  # the parent gone: the run loop will see
+                        self._send_pending()
 
     def finish(self, interrupted: bool) -> None:
         """The worker reports completion itself (after closing its driver)."""
 
 
-def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) -> None:
+def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str, ledger: WorkerLedger) -> None:
     """One worker: its own driver, its own slice of the cases, from case ``skip`` of the slot on."""
     from vts.families.base import RunOptions
     from vts.ipc.process import HostProcess, set_run_tag
@@ -156,15 +207,14 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
     if plan.pin_cpus:
         pin_worker(slot, plan.jobs)  # before the driver host starts: it inherits the CPUs
     set_run_tag(run_tag)
-    sink = _PipeSink(channel)
+    sink = _LedgerSink(channel, ledger)
     selection = _selection(plan, slot)
 
     def numbered(cases: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
         for index, (family, case) in enumerate(cases):
             if index < skip:
                 continue
-            channel.send((_START, index, _meta(case)))
-            sink.index = index
+            sink.start(index, _meta(case))
             yield family, case
         sink.index = None
 
@@ -181,10 +231,11 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
             reason = f"harness: worker {slot} could not start the driver: {type(error).__name__}: {error}"
             for _family, case in numbered(_slot_cases(plan, slot, plan.driver.spec, selection)):
                 sink.add(_result_for(_meta(case), Verdict.ERROR, reason, plan))
+            sink.close()
             channel.send((_DONE, slot, _matched_terms(selection)))
             return
         name = getattr(device, "name", plan.driver.spec)
-        channel.send((_HELLO, {"name": name, "version": version_of(device)}))
+        sink.send((_HELLO, {"name": name, "version": version_of(device)}))
         extensions = default_registry(plan.extension_allowlist)
         options = RunOptions(pool_kind=plan.pool_kind, case_timeout=plan.case_timeout, extensions=extensions,
                              oracle=DriverRef.of(plan.extra.get("oracle", "reference")),
@@ -195,9 +246,11 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str) 
         install_reruns(runner, int(plan.extra.get("reruns", 0)))
         install_crash_guard(runner, plan.extra.get("crash_loop"))
         runner.run(numbered(_slot_cases(plan, slot, name, selection)), [sink])
+        sink.close()
         channel.send((_DONE, slot, _matched_terms(selection)))
     except BaseException as error:
         with contextlib.suppress(Exception):
+            sink.close()  # the results before it first: a worker that said it is done is not read again
             channel.send((_FAILED, f"worker {slot}: {type(error).__name__}: {error}"))
             channel.send((_DONE, slot, _matched_terms(selection)))
     finally:
@@ -211,8 +264,9 @@ class _Slot:
     process: Any = None
     channel: Any = None
     next_case: int = 0  # cases of the slot before this one have a verdict
-    started: dict[str, Any] | None = None  # the case the worker started and has not ended
-    started_index: int = -1
+    #: What the running worker records (vts/run/ledger.py), and how many of its batches came.
+    ledger: WorkerLedger | None = None
+    batches: int = 0
     done: bool = False
     fruitless: int = 0  # replacements in a row that ended no case
     workers: int = 0
@@ -267,14 +321,34 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
 
     def launch(slot: _Slot) -> None:
         reader, writer = context.Pipe(duplex=False)
-        slot.process = context.Process(target=_worker, args=(plan, slot.index, writer, slot.next_case, tag),
+        if slot.ledger is not None:
+            slot.ledger.close()
+        slot.ledger, slot.batches = WorkerLedger(), 0
+        slot.process = context.Process(target=_worker, args=(plan, slot.index, writer, slot.next_case, tag,
+                                                             slot.ledger),
                                        daemon=True, name=f"nnvts-worker-{slot.index}")
         slot.process.start()
         writer.close()
         slot.channel = reader
         selector.register(reader, selectors.EVENT_READ, slot)
-        slot.started = None
         slot.workers += 1
+
+    def ended(slot: _Slot, index: int, data: dict[str, Any]) -> None:
+        """A result from the worker of ``slot``: of case ``index`` of the slot, or of none (-1)."""
+        result = CaseResult.from_json(data)
+        if index >= 0:
+            slot.next_case = index + 1
+            slot.fruitless = 0
+            if slot.guard is not None:
+                slot.guard.observe(result)
+        emit(result)
+
+    def batch(slot: _Slot, blob: bytes) -> None:
+        try:
+            for index, data in records(blob):
+                ended(slot, index, data)
+        except Exception as error:  # our own worker's bytes: a harness bug, said, never silently dropped
+            problems.append(f"worker {slot.index}: a batch of results could not be read: {error!r}")
 
     def worker_died(slot: _Slot) -> None:
         process = slot.process
@@ -286,17 +360,22 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         slot.channel = None
         if slot.done:
             return
-        if slot.started is not None:
+        # What the worker finished but had not sent yet, then the case it was running, if any.
+        batch(slot, slot.ledger.unsent(slot.batches))
+        started_index, started = slot.ledger.started()
+        if started_index >= slot.next_case:
+            started = started or {"name": f"case {started_index} of worker {slot.index}'s share", "family": "harness",
+                                  "spec": "", "operations": [], "operand_types": []}
             if plan.in_process:
                 verdict, reason = Verdict.CRASH, f"driver crashed: the worker running the driver in process {how}"
             else:
                 verdict, reason = Verdict.ERROR, f"harness: worker {slot.index} {how} during this case"
-            result = _result_for(slot.started, verdict, reason, plan,
+            result = _result_for(started, verdict, reason, plan,
                                  (f"a replacement worker ran the rest of worker {slot.index}'s cases",))
             emit(result)
             if slot.guard is not None:
                 slot.guard.observe(CaseResult(result.name, result.family, verdict, reason))
-            slot.next_case = slot.started_index + 1
+            slot.next_case = started_index + 1
             slot.fruitless = 0 if plan.in_process else slot.fruitless + 1
         else:
             # No case of its was running, so none gets the verdict: the death is a result of its own
@@ -328,18 +407,11 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
 
     def handle(slot: _Slot, message: tuple[Any, ...]) -> None:
         kind = message[0]
-        if kind == _START:
-            slot.started_index, slot.started = message[1], message[2]
+        if kind == _BATCH:
+            slot.batches = message[1] + 1
+            batch(slot, message[2])
         elif kind == _RESULT:
-            slot.started = None
-            slot.next_case = message[1] + 1
-            slot.fruitless = 0
-            result = CaseResult.from_json(message[2])
-            if slot.guard is not None:
-                slot.guard.observe(result)
-            emit(result)
-        elif kind == _EXTRA:
-            emit(CaseResult.from_json(message[1]))
+            ended(slot, message[1], message[2])
         elif kind == _HELLO and not sinks:
             open_sinks(message[1])
         elif kind == _FAILED:
@@ -347,6 +419,14 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         elif kind == _DONE:
             slot.done = True
             matched.update(message[2])
+
+    def collect_late(slot: _Slot) -> None:
+        """An interrupted run: what a stopped worker sent or recorded after the parent stopped reading."""
+        with contextlib.suppress(EOFError, OSError):
+            while not slot.done and slot.channel.poll(0):
+                handle(slot, slot.channel.recv())
+        if not slot.done:
+            batch(slot, slot.ledger.unsent(slot.batches))
 
     for slot in slots:
         launch(slot)
@@ -376,6 +456,10 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
     for slot in slots:
         if slot.process is not None:
             slot.process.join(timeout=5)
+            if not slot.done and slot.channel is not None and not slot.process.is_alive():
+                collect_late(slot)
+        if slot.ledger is not None:
+            slot.ledger.close()
     selector.close()
     leftovers = _sweep(tag)
     if leftovers:
