@@ -33,15 +33,16 @@ def every_name() -> list[str]:
 
 @pytest.fixture(scope="module")
 def units() -> dict[str, str]:
-    """Each case name's unit, worked out independently of ``Selection``: FAMILY/MODEL, or the name itself."""
+    """Each case name's unit, worked out independently of ``Selection``: its model, its spec file for a
+    family that sees a whole spec file, or the name itself."""
     out: dict[str, str] = {}
     chosen = [cls() for cls in families().values() if cls.default]
     for family in chosen:
         out.update((case.name, case.name) for case in family.device_cases())
     for spec_path, model in iter_models(SPECS):
         for family in chosen:
-            out.update((case.name, unit_key(family.name, model.case_name()))
-                       for case in family.model_cases(model, spec_path))
+            unit = unit_key(model.spec if family.sees_whole_spec else model.case_name())
+            out.update((case.name, unit) for case in family.model_cases(model, spec_path))
     return out
 
 
@@ -84,9 +85,9 @@ def test_a_shard_parses_only_the_models_its_units_need(monkeypatch, units):
     monkeypatch.setattr(casemodel, "parse_model", counting)
     shard = Shard(1, 6)
     names = _names(Selection(SPECS, families=["validation"], shard=shard))
-    needed = {units[n].removeprefix("validation/") for n in names}
+    needed = set(units[n] for n in names)
     assert names and needed <= set(parsed)
-    assert all(shard(unit_key("validation", m)) for m in parsed) and len(parsed) < len(every_model) / 3
+    assert all(shard(unit_key(m)) for m in parsed) and len(parsed) < len(every_model) / 3
 
 
 def test_the_j_slots_take_whole_units_and_together_every_case(every_name, units):
@@ -149,3 +150,39 @@ def test_a_spec_text_is_checked_once_per_process(tmp_path, monkeypatch):
     second = loader.load_file(str(spec))
     assert len(calls) == 1
     assert first == second
+
+
+def test_a_shard_checks_only_the_spec_files_it_needs(every_name, monkeypatch):
+    """A spec file none of whose units the shard takes is read for its names, never checked or expanded."""
+    checked: list[str] = []
+    original = loader.load_document
+    monkeypatch.setattr(loader, "load_document",
+                        lambda document, *args, **kwargs: checked.append(document["name"])
+                        or original(document, *args, **kwargs))
+    monkeypatch.setattr(loader, "_checked", set())
+    kept = [case for _, case in iter_cases(Selection(SPECS, shard=Shard(3, 40)))]
+    assert [case.name for case in kept] == [name for name in every_name if name in {c.name for c in kept}]
+    paths = loader.iter_spec_paths(SPECS)
+    assert kept and len(checked) < len(paths) / 2, (len(checked), len(paths))
+    assert {case.model.spec for case in kept if case.spec_path in paths} <= set(checked)
+
+
+def test_a_broken_spec_fails_the_shards_that_need_it_and_no_other(tmp_path):
+    from click.testing import CliRunner
+
+    from tests.conftest import hand_add_float
+    from vts.cli.main import main
+    from vts.run.runner import needed_specs
+
+    broken = hand_add_float()
+    broken["name"] = "broken_add"
+    broken["models"][0]["main"]["operands"][0]["type"] = "NOT_A_TYPE"
+    path = tmp_path / "broken_add.json"
+    path.write_text(__import__("json").dumps(broken))
+    outcomes = {}
+    for index in range(1, 21):
+        shard = f"{index}/20"
+        needs = needed_specs(Selection([str(path)], shard=Shard.parse(shard)))("broken_add", ["add"])
+        result = CliRunner().invoke(main, ["list", "--specs", str(path), "--shard", shard])
+        outcomes[shard] = (needs, result.exit_code, "NOT_A_TYPE" in result.output)
+    assert {outcome for outcome in outcomes.values()} == {(True, 2, True), (False, 0, False)}, outcomes

@@ -34,6 +34,7 @@ from vts.cli.soak import soak
 
 if TYPE_CHECKING:
     from vts.ipc.drivers import DriverRef
+    from vts.run.runner import Selection
 
 DEFAULT_SPECS = ("generated_tests",)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 5
@@ -87,13 +88,18 @@ def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str
     raise AssertionError  # unreachable: _usage_error exits
 
 
-def _check_specs(paths: Sequence[str]) -> None:
-    """Validate every spec file before anything runs or is written (exit 2 on the first bad one)."""
+def _check_specs(paths: Sequence[str], selection: Selection | None = None) -> None:
+    """Validate every spec file before anything runs or is written (exit 2 on the first bad one).
+
+    With a ``selection`` that shards, only the spec files it needs: a shard costs its share, and the
+    shard that needs a broken file reports it.
+    """
+    from vts.run.runner import needed_specs
     from vts.spec.errors import SpecError
     from vts.spec.loader import load_paths
 
     try:
-        for _ in load_paths(paths):
+        for _ in load_paths(paths, None if selection is None else needed_specs(selection)):
             pass
     except SpecError as error:
         _usage_error(str(error))
@@ -129,7 +135,7 @@ _SELECTION_OPTIONS = [
     click.option("--family", "families", multiple=True, metavar="NAME", cls=FamilyOption,
                  help="Test family to run (repeatable). Default: every applicable family."),
     click.option("--shard", metavar="I/N",
-                 help="Run only shard I of N (a stable split; one family's cases of one model stay together)."),
+                 help="Run only shard I of N (a stable split; the cases of one model stay together)."),
 ]
 
 
@@ -218,7 +224,7 @@ def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...],
             selection = _selection(paths, keyword, families, shard)
             _check_outputs(paths, {"--json": json_path, "--junit": junit_path, "--html": html_path,
                                    "--jsonl": jsonl_path}, [expected_failures, extension_allowlist])
-            _check_specs(paths)
+            _check_specs(paths, None if ci.get("last_failed") or ci.get("durations_from") else selection)
             code = EXIT_NO_TESTS if _no_spec_files(paths, families) else run_session(RunRequest(
                 driver=driver, selection=selection, json_path=json_path, junit_path=junit_path,
                 html_path=html_path, jsonl_path=jsonl_path,
@@ -289,7 +295,7 @@ def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: st
     if not count:
         # A bad spec is an input error before any name is printed, as for run.  A count prints
         # nothing before the end, so the one pass below checks every spec as it loads it.
-        _check_specs(paths)
+        _check_specs(paths, None if ci.get("last_failed") or ci.get("durations_from") else selection)
     narrow_selection(selection, ci)
     total = 0
     try:

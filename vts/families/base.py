@@ -127,10 +127,11 @@ class Family(abc.ABC):
     description: ClassVar[str] = ""
     #: Whether ``nnvts run`` selects this family when no ``--family`` is given.
     default: ClassVar[bool] = True
-    #: A family whose cases of one model depend on the models it saw before (pairs, sibling examples):
-    #: it is shown every model, even those whose cases a shard leaves out (it then names them and
-    #: builds none), so every shard and a whole run agree on each case.
-    sees_every_model: ClassVar[bool] = False
+    #: A family whose cases of one model depend on the models of the same spec file before it (pairs,
+    #: sibling examples), and on nothing else it saw: its unit (what a shard or a ``-j`` slot takes or
+    #: leaves whole) is the spec file, not the model, so every shard and a whole run agree on each case
+    #: and a shard reads no spec file it has no unit of.  Its state must start afresh with each file.
+    sees_whole_spec: ClassVar[bool] = False
 
     def applicable(self, device: DeviceInfo) -> bool:
         return True

@@ -350,7 +350,7 @@ def _survives_frees(model: CaseModel, prepared: PreparedModel, options: RunOptio
 @register_family
 class BurstFamily(Family):
     name = "burst"
-    sees_every_model = True  # sibling examples (and, for concurrency, pairs) come from earlier models
+    sees_whole_spec = True  # sibling examples (and, for concurrency, pairs) come from the spec's earlier models
     description = ("burst executions (HAL 1.2): goldens through held, crossed and re-given memory slots, and "
                    "malformed burst requests refused")
 

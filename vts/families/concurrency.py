@@ -234,11 +234,12 @@ class _ConcurrencySetting:
 @register_family
 class ConcurrencyFamily(Family):
     name = "concurrency"
-    sees_every_model = True  # sibling examples (and, for concurrency, pairs) come from earlier models
+    sees_whole_spec = True  # sibling examples (and, for concurrency, pairs) come from the spec's earlier models
     description = ("requests in flight together on one prepared model (sync, async, fenced, from several threads) "
                    "and interleaved over two prepared models, one released mid-flight")
 
     def __init__(self) -> None:
+        self._spec = ""
         self._previous: CaseModel | None = None
         self._seen = 0
         self._siblings = SiblingExamples()
@@ -246,13 +247,16 @@ class ConcurrencyFamily(Family):
     def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
         if model.expect_failure:
             return
+        if spec_path != self._spec:  # pairs are made within a spec file (Family.sees_whole_spec)
+            self._spec, self._previous, self._seen = spec_path, None, 0
         model = with_examples(model, self._siblings.remember(model, spec_path))
         settings = {"requests": requests_per_wave(), "threads": harness_threads()}
         yield Case(f"{self.name}/{model.case_name()}", self.name, model, None, spec_path,
                    {"kind": "in_flight", **settings})
         self._seen += 1
-        # Models pair up (3 with 2, 5 with 4, ...), so a sweep interleaves each model once; the first
-        # interleaves with a second preparation of itself, so a run of one model has the case too.
+        # The models of a spec file pair up (3 with 2, 5 with 4, ...), so a sweep interleaves each model
+        # once; a file's first model interleaves with a second preparation of itself, so a spec of one
+        # model has the case too.
         partner = model if self._seen == 1 else self._previous if self._seen % 2 == 1 else None
         self._previous = model
         if partner is not None:

@@ -1,7 +1,7 @@
 """``nnvts run -j N``: cases split across N worker processes, results merged in one report.
 
 Each worker owns its driver (in process, or its own driver host) and runs
-the units (one family's cases of one model, see ``vts.run.selection``)
+the units (the cases of one model, see ``vts.run.selection``)
 that hash to its slot, so the split is stable, needs no coordination, and
 no worker names a case of another's units.  Workers are started with ``spawn``: forking a process that
 already runs threads (progress display, driver hosts) is unsafe.

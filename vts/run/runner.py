@@ -39,7 +39,7 @@ from vts.ipc.errors import (
     ProtocolViolation,
     RequestRejected,
 )
-from vts.model.casemodel import CaseModel, ModelFormatError, iter_spec_models
+from vts.model.casemodel import CaseModel, ModelFormatError, iter_spec_models, model_case_name
 from vts.model.extensions import ExtensionNotAllowed
 from vts.model.parameters import operation_parameters
 from vts.results import CaseResult, Verdict
@@ -74,15 +74,16 @@ class Selection:
             return False
         return self.keyword is None or self.keyword(name)
 
-    def for_model(self, family: str, model_case_name: str) -> Callable[[str], bool] | None:
-        """The name predicate for ``family``'s cases of one model, or None when its unit is not selected.
+    def for_unit(self, unit: str) -> Callable[[str], bool] | None:
+        """The name predicate for the cases of one unit (a model's ``SPEC.MODEL``, or a spec's name for a
+        family that sees a whole spec), or None when the unit is not selected.
 
         A hash shard and a ``-j`` slot decide the whole unit here (``vts.run.selection.Shard``,
-        ``WorkerSlot``), so a family whose unit is not selected never names its cases.
+        ``WorkerSlot``), so no family names a case of a unit that is not selected.
         """
         if self.shard is None and self.partition is None:
             return self._named
-        key = unit_key(family, model_case_name)
+        key = unit_key(unit)
         partition, shard = (True if f is None else decide_unit(f, key) for f in (self.partition, self.shard))
         if partition is False or shard is False:
             return None
@@ -118,12 +119,14 @@ def select_families(names: Sequence[str] | None, device: DeviceInfo | None = Non
 
 
 def iter_models(spec_paths: Sequence[str], extensions: object = None,
-                wanted: Callable[[str], bool] | None = None) -> Iterator[tuple[str, CaseModel]]:
-    """Every model of the specs; with ``wanted``, only the models whose case name it keeps are parsed."""
+                wanted: WantedModels | None = None) -> Iterator[tuple[str, CaseModel]]:
+    """Every model of the specs; with ``wanted``, only the models some selected unit needs are parsed, and
+    a spec file none of whose units is selected is read for its names only (neither checked nor parsed)."""
     from vts.spec.loader import load_paths
 
-    for spec_file in load_paths(spec_paths):
-        for model in iter_spec_models(spec_file.document, extensions, wanted):  # type: ignore[arg-type]
+    for spec_file in load_paths(spec_paths, None if wanted is None else wanted.spec):
+        per_model = None if wanted is None or wanted.whole_spec(spec_file.name) else wanted.model
+        for model in iter_spec_models(spec_file.document, extensions, per_model):  # type: ignore[arg-type]
             yield spec_file.path, model
 
 
@@ -132,23 +135,57 @@ def _model_work(selection: Selection, model_families: list[Family], model: CaseM
     """The families with cases of ``model`` in the selection, each with its name predicate."""
     work = []
     for family in model_families:
-        selects = selection.for_model(family.name, model.case_name())
-        if selects is None and family.sees_every_model:
-            selects = _nothing  # it still sees the model (see Family.sees_every_model)
+        # A family that sees a whole spec file decides that file at once (Family.sees_whole_spec).
+        selects = selection.for_unit(model.spec if family.sees_whole_spec else model.case_name())
         if selects is not None:
             work.append((family, selects))
     return work
 
 
-def _nothing(name: str) -> bool:
-    return False
+class WantedModels:
+    """Which spec files and models a shard or a ``-j`` slot needs, decided from names alone.
+
+    A unit is every case of one model, or a spec file's cases of a family that sees a whole spec
+    (``Family.sees_whole_spec``): a model is needed when a unit it belongs to is selected.
+    """
+
+    def __init__(self, selection: Selection, model_families: list[Family]) -> None:
+        self.selection = selection
+        self.per_model = any(not f.sees_whole_spec for f in model_families)
+        self.per_spec = any(f.sees_whole_spec for f in model_families)
+
+    def whole_spec(self, spec_name: str) -> bool:
+        """Every model of the spec is needed: the unit of a family that sees the whole spec is selected."""
+        return self.per_spec and self.selection.for_unit(spec_name) is not None
+
+    def model(self, case_name: str) -> bool:
+        return self.per_model and self.selection.for_unit(case_name) is not None
+
+    def spec(self, spec_name: str, model_names: list[str]) -> bool:
+        """Whether the spec file is needed at all (the loader neither checks nor expands it if not)."""
+        return self.whole_spec(spec_name) or any(self.model(model_case_name(spec_name, name))
+                                                 for name in model_names)
 
 
-def _wanted(selection: Selection, model_families: list[Family]) -> Callable[[str], bool] | None:
-    """Which model case names some family's unit is selected for (None: every model, no shard)."""
-    if (selection.shard is None and selection.partition is None) or any(f.sees_every_model for f in model_families):
+def needed_specs(selection: Selection) -> Callable[[str, list[str]], bool] | None:
+    """The spec files ``selection`` needs, from their names (``load_paths``'s ``keep``; None: all).
+
+    Decided with every family the selection names, whatever the device: a superset of what the run
+    then loads, so the check before a run covers every spec it reads.
+    """
+    try:
+        chosen = select_families(selection.families)
+    except UnknownFamily:
+        return None  # said where the run chooses its families
+    wanted = _wanted(selection, [f for f in chosen if _has_model_cases(f)])
+    return None if wanted is None else wanted.spec
+
+
+def _wanted(selection: Selection, model_families: list[Family]) -> WantedModels | None:
+    """What a shard or slot needs (None: every model, no shard)."""
+    if selection.shard is None and selection.partition is None:
         return None
-    return lambda case_name: any(selection.for_model(f.name, case_name) is not None for f in model_families)
+    return WantedModels(selection, model_families)
 
 
 def iter_cases(selection: Selection, device: DeviceInfo | None = None,

@@ -11,9 +11,10 @@ thousands of models is never held in memory at once.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,12 +66,14 @@ def trust_checked(digests: Iterable[bytes]) -> None:
     _checked.update(digests)
 
 
-def load_file(path: str) -> SpecFile:
-    """Read, validate, check and expand one spec file (checks skipped for a text already checked)."""
+def load_file(path: str, text: str | None = None) -> SpecFile:
+    """Read, validate, check and expand one spec file (checks skipped for a text already checked);
+    ``text``: the file's text, already read."""
     kind = spec_kind(path)
     if kind is None:
         raise SpecError(path, None, "", _NOT_A_SPEC)
-    text = read_text(path)
+    if text is None:
+        text = read_text(path)
     document = parse(text, kind, path)
     digest = _digest(text)
     expanded = load_document(document, path, text, kind, checked=digest in _checked)
@@ -154,20 +157,62 @@ def iter_spec_paths(paths: Sequence[str]) -> list[str]:
     return out
 
 
-def load_paths(paths: Sequence[str]) -> Iterator[SpecFile]:
+#: ``keep(spec_name, model_names)``: whether a run needs a spec file, from the names in it alone.
+KeepSpec = Callable[[str, list[str]], bool]
+
+
+def load_paths(paths: Sequence[str], keep: KeepSpec | None = None) -> Iterator[SpecFile]:
     """Load the spec files named by ``paths`` one at a time (see ``iter_spec_paths``).
 
     Case names start with the spec name, so two files with the same spec name
     (``a/x.yaml`` and ``b/x.yaml``, or ``x.yaml`` and ``x.json.gz``) would give
     cases with equal names: the second is an error naming both files.
+
+    With ``keep`` (a shard, a ``-j`` worker), a spec file it does not need is read for its names only:
+    neither checked nor expanded nor yielded.  Checking it is the business of the run that needs it
+    (a shard costs its share); a file whose names cannot be read that way is loaded, and so checked.
     """
     first_path: dict[str, str] = {}
     for path in iter_spec_paths(paths):
-        spec = load_file(path)
+        text = None
+        if keep is not None:
+            name, text = _unneeded_spec_name(path, keep)
+            if name is not None and first_path.setdefault(name, path) == path:
+                continue
+        spec = load_file(path, text)
         other = first_path.setdefault(spec.name, path)
         if other != path:
             raise duplicate_name_error(spec, other)
         yield spec
+
+
+def _unneeded_spec_name(path: str, keep: KeepSpec) -> tuple[str | None, str | None]:
+    """(the spec name of a concrete-layer JSON spec ``keep`` does not need, else None; the text read).
+
+    Plain ``json.loads`` (no duplicate-key or number checks: a file skipped here is not judged here),
+    and only for a document whose names are where the concrete layer puts them.
+    """
+    if spec_kind(path) != "json":
+        return None, None  # YAML is the authoring layer: its models' names may come from variations
+    try:
+        text = read_text(path)
+    except SpecError:
+        return None, None  # loading it says what is wrong
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return None, text
+    if not isinstance(document, dict) or not isinstance(document.get("name"), str):
+        return None, text
+    models = document.get("models")
+    if not isinstance(models, list) or not models:
+        return None, text
+    names = []
+    for model in models:
+        if not isinstance(model, dict) or "variations" in model or not isinstance(model.get("name", ""), str):
+            return None, text
+        names.append(model.get("name", ""))
+    return (None if keep(document["name"], names) else document["name"]), text
 
 
 def duplicate_name_error(spec: SpecFile, other_path: str) -> SpecError:
