@@ -9,6 +9,9 @@ and that a death or a hang on a mutation sent ahead lands on that mutation.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 import pytest
 
 from tests.conftest import hand_add_float
@@ -18,21 +21,31 @@ from vts.families.validation.family import ValidationFamily
 from vts.ipc.client import Connection
 from vts.ipc.process import HostProcess
 from vts.model.casemodel import parse_spec
-from vts.results import Verdict
+from vts.results import CaseResult, Verdict
 from vts.run.isolated import IsolatedRunner
 
 
 def _sweep(driver: str, send_ahead: bool, timeout: float = 30.0) -> dict[str, tuple[Verdict, str]]:
     """Every validation case of the hand ADD model, out of process: name to (verdict, reason)."""
+    return {result.name: (result.verdict, result.reason) for result in _sweep_results(driver, send_ahead, timeout)}
+
+
+def _sweep_results(driver: str, send_ahead: bool, timeout: float = 30.0,
+                   pause_before: Callable[[str], bool] = lambda name: False) -> list[CaseResult]:
+    """The sweep's results; ``pause_before(name)``: the harness dawdles 0.5 s before that case starts."""
     family = ValidationFamily()
     host = HostProcess(driver)
     runner = IsolatedRunner(host.start(), RunOptions(case_timeout=timeout, send_ahead=send_ahead), host=host)
+    results = []
     try:
         (model,) = parse_spec(hand_add_float())
-        results = [runner.run_case(family, case) for case in family.model_cases(model, "<inline>")]
+        for case in family.model_cases(model, "<inline>"):
+            if pause_before(case.name):
+                time.sleep(0.5)
+            results.append(runner.run_case(family, case))
     finally:
         host.stop()
-    return {result.name: (result.verdict, result.reason) for result in results}
+    return results
 
 
 def _model_mutation(name: str) -> bool:
@@ -100,7 +113,8 @@ def _fatal(name: str) -> bool:
 
 
 def test_a_driver_dying_on_a_mutation_sent_ahead_crashes_that_case_and_no_neighbour(taken):
-    results = _sweep("tests.fakes.validation_faults:exits_on_one_mutation", send_ahead=True)
+    every = _sweep_results("tests.fakes.validation_faults:exits_on_one_mutation", send_ahead=True)
+    results = {result.name: (result.verdict, result.reason) for result in every}
     fatal = {name for name in results if _fatal(name)}
     assert len(fatal) == 4
     for name, (verdict, reason) in results.items():
@@ -109,6 +123,26 @@ def test_a_driver_dying_on_a_mutation_sent_ahead_crashes_that_case_and_no_neighb
         else:
             assert verdict is Verdict.PASSED, (name, reason)
     assert sum(taken) > 100  # the window came back after each restart
+
+
+def test_a_host_dead_of_a_mutation_sent_ahead_before_its_case_starts_is_not_blamed_on_the_case_before():
+    """The harness is slow to start the fatal case: the host has died of its calls sent ahead by then."""
+    first = []
+
+    def pause(name: str) -> bool:
+        if _fatal(name) and not first:
+            first.append(name)
+            return True
+        return False
+
+    every = _sweep_results("tests.fakes.validation_faults:exits_on_one_mutation", send_ahead=True,
+                           pause_before=pause)
+    by_name = {result.name: result for result in every}
+    fatal = by_name[first[0]]
+    assert fatal.verdict is Verdict.CRASH, fatal
+    notes = [d for d in fatal.details if "died after the previous case" in d]
+    assert notes and all("sent ahead for the cases after it" in note for note in notes), fatal.details
+    assert not any("had died after the previous case" in d for result in every for d in result.details)
 
 
 def test_a_driver_hanging_on_a_mutation_sent_ahead_times_out_that_case_and_no_neighbour():

@@ -249,6 +249,11 @@ class Connection:
         seq = self._send(method, write, slot, ahead=True)
         return None if seq is None else PendingCall(self, seq, slot, decode)
 
+    def outstanding(self) -> int:
+        """Requests sent and not answered yet (between two cases: calls sent ahead for the cases to come)."""
+        with self._cond:
+            return len(self._replies)
+
     def call_async(self, method: Method, write: Callable[[Writer], None],
                    guard: _OutputGuard | None = None) -> Future[ExecutionResult]:
         """A request answered twice: the launch status now, the completion later (NOTIFY)."""

@@ -203,6 +203,11 @@ class HostProcess:
         assert self._process is not None
         return describe_exit(self._returncode(), not self.is_exec, self.memory_limit)
 
+    def calls_in_flight(self) -> int:
+        """Requests the current host was sent and has not answered (0 when none runs)."""
+        device = self._device
+        return 0 if device is None else device.connection.outstanding()
+
     def start(self) -> ProxyDevice:
         if self._device is not None:
             raise RuntimeError("host already started; use restart()")

@@ -79,6 +79,19 @@ def unreproduced_crash_outcome(first: Outcome, rerun: Outcome) -> Outcome:
                    (note, *first.details), extra)
 
 
+#: How ``_attempt`` begins its note on a host found dead before the case started.
+_EARLIER_DEATH = ("the driver host had died after the previous case", "the driver host died after the previous case")
+
+
+def _with_earlier_death(outcome: Outcome, first: Outcome) -> Outcome:
+    """A re-run's outcome that still says the host was found dead before the first attempt, if it was."""
+    if "host_died_before_case" not in first.extra or "host_died_before_case" in outcome.extra:
+        return outcome
+    notes = tuple(d for d in first.details if d.startswith(_EARLIER_DEATH))
+    return Outcome(outcome.verdict, outcome.reason, (*outcome.details, *notes),
+                   {**outcome.extra, "host_died_before_case": first.extra["host_died_before_case"]})
+
+
 @dataclass
 class IsolatedRunner(base.Runner):
     """A ``Runner`` whose device is a driver host process (``host``), restarted after each loss."""
@@ -98,12 +111,14 @@ class IsolatedRunner(base.Runner):
                                   outcome.extra)
             else:
                 outcome = unreproduced_crash_outcome(first, outcome)
+            outcome = _with_earlier_death(outcome, first)
         return self._result(case, outcome, time.perf_counter() - start)
 
     def _attempt(self, family: Family, case: Case) -> Outcome:
         assert self.host is not None, "IsolatedRunner needs a host"
         timeout = self.options.case_timeout
         died = self.host.died_unnoticed()
+        held = self.host.calls_in_flight() if died is not None else 0
         try:
             device = self.host.device
         except HostStartError as error:
@@ -117,18 +132,25 @@ class IsolatedRunner(base.Runner):
             outcome = self._guarded(family, case, device)
         finally:
             connection.deadline = None
-        if died is not None:
-            # Not this case's doing (it had not started); recorded so the death is not silent.
-            outcome = Outcome(outcome.verdict, outcome.reason,
-                              (*outcome.details, f"the driver host had died after the previous case ({died}) and "
-                               "was restarted for this one"), {**outcome.extra, "host_died_before_case": died})
         if earlier:
             outcome = with_leftovers(outcome, earlier)
         self.host.trim_log()
         failure = connection.failure
         if failure is not None:
             self.host.kill(failure)
-            return with_leftovers(lost_outcome(failure, timeout), [*earlier, *self.host.take_leftovers()])
+            outcome = with_leftovers(lost_outcome(failure, timeout), [*earlier, *self.host.take_leftovers()])
+        if died is not None:
+            # Recorded so the death is not silent.  With no call in flight it was not this case's doing (it
+            # had not started); with calls sent ahead for the cases to come (the validation sweep), it may
+            # have been one of them, which then runs alone on this fresh host and is judged on its own.
+            note = (f"the driver host had died after the previous case ({died}) and was restarted for this one"
+                    if not held else
+                    f"the driver host died after the previous case ({died}) while it held {held} call(s) sent "
+                    "ahead for the cases after it; it was restarted, and this case ran alone on it")
+            outcome = Outcome(outcome.verdict, outcome.reason, (*outcome.details, note),
+                              {**outcome.extra, "host_died_before_case": died})
+        if failure is not None:
+            return outcome
         if outcome.verdict in (Verdict.CRASH, Verdict.TIMEOUT):
             # A loss the current host did not suffer: the case used an object of an earlier host
             # (a family cached it across a restart).  That is the harness's problem, not the driver's.
