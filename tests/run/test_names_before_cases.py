@@ -2,8 +2,9 @@
 
 The set, the order and the names of the cases are those of ``iter_cases``
 whatever the selection; only the work of building the dropped ones goes.  A
-shard decides one family's cases of one model together (its unit), before
-they are named, and parses only the models some unit of it needs.
+shard decides the cases of one model together (its unit), before they are
+named, and checks only the spec files and parses only the models some unit
+of it needs (every model of such a file when a family pairs models).
 """
 
 from __future__ import annotations
@@ -31,19 +32,30 @@ def every_name() -> list[str]:
     return _names(Selection(SPECS))
 
 
-@pytest.fixture(scope="module")
-def units() -> dict[str, str]:
-    """Each case name's unit, worked out independently of ``Selection``: its model, its spec file for a
-    family that sees a whole spec file, or the name itself."""
+def _units(shard: bool) -> dict[str, str]:
+    """Each case name's unit, worked out independently of ``Selection``: its model, or the name itself; for
+    a shard, a family that sees whole spec files has its spec file as its unit."""
     out: dict[str, str] = {}
     chosen = [cls() for cls in families().values() if cls.default]
     for family in chosen:
         out.update((case.name, case.name) for case in family.device_cases())
     for spec_path, model in iter_models(SPECS):
         for family in chosen:
-            unit = unit_key(model.spec if family.sees_whole_spec else model.case_name())
+            unit = unit_key(model.spec if shard and family.sees_whole_spec else model.case_name())
             out.update((case.name, unit) for case in family.model_cases(model, spec_path))
     return out
+
+
+@pytest.fixture(scope="module")
+def units() -> dict[str, str]:
+    """The units of a shard."""
+    return _units(shard=True)
+
+
+@pytest.fixture(scope="module")
+def slot_units() -> dict[str, str]:
+    """The units of a -j slot."""
+    return _units(shard=False)
 
 
 @pytest.fixture
@@ -90,18 +102,19 @@ def test_a_shard_parses_only_the_models_its_units_need(monkeypatch, units):
     assert all(shard(unit_key(m)) for m in parsed) and len(parsed) < len(every_model) / 3
 
 
-def test_the_j_slots_take_whole_units_and_together_every_case(every_name, units):
+def test_the_j_slots_take_whole_units_and_together_every_case(every_name, slot_units):
     """A -j worker's slot decides units like a shard: together the slots run every case once, in order."""
     parts = [_names(Selection(SPECS, partition=WorkerSlot(i, 3))) for i in range(3)]
     for i, part in enumerate(parts):
-        assert part == [n for n in every_name if worker_slot(units[n], 3) == i]
+        assert part == [n for n in every_name if worker_slot(slot_units[n], 3) == i]
     assert sorted(n for part in parts for n in part) == sorted(every_name)
 
 
-def test_a_j_slot_with_a_shard_and_a_keyword_builds_only_its_own_cases(every_name, units, built):
-    shard, slot, keyword = Shard(1, 2), WorkerSlot(1, 2), "validation/ or generated/"
+def test_a_j_slot_with_a_shard_and_a_keyword_builds_only_its_own_cases(every_name, units, slot_units, built):
+    shard, slot, keyword = Shard(1, 2), WorkerSlot(1, 2), "validation/ or generated/ or concurrency/"
     kept = _names(Selection(SPECS, keyword=parse_expression(keyword), shard=shard, partition=slot))
-    expected = [n for n in every_name if shard(units[n]) and slot(units[n]) and parse_expression(keyword)(n)]
+    expected = [n for n in every_name
+                if shard(units[n]) and slot(slot_units[n]) and parse_expression(keyword)(n)]
     assert kept and kept == expected
     assert [n for n in built if n.startswith("validation/")] == [n for n in kept if n.startswith("validation/")]
 

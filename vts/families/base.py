@@ -128,9 +128,10 @@ class Family(abc.ABC):
     #: Whether ``nnvts run`` selects this family when no ``--family`` is given.
     default: ClassVar[bool] = True
     #: A family whose cases of one model depend on the models of the same spec file before it (pairs,
-    #: sibling examples), and on nothing else it saw: its unit (what a shard or a ``-j`` slot takes or
-    #: leaves whole) is the spec file, not the model, so every shard and a whole run agree on each case
-    #: and a shard reads no spec file it has no unit of.  Its state must start afresh with each file.
+    #: sibling examples), and on nothing else it saw: it is shown every model of a spec file in which a
+    #: shard or a ``-j`` slot takes some model, even those whose cases it leaves out (it then names them
+    #: and builds none), so every shard and a whole run agree on each case.  Its state must start afresh
+    #: with each file: a spec file with no model in the shard is not shown at all.
     sees_whole_spec: ClassVar[bool] = False
 
     def applicable(self, device: DeviceInfo) -> bool:

@@ -74,17 +74,22 @@ class Selection:
             return False
         return self.keyword is None or self.keyword(name)
 
-    def for_unit(self, unit: str) -> Callable[[str], bool] | None:
-        """The name predicate for the cases of one unit (a model's ``SPEC.MODEL``, or a spec's name for a
-        family that sees a whole spec), or None when the unit is not selected.
+    def for_spec(self, spec_name: str) -> bool:
+        """Whether the shard takes the spec file of a family that sees whole spec files."""
+        return self.shard is None or decide_unit(self.shard, unit_key(spec_name)) is not False
+
+    def for_unit(self, unit: str, shard_unit: str | None = None) -> Callable[[str], bool] | None:
+        """The name predicate for the cases of one unit (a model's ``SPEC.MODEL``), or None when the unit
+        is not selected; ``shard_unit``: the unit the shard decides instead (a family that sees whole spec
+        files is sharded by file).
 
         A hash shard and a ``-j`` slot decide the whole unit here (``vts.run.selection.Shard``,
         ``WorkerSlot``), so no family names a case of a unit that is not selected.
         """
         if self.shard is None and self.partition is None:
             return self._named
-        key = unit_key(unit)
-        partition, shard = (True if f is None else decide_unit(f, key) for f in (self.partition, self.shard))
+        partition, shard = (True if f is None else decide_unit(f, unit_key(key))
+                            for f, key in ((self.partition, unit), (self.shard, shard_unit or unit)))
         if partition is False or shard is False:
             return None
         # In this order: the -k terms count hits on this slot's names only (the parent sums the slots').
@@ -134,19 +139,31 @@ def _model_work(selection: Selection, model_families: list[Family], model: CaseM
                 ) -> list[tuple[Family, Callable[[str], bool]]]:
     """The families with cases of ``model`` in the selection, each with its name predicate."""
     work = []
+    name = model.case_name()
     for family in model_families:
-        # A family that sees a whole spec file decides that file at once (Family.sees_whole_spec).
-        selects = selection.for_unit(model.spec if family.sees_whole_spec else model.case_name())
+        if not family.sees_whole_spec:
+            selects = selection.for_unit(name)
+        else:  # sharded by spec file, split between -j slots by model (see Family.sees_whole_spec)
+            selects = selection.for_unit(name, shard_unit=model.spec)
+            if selects is None and selection.for_spec(model.spec):
+                selects = _nothing  # it still sees the model: another slot's, of a spec file the shard takes
         if selects is not None:
             work.append((family, selects))
     return work
 
 
+def _nothing(name: str) -> bool:
+    return False
+
+
 class WantedModels:
     """Which spec files and models a shard or a ``-j`` slot needs, decided from names alone.
 
-    A unit is every case of one model, or a spec file's cases of a family that sees a whole spec
-    (``Family.sees_whole_spec``): a model is needed when a unit it belongs to is selected.
+    A unit is every case of one model; a family that sees whole spec files (``Family.sees_whole_spec``)
+    is sharded by spec file and shown every model of a file the shard takes (its ``-j`` slots still split
+    the file by model).  So a spec file is needed when a unit of one of its models is selected, or when
+    such a family's shard takes it; every model of it is then parsed if that family runs, else only the
+    selected ones.
     """
 
     def __init__(self, selection: Selection, model_families: list[Family]) -> None:
@@ -155,8 +172,8 @@ class WantedModels:
         self.per_spec = any(f.sees_whole_spec for f in model_families)
 
     def whole_spec(self, spec_name: str) -> bool:
-        """Every model of the spec is needed: the unit of a family that sees the whole spec is selected."""
-        return self.per_spec and self.selection.for_unit(spec_name) is not None
+        """Every model of the spec is needed: a family that sees whole spec files has cases in it."""
+        return self.per_spec and self.selection.for_spec(spec_name)
 
     def model(self, case_name: str) -> bool:
         return self.per_model and self.selection.for_unit(case_name) is not None

@@ -133,10 +133,10 @@ def parse_expression(source: str) -> Expression:
 class Shard:
     """``--shard I/N``: a stable partition of cases by a hash of their unit.
 
-    A unit is every case of one model (``SPEC.MODEL``, see ``unit_key``; for a family that sees a whole
-    spec file, its cases of the file): a shard takes or leaves it whole, decided before a family names a
-    single case, so a shard enumerates and builds only its own share (a model's validation sweep alone is
-    about 150 names), and reads, checks and parses only the spec files and models its units need.
+    A unit is every case of one model (``SPEC.MODEL``, see ``unit_key``): a shard takes or leaves it
+    whole, decided before a family names a single case, so a shard enumerates and builds only its own
+    share (a model's validation sweep alone is about 150 names), and checks and parses only the spec files
+    and models its units need.
     Device-level cases, which have no model, are their own units (the case name).
     """
 
@@ -193,12 +193,11 @@ class WorkerSlot:
 
 
 def unit_key(name: str) -> str:
-    """The unit a shard decides at once: every case of one model (``SPEC.MODEL``), or, for a family that
-    sees a whole spec file, its cases of the file (``SPEC``).
+    """The unit a shard decides at once: every case of one model (``SPEC.MODEL``).
 
     The unit is the model, not one family's cases of it: a shard then needs a model for all its
-    families or for none, so it parses and checks its share of the models (by family, nearly every
-    model had a unit in a 1/8 shard).
+    families or for none, so it checks its share of the spec files and parses its share of the models
+    (by family, nearly every model had a unit in a 1/8 shard).
     """
     return name
 
