@@ -79,17 +79,17 @@ def unreproduced_crash_outcome(first: Outcome, rerun: Outcome) -> Outcome:
                    (note, *first.details), extra)
 
 
-#: How ``_attempt`` begins its note on a host found dead before the case started.
-_EARLIER_DEATH = ("the driver host had died after the previous case", "the driver host died after the previous case")
+@dataclass(frozen=True)
+class _EarlierDeath:
+    """The host was found dead before the case started: why, and what to say about it."""
 
+    died: str
+    note: str
 
-def _with_earlier_death(outcome: Outcome, first: Outcome) -> Outcome:
-    """A re-run's outcome that still says the host was found dead before the first attempt, if it was."""
-    if "host_died_before_case" not in first.extra or "host_died_before_case" in outcome.extra:
-        return outcome
-    notes = tuple(d for d in first.details if d.startswith(_EARLIER_DEATH))
-    return Outcome(outcome.verdict, outcome.reason, (*outcome.details, *notes),
-                   {**outcome.extra, "host_died_before_case": first.extra["host_died_before_case"]})
+    def noted(self, outcome: Outcome) -> Outcome:
+        """``outcome`` saying so (once: an unreproduced crash already carries its first attempt's details)."""
+        details = outcome.details if self.note in outcome.details else (*outcome.details, self.note)
+        return Outcome(outcome.verdict, outcome.reason, details, {**outcome.extra, "host_died_before_case": self.died})
 
 
 @dataclass
@@ -101,24 +101,42 @@ class IsolatedRunner(base.Runner):
 
     def run_case(self, family: Family, case: Case) -> CaseResult:
         start = time.perf_counter()
-        outcome = self._attempt(family, case)
+        earlier_death = self._earlier_death()
+        outcome = self._attempt(family, case, earlier_death)
         if outcome.verdict is Verdict.CRASH and self.rerun_crashes:
             first = outcome
-            outcome = self._attempt(family, case)
+            outcome = self._attempt(family, case, None)
             if outcome.verdict is Verdict.CRASH:
                 outcome = Outcome(outcome.verdict, outcome.reason,
                                   (*outcome.details, "crashed again when re-run alone on a fresh driver host"),
                                   outcome.extra)
             else:
                 outcome = unreproduced_crash_outcome(first, outcome)
-            outcome = _with_earlier_death(outcome, first)
+            if earlier_death is not None:  # a first attempt that crashed always said it
+                outcome = earlier_death.noted(outcome)
         return self._result(case, outcome, time.perf_counter() - start)
 
-    def _attempt(self, family: Family, case: Case) -> Outcome:
+    def _earlier_death(self) -> _EarlierDeath | None:
+        """Whether the host ended before this case, read before anything restarts it (None: it did not).
+
+        Recorded so the death is not silent.  With no call in flight it was not this case's doing (it had
+        not started); with calls sent ahead for the cases to come (the validation sweep), it may have been
+        one of them, which then runs alone on the fresh host and is judged on its own.
+        """
+        assert self.host is not None, "IsolatedRunner needs a host"
+        died = self.host.died_unnoticed()
+        if died is None:
+            return None
+        held = self.host.calls_in_flight()
+        note = (f"the driver host had died after the previous case ({died}) and was restarted for this one"
+                if not held else
+                f"the driver host died after the previous case ({died}) while it held {held} call(s) sent "
+                "ahead for the cases after it; it was restarted, and this case ran alone on it")
+        return _EarlierDeath(died, note)
+
+    def _attempt(self, family: Family, case: Case, earlier_death: _EarlierDeath | None) -> Outcome:
         assert self.host is not None, "IsolatedRunner needs a host"
         timeout = self.options.case_timeout
-        died = self.host.died_unnoticed()
-        held = self.host.calls_in_flight() if died is not None else 0
         try:
             device = self.host.device
         except HostStartError as error:
@@ -139,16 +157,8 @@ class IsolatedRunner(base.Runner):
         if failure is not None:
             self.host.kill(failure)
             outcome = with_leftovers(lost_outcome(failure, timeout), [*earlier, *self.host.take_leftovers()])
-        if died is not None:
-            # Recorded so the death is not silent.  With no call in flight it was not this case's doing (it
-            # had not started); with calls sent ahead for the cases to come (the validation sweep), it may
-            # have been one of them, which then runs alone on this fresh host and is judged on its own.
-            note = (f"the driver host had died after the previous case ({died}) and was restarted for this one"
-                    if not held else
-                    f"the driver host died after the previous case ({died}) while it held {held} call(s) sent "
-                    "ahead for the cases after it; it was restarted, and this case ran alone on it")
-            outcome = Outcome(outcome.verdict, outcome.reason, (*outcome.details, note),
-                              {**outcome.extra, "host_died_before_case": died})
+        if earlier_death is not None:
+            outcome = earlier_death.noted(outcome)
         if failure is not None:
             return outcome
         if outcome.verdict in (Verdict.CRASH, Verdict.TIMEOUT):
