@@ -88,12 +88,16 @@ def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str
     raise AssertionError  # unreachable: _usage_error exits
 
 
-def _check_specs(paths: Sequence[str], selection: Selection | None = None) -> None:
+def _check_specs(paths: Sequence[str], selection: Selection | None = None, ci: dict[str, object] | None = None
+                 ) -> None:
     """Validate every spec file before anything runs or is written (exit 2 on the first bad one).
 
     With a ``selection`` that shards, only the spec files it needs: a shard costs its share, and the
-    shard that needs a broken file reports it.
+    shard that needs a broken file reports it.  ``--last-failed`` and ``--durations-from`` replace the
+    shard later, so with either every file is checked.
     """
+    if ci is not None and (ci.get("last_failed") or ci.get("durations_from")):
+        selection = None
     from vts.run.runner import needed_specs
     from vts.spec.errors import SpecError
     from vts.spec.loader import load_paths
@@ -224,7 +228,7 @@ def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...],
             selection = _selection(paths, keyword, families, shard)
             _check_outputs(paths, {"--json": json_path, "--junit": junit_path, "--html": html_path,
                                    "--jsonl": jsonl_path}, [expected_failures, extension_allowlist])
-            _check_specs(paths, None if ci.get("last_failed") or ci.get("durations_from") else selection)
+            _check_specs(paths, selection, ci)
             code = EXIT_NO_TESTS if _no_spec_files(paths, families) else run_session(RunRequest(
                 driver=driver, selection=selection, json_path=json_path, junit_path=junit_path,
                 html_path=html_path, jsonl_path=jsonl_path,
@@ -295,7 +299,7 @@ def list_cases(specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: st
     if not count:
         # A bad spec is an input error before any name is printed, as for run.  A count prints
         # nothing before the end, so the one pass below checks every spec as it loads it.
-        _check_specs(paths, None if ci.get("last_failed") or ci.get("durations_from") else selection)
+        _check_specs(paths, selection, ci)
     narrow_selection(selection, ci)
     total = 0
     try:

@@ -43,9 +43,13 @@ BATCH_BYTES = 64 << 10
 BATCH_SECONDS = 0.2
 
 _HEADER = struct.Struct("<QQqI")  # batch number, bytes of records used, started index, started labels' length
-_RECORD = struct.Struct("<Iq")  # payload length, case index (-1: a result of no case)
+_U64 = struct.Struct("<Q")
+_STARTED = struct.Struct("<qI")  # the header's last two fields, written together
+_BATCH_AT, _USED_AT, _STARTED_AT = 0, 8, 16
+_LABELS_AT = 64
 _META_SPACE = 64 << 10
-_RECORDS_AT = 64 + _META_SPACE
+_RECORDS_AT = _LABELS_AT + _META_SPACE
+_RECORD = struct.Struct("<Iq")  # payload length, case index (-1: a result of no case)
 SIZE = 2 << 20
 
 
@@ -88,8 +92,8 @@ class WorkerLedger:
         data = pickle.dumps(labels, protocol=pickle.HIGHEST_PROTOCOL)
         if len(data) > _META_SPACE:
             data = pickle.dumps(_cut_labels(labels), protocol=pickle.HIGHEST_PROTOCOL)
-        self.map[64:64 + len(data)] = data
-        self.map[16:28] = struct.pack("<qI", index, len(data))
+        self.map[_LABELS_AT:_LABELS_AT + len(data)] = data
+        _STARTED.pack_into(self.map, _STARTED_AT, index, len(data))
 
     def append(self, index: int, result: dict[str, Any]) -> bool:
         """Record one result (``index`` -1: no case's); False when it cannot fit even in an empty ledger."""
@@ -102,11 +106,8 @@ class WorkerLedger:
         self.map[at + _RECORD.size:at + _RECORD.size + len(data)] = data
         self.used = end
         self.count += 1
-        self.map[8:16] = struct.pack("<Q", end)
+        _U64.pack_into(self.map, _USED_AT, end)
         return True
-
-    def room_for(self, result_bytes: int) -> bool:
-        return self.used + _RECORD.size + result_bytes <= self.capacity
 
     def due(self) -> bool:
         return self.count >= BATCH_RESULTS or self.used >= BATCH_BYTES
@@ -121,9 +122,9 @@ class WorkerLedger:
         """The pending batch reached the pipe: forget it."""
         self.used = 0
         self.count = 0
-        self.map[8:16] = struct.pack("<Q", 0)
+        _U64.pack_into(self.map, _USED_AT, 0)
         self.batch += 1
-        self.map[0:8] = struct.pack("<Q", self.batch)
+        _U64.pack_into(self.map, _BATCH_AT, self.batch)
 
     # -- the parent's side, once the worker is dead -------------------------------------------------
 
@@ -140,7 +141,7 @@ class WorkerLedger:
         if index < 0 or length > _META_SPACE:
             return -1, None
         try:
-            labels = pickle.loads(self.map[64:64 + length])
+            labels = pickle.loads(self.map[_LABELS_AT:_LABELS_AT + length])
         except Exception:
             # Only a worker dying while it wrote the next case's labels leaves them torn, and the index
             # then still names the case before, whose result the parent has: it is not charged.
