@@ -9,6 +9,7 @@ of it needs (every model of such a file when a family pairs models).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -32,17 +33,32 @@ def every_name() -> list[str]:
     return _names(Selection(SPECS))
 
 
-def _units(shard: bool) -> dict[str, str]:
+def _written_sizes(specs: list[str]) -> dict[str, int]:
+    """Each model's operands plus operations as its spec file writes them, read here with plain json."""
+    sizes = {}
+    for path in loader.iter_spec_paths(specs):
+        document = json.loads(Path(path).read_text())
+        for model in document["models"]:
+            main = model["main"]
+            sizes[casemodel.model_case_name(document["name"], model["name"])] = (len(main["operands"])
+                                                                                + len(main["operations"]))
+    return sizes
+
+
+def _units(shard: bool, specs: list[str] = SPECS, heavy: int | None = None) -> dict[str, str]:
     """Each case name's unit, worked out independently of ``Selection``: its model, or the name itself; for
-    a shard, a family that sees whole spec files has its spec file as its unit."""
+    a shard, a family that sees whole spec files has its spec file as its unit; for a -j slot, a model of
+    ``heavy`` or more operands and operations is no unit for validation: each of its cases is its own."""
     out: dict[str, str] = {}
+    sizes = _written_sizes(specs)
     chosen = [cls() for cls in families().values() if cls.default]
     for family in chosen:
         out.update((case.name, case.name) for case in family.device_cases())
-    for spec_path, model in iter_models(SPECS):
+    for spec_path, model in iter_models(specs):
         for family in chosen:
             unit = unit_key(model.spec if shard and family.sees_whole_spec else model.case_name())
-            out.update((case.name, unit) for case in family.model_cases(model, spec_path))
+            shared = not shard and family.name == "validation" and sizes[model.case_name()] >= (heavy or 10**9)
+            out.update((case.name, case.name if shared else unit) for case in family.model_cases(model, spec_path))
     return out
 
 
@@ -110,6 +126,41 @@ def test_the_j_slots_take_whole_units_and_together_every_case(every_name, slot_u
     assert sorted(n for part in parts for n in part) == sorted(every_name)
 
 
+def test_the_j_slots_share_a_heavy_models_validation_cases_by_name(monkeypatch, every_name):
+    """A model of HEAVY_MODEL_SIZE or more, as its spec file writes it, is no -j unit for validation: each
+    slot parses it and runs the cases whose name hashes to it; its other families stay whole on one slot."""
+    from vts.run import runner
+
+    monkeypatch.setattr(runner, "HEAVY_MODEL_SIZE", 14)
+    slot_units = _units(shard=False, heavy=14)
+    parts = [_names(Selection(SPECS, partition=WorkerSlot(i, 3))) for i in range(3)]
+    for i, part in enumerate(parts):
+        assert part == [n for n in every_name if worker_slot(slot_units[n], 3) == i]
+    assert sorted(n for part in parts for n in part) == sorted(every_name)
+    heavy = {m for m, size in _written_sizes(SPECS).items() if size >= 14}
+    shared = [n for n in every_name if n.startswith("validation/") and n.split("/", 1)[1].rsplit(".", 1)[0] in heavy]
+    shared_names = set(shared)
+    assert heavy and shared and {i for i, part in enumerate(parts) for n in part if n in shared_names} == {0, 1, 2}
+    # Without a family that sees whole spec files, a slot parses only the models it needs: the heavy ones too.
+    alone = [_names(Selection(SPECS, families=["validation"], partition=WorkerSlot(i, 3))) for i in range(3)]
+    assert sorted(n for part in alone for n in part) == sorted(n for n in every_name if n.startswith("validation/"))
+
+
+CORPUS_MOBILENET = Path("../shared/corpus/V1_0/mobilenet_224_gender_basic_fixed.json.gz")
+
+
+@pytest.mark.skipif(not CORPUS_MOBILENET.exists(), reason="the shared corpus is not here")
+def test_two_slots_each_take_about_half_of_the_corpus_mobilenet_sweep():
+    """The corpus's largest model (248 operands and operations): its 6,785 validation cases were one unit,
+    a quarter of V1_0's case time on one worker."""
+    specs = [str(CORPUS_MOBILENET)]
+    parts = [_names(Selection(specs, families=["validation", "generated"], partition=WorkerSlot(i, 2)))
+             for i in range(2)]
+    validation = [sum(n.startswith("validation/") for n in part) for part in parts]
+    assert sum(validation) > 6000 and min(validation) > 0.4 * sum(validation), validation
+    assert sorted(sum(n.startswith("generated/") for n in part) for part in parts)[0] == 0  # whole, on one slot
+
+
 def test_a_j_slot_with_a_shard_and_a_keyword_builds_only_its_own_cases(every_name, units, slot_units, built):
     shard, slot, keyword = Shard(1, 2), WorkerSlot(1, 2), "validation/ or generated/ or concurrency/"
     kept = _names(Selection(SPECS, keyword=parse_expression(keyword), shard=shard, partition=slot))
@@ -174,7 +225,8 @@ def test_a_shard_checks_only_the_spec_files_it_needs(every_name, monkeypatch):
                         or original(document, *args, **kwargs))
     monkeypatch.setattr(loader, "_checked", set())
     kept = [case for _, case in iter_cases(Selection(SPECS, shard=Shard(3, 40)))]
-    assert [case.name for case in kept] == [name for name in every_name if name in {c.name for c in kept}]
+    kept_names = {case.name for case in kept}
+    assert [case.name for case in kept] == [name for name in every_name if name in kept_names]
     paths = loader.iter_spec_paths(SPECS)
     assert kept and len(checked) < len(paths) / 2, (len(checked), len(paths))
     assert {case.model.spec for case in kept if case.spec_path in paths} <= set(checked)
@@ -195,7 +247,8 @@ def test_a_broken_spec_fails_the_shards_that_need_it_and_no_other(tmp_path):
     outcomes = {}
     for index in range(1, 21):
         shard = f"{index}/20"
-        needs = needed_specs(Selection([str(path)], shard=Shard.parse(shard)))("broken_add", ["add"])
+        needs = needed_specs(Selection([str(path)], shard=Shard.parse(shard)))("broken_add",
+                                                                               [loader.ModelOutline("add", 4)])
         result = CliRunner().invoke(main, ["list", "--specs", str(path), "--shard", shard])
         outcomes[shard] = (needs, result.exit_code, "NOT_A_TYPE" in result.output)
     assert {outcome for outcome in outcomes.values()} == {(True, 2, True), (False, 0, False)}, outcomes

@@ -133,6 +133,10 @@ class Family(abc.ABC):
     #: and builds none), so every shard and a whole run agree on each case.  Its state must start afresh
     #: with each file: a spec file with no model in the shard is not shown at all.
     sees_whole_spec: ClassVar[bool] = False
+    #: A family whose cases of one model are independent of each other, each small, and many: the ``-j``
+    #: slots share a heavy model's cases of it by name (``vts.run.runner.HEAVY_MODEL_SIZE``) instead of one
+    #: slot running them all, so one large model does not leave the other workers idle at the end.
+    shares_heavy_models: ClassVar[bool] = False
 
     def applicable(self, device: DeviceInfo) -> bool:
         return True

@@ -3,8 +3,9 @@
 Each worker owns its driver (in process, or its own driver host) and runs
 the units (the cases of one model, see ``vts.run.selection``)
 that hash to its slot, so the split is stable, needs no coordination, and
-no worker names a case of another's units.  Workers are started with ``spawn``: forking a process that
-already runs threads (progress display, driver hosts) is unsafe.
+no worker names a case of another's units.  A heavy model's validation cases are shared between the
+workers by name instead (``vts.run.runner.HEAVY_MODEL_SIZE``).  Workers are started with ``spawn``:
+forking a process that already runs threads (progress display, driver hosts) is unsafe.
 
 No case is ever lost, whatever happens to a worker.  A worker records the
 case it starts and each result in a ledger the parent can read

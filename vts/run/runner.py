@@ -22,7 +22,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from vts import bounds
 from vts.families import AllowedRefusal, run_recording_comparisons
@@ -45,6 +45,9 @@ from vts.model.parameters import operation_parameters
 from vts.results import CaseResult, Verdict
 from vts.run import signals
 from vts.run.selection import ExpectationList, Expression, decide_unit, unit_key
+
+if TYPE_CHECKING:
+    from vts.spec.loader import ModelOutline
 
 
 class ResultSink(Protocol):
@@ -78,18 +81,23 @@ class Selection:
         """Whether the shard takes the spec file of a family that sees whole spec files."""
         return self.shard is None or decide_unit(self.shard, unit_key(spec_name)) is not False
 
-    def for_unit(self, unit: str, shard_unit: str | None = None) -> Callable[[str], bool] | None:
+    def for_unit(self, unit: str, shard_unit: str | None = None, *,
+                 shared: bool = False) -> Callable[[str], bool] | None:
         """The name predicate for the cases of one unit (a model's ``SPEC.MODEL``), or None when the unit
         is not selected; ``shard_unit``: the unit the shard decides instead (a family that sees whole spec
-        files is sharded by file).
+        files is sharded by file); ``shared``: the ``-j`` slots share this unit's cases by name instead of
+        giving it whole to one (a heavy model's validation sweep, see ``WantedModels``).
 
         A hash shard and a ``-j`` slot decide the whole unit here (``vts.run.selection.Shard``,
         ``WorkerSlot``), so no family names a case of a unit that is not selected.
         """
         if self.shard is None and self.partition is None:
             return self._named
-        partition, shard = (True if f is None else decide_unit(f, unit_key(key))
-                            for f, key in ((self.partition, unit), (self.shard, shard_unit or unit)))
+        shard = True if self.shard is None else decide_unit(self.shard, unit_key(shard_unit or unit))
+        if self.partition is None:
+            partition: bool | Callable[[str], bool] = True
+        else:  # a WorkerSlot called with a case name decides that case alone
+            partition = self.partition if shared else decide_unit(self.partition, unit_key(unit))
         if partition is False or shard is False:
             return None
         # In this order: the -k terms count hits on this slot's names only (the parent sums the slots').
@@ -135,14 +143,15 @@ def iter_models(spec_paths: Sequence[str], extensions: object = None,
             yield spec_file.path, model
 
 
-def _model_work(selection: Selection, model_families: list[Family], model: CaseModel
-                ) -> list[tuple[Family, Callable[[str], bool]]]:
+def _model_work(selection: Selection, model_families: list[Family], model: CaseModel,
+                wanted: WantedModels | None) -> list[tuple[Family, Callable[[str], bool]]]:
     """The families with cases of ``model`` in the selection, each with its name predicate."""
     work = []
     name = model.case_name()
+    shared = wanted is not None and wanted.shared(name)
     for family in model_families:
         if not family.sees_whole_spec:
-            selects = selection.for_unit(name)
+            selects = selection.for_unit(name, shared=shared and family.shares_heavy_models)
         else:  # sharded by spec file, split between -j slots by model (see Family.sees_whole_spec)
             selects = selection.for_unit(name, shard_unit=model.spec)
             if selects is None and selection.for_spec(model.spec):
@@ -154,6 +163,15 @@ def _model_work(selection: Selection, model_families: list[Family], model: CaseM
 
 def _nothing(name: str) -> bool:
     return False
+
+
+#: A model this large (operands plus operations of its main graph, as written) is *heavy*: under ``-j``
+#: its validation cases are shared between the slots by name instead of run by one.  Its sweep grows
+#: with the square of its size (more mutations, each of a larger model): the corpus's one model of 248
+#: (``mobilenet_224_gender_basic_fixed``, 6,785 mutations at 7.3 ms) was a quarter of ``V1_0``'s case time,
+#: and one worker ran alone for the last 40% of a ``-j 2`` run.  Models of 100 and more are 36 of the
+#: corpus's 6,140; an lstm of 100 has about 900 mutations at 1.2 ms.
+HEAVY_MODEL_SIZE = 100
 
 
 class WantedModels:
@@ -170,18 +188,33 @@ class WantedModels:
         self.selection = selection
         self.per_model = any(not f.sees_whole_spec for f in model_families)
         self.per_spec = any(f.sees_whole_spec for f in model_families)
+        self.shares = selection.partition is not None and any(f.shares_heavy_models for f in model_families)
+        #: The heavy models the names pass saw (``SPEC.MODEL``): every -j slot parses them and takes its
+        #: share, by name, of the cases of the families that allow it (``Family.shares_heavy_models``).
+        self.heavy: set[str] = set()
 
     def whole_spec(self, spec_name: str) -> bool:
         """Every model of the spec is needed: a family that sees whole spec files has cases in it."""
         return self.per_spec and self.selection.for_spec(spec_name)
 
-    def model(self, case_name: str) -> bool:
-        return self.per_model and self.selection.for_unit(case_name) is not None
+    def shared(self, case_name: str) -> bool:
+        """Whether the -j slots share this model's cases (of the families that allow it) by name."""
+        return case_name in self.heavy
 
-    def spec(self, spec_name: str, model_names: list[str]) -> bool:
-        """Whether the spec file is needed at all (the loader neither checks nor expands it if not)."""
-        return self.whole_spec(spec_name) or any(self.model(model_case_name(spec_name, name))
-                                                 for name in model_names)
+    def model(self, case_name: str) -> bool:
+        return self.per_model and self.selection.for_unit(case_name, shared=self.shared(case_name)) is not None
+
+    def spec(self, spec_name: str, models: list[ModelOutline]) -> bool:
+        """Whether the spec file is needed at all (the loader neither checks nor expands it if not).
+
+        Called by the loader's names pass, for every concrete-layer JSON spec file of the run, in every
+        slot alike; so only what it reads decides a heavy model, and every slot decides the same.  A
+        spec file it cannot read that way (YAML, variations) is loaded by every slot, its models never
+        heavy: its cases stay whole units.
+        """
+        if self.shares:
+            self.heavy.update(model_case_name(spec_name, m.name) for m in models if m.size >= HEAVY_MODEL_SIZE)
+        return self.whole_spec(spec_name) or any(self.model(model_case_name(spec_name, m.name)) for m in models)
 
 
 def needed_specs(selection: Selection) -> Callable[[str, list[str]], bool] | None:
@@ -217,8 +250,9 @@ def iter_cases(selection: Selection, device: DeviceInfo | None = None,
     model_families = [f for f in chosen if _has_model_cases(f)]
     if not model_families:
         return
-    for spec_path, model in iter_models(selection.spec_paths, extensions, _wanted(selection, model_families)):
-        for family, selects in _model_work(selection, model_families, model):
+    wanted = _wanted(selection, model_families)
+    for spec_path, model in iter_models(selection.spec_paths, extensions, wanted):
+        for family, selects in _model_work(selection, model_families, model, wanted):
             for case in family.selected_model_cases(model, spec_path, selects):
                 yield family, case
 
@@ -250,8 +284,9 @@ def count_cases(selection: Selection, device: DeviceInfo | None = None, extensio
     model_families = [f for f in chosen if _has_model_cases(f)]
     if not model_families:
         return
-    for spec_path, model in iter_models(selection.spec_paths, extensions, _wanted(selection, model_families)):
-        for family, selects in _model_work(selection, model_families, model):
+    wanted = _wanted(selection, model_families)
+    for spec_path, model in iter_models(selection.spec_paths, extensions, wanted):
+        for family, selects in _model_work(selection, model_families, model, wanted):
             yield from drain(family.selected_model_cases(model, spec_path, counting(selects)))
 
 

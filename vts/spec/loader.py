@@ -157,8 +157,18 @@ def iter_spec_paths(paths: Sequence[str]) -> list[str]:
     return out
 
 
-#: ``keep(spec_name, model_names)``: whether a run needs a spec file, from the names in it alone.
-KeepSpec = Callable[[str, list[str]], bool]
+@dataclass(frozen=True, slots=True)
+class ModelOutline:
+    """What the names pass reads of one model: its name, and its size as written (the operands plus the
+    operations of its main graph), by which a ``-j`` run shares a heavy model's validation sweep between
+    its workers (``vts.run.runner.WantedModels``)."""
+
+    name: str
+    size: int
+
+
+#: ``keep(spec_name, models)``: whether a run needs a spec file, from each model's outline alone.
+KeepSpec = Callable[[str, list[ModelOutline]], bool]
 
 
 def load_paths(paths: Sequence[str], keep: KeepSpec | None = None) -> Iterator[SpecFile]:
@@ -207,12 +217,19 @@ def _unneeded_spec_name(path: str, keep: KeepSpec) -> tuple[str | None, str | No
     models = document.get("models")
     if not isinstance(models, list) or not models:
         return None, text
-    names = []
+    outlines = []
     for model in models:
         if not isinstance(model, dict) or "variations" in model or not isinstance(model.get("name", ""), str):
             return None, text
-        names.append(model.get("name", ""))
-    return (None if keep(document["name"], names) else document["name"]), text
+        outlines.append(ModelOutline(model.get("name", ""), _written_size(model.get("main"))))
+    return (None if keep(document["name"], outlines) else document["name"]), text
+
+
+def _written_size(main: Any) -> int:
+    """The operands plus the operations of a main graph as written (0 where they are not lists)."""
+    if not isinstance(main, dict):
+        return 0
+    return sum(len(part) for part in (main.get("operands"), main.get("operations")) if isinstance(part, list))
 
 
 def duplicate_name_error(spec: SpecFile, other_path: str) -> SpecError:

@@ -127,6 +127,7 @@ def _every(name: str) -> bool:
 class ValidationFamily(Family):
     name = "validation"
     description = "malformed models and requests must be refused with INVALID_ARGUMENT, never crash"
+    shares_heavy_models = True  # each case is one mutation, judged alone
 
     def __init__(self) -> None:
         self._model_key: tuple[str, str] | None = None
