@@ -1,0 +1,75 @@
+"""How evenly ``nnvts run -j N`` splits a selection's case time between its workers, from measured durations.
+
+Run standalone from the repository root::
+
+    .venv/bin/python -m bench.slot_balance run.json --specs ../shared/corpus --shard 1/20 --jobs 1,2,4,8,16
+
+``run.json`` is any JSON report (or ``.jsonl`` stream) with the durations of the selection's cases, e.g. a
+``-j 2`` run of the whole corpus.  For each ``N`` the cases are assigned to slots exactly as ``-j N`` workers
+take them (``vts.run.selection.WorkerSlot`` through ``iter_cases``: by model, a heavy model's validation
+cases by name), and each slot's summed case time is printed.  The slowest slot bounds the run: the
+speed-up of ``-j N`` over ``-j 1`` can be at most ``total / slowest`` whatever the cores, before any cost of
+more processes.  ``--no-heavy`` assigns as before heavy models were shared (every model whole), for
+comparison.
+
+A model, not a measurement of many cores: it shows the share each worker gets, from durations taken on
+another machine, under another ``-j``.  What it cannot show is how those durations change with more
+processes on more cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from vts.run import runner
+from vts.run.runner import Selection, iter_cases
+from vts.run.selection import Shard, WorkerSlot
+
+
+def durations(path: str) -> dict[str, float]:
+    """Each case's duration, from a JSON report or a results stream."""
+    if path.endswith(".jsonl"):
+        out = {}
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                record = json.loads(line)
+                if "case" in record:
+                    out[record["case"]["name"]] = float(record["case"].get("duration", 0.0))
+        return out
+    with open(path, encoding="utf-8") as handle:
+        return {case["name"]: float(case.get("duration", 0.0)) for case in json.load(handle)["cases"]}
+
+
+def slot_times(specs: list[str], shard: Shard | None, jobs: int, known: dict[str, float]) -> list[float]:
+    """The summed case time of each of ``jobs`` slots (cases absent from ``known`` weigh nothing)."""
+    return [sum(known.get(case.name, 0.0)
+                for _, case in iter_cases(Selection(specs, shard=shard, partition=WorkerSlot(slot, jobs))))
+            for slot in range(jobs)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", help="a JSON report or .jsonl stream with the cases' durations")
+    parser.add_argument("--specs", action="append", help="spec paths (default ../shared/corpus)")
+    parser.add_argument("--shard", help="--shard I/N of the selection")
+    parser.add_argument("--jobs", default="1,2,4,8,16", help="the N of -j N, comma-separated")
+    parser.add_argument("--no-heavy", action="store_true", help="every model whole on one slot (as before)")
+    args = parser.parse_args()
+    if args.no_heavy:
+        runner.HEAVY_MODEL_SIZE = 1 << 62
+    specs = args.specs or [os.path.join("..", "shared", "corpus")]
+    shard = Shard.parse(args.shard) if args.shard else None
+    known = durations(args.results)
+    print(f"{len(known)} durations from {args.results}; specs {' '.join(specs)}; shard {args.shard or 'none'}; "
+          f"heavy models {'whole' if args.no_heavy else 'shared'}")
+    for jobs in (int(j) for j in args.jobs.split(",")):
+        times = slot_times(specs, shard, jobs, known)
+        total, slowest = sum(times), max(times)
+        print(f"-j {jobs:2d}: case time {total:8.1f} s; slots {min(times):7.1f} to {slowest:7.1f} s; "
+              f"at most {total / slowest:5.2f}x -j 1 (ideal {jobs})")
+
+
+if __name__ == "__main__":
+    main()
