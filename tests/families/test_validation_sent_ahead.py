@@ -32,7 +32,9 @@ def _sweep(driver: str, send_ahead: bool, timeout: float = 30.0) -> dict[str, tu
 
 def _sweep_results(driver: str, send_ahead: bool, timeout: float = 30.0,
                    pause_before: Callable[[str], bool] = lambda name: False) -> list[CaseResult]:
-    """The sweep's results; ``pause_before(name)``: the harness dawdles 0.5 s before that case starts."""
+    """The sweep's results; ``pause_before(name)``: the harness dawdles before that case starts, until the
+    driver host has died (of a call sent ahead) or 30 s have passed: a fixed pause was too short on a busy
+    machine."""
     family = ValidationFamily()
     host = HostProcess(driver)
     runner = IsolatedRunner(host.start(), RunOptions(case_timeout=timeout, send_ahead=send_ahead), host=host)
@@ -41,7 +43,9 @@ def _sweep_results(driver: str, send_ahead: bool, timeout: float = 30.0,
         (model,) = parse_spec(hand_add_float())
         for case in family.model_cases(model, "<inline>"):
             if pause_before(case.name):
-                time.sleep(0.5)
+                until = time.monotonic() + 30.0
+                while host.alive() and time.monotonic() < until:
+                    time.sleep(0.01)
             results.append(runner.run_case(family, case))
     finally:
         host.stop()
