@@ -217,7 +217,7 @@ class WantedModels:
         return self.whole_spec(spec_name) or any(self.model(model_case_name(spec_name, m.name)) for m in models)
 
 
-def needed_specs(selection: Selection) -> Callable[[str, list[str]], bool] | None:
+def needed_specs(selection: Selection) -> Callable[[str, list[ModelOutline]], bool] | None:
     """The spec files ``selection`` needs, from their names (``load_paths``'s ``keep``; None: all).
 
     Decided with every family the selection names, whatever the device: a superset of what the run
