@@ -190,9 +190,8 @@ def _render_alongside(stream_path: str, json: str, aside: dict[str, str], interr
 
     done: list[tuple[str, str]] = []
     context = multiprocessing.get_context("spawn")  # this process may run threads (the progress display)
-    pool = concurrent.futures.ProcessPoolExecutor(len(aside), mp_context=context)
     futures: dict[str, concurrent.futures.Future[Any]] = {}
-    with pool:
+    with concurrent.futures.ProcessPoolExecutor(len(aside), mp_context=context) as pool:
         for kind, path in aside.items():
             try:
                 futures[kind] = pool.submit(_render_one, stream_path, kind, path, interrupted)
@@ -208,10 +207,7 @@ def _render_alongside(stream_path: str, json: str, aside: dict[str, str], interr
                 try:
                     written, failures = future.result()
                 except Exception:  # the process died or could not start: render it here
-                    try:
-                        written, failures = _render(stream_path, interrupted=interrupted, **{kind: aside[kind]}), []
-                    except ReportsNotWritten as error:
-                        written, failures = error.written, error.failures
+                    written, failures = _render_one(stream_path, kind, aside[kind], interrupted)
                 done.extend(written)
                 failed.extend(failures)
             return failed
@@ -233,7 +229,8 @@ def _render_alongside(stream_path: str, json: str, aside: dict[str, str], interr
 
 def _render_one(stream_path: str, kind: str, path: str, interrupted: bool | None
                 ) -> tuple[list[tuple[str, str]], list[tuple[str, OSError]]]:
-    """One report, in a process of its own: (written, failures), as plain data."""
+    """One report, in a process of its own (or here, when that one could not): (written, failures), as
+    plain data."""
     try:
         return _render(stream_path, interrupted=interrupted, **{kind: path}), []
     except ReportsNotWritten as error:

@@ -47,7 +47,7 @@ from vts.run import signals
 from vts.run.selection import ExpectationList, Expression, decide_unit, unit_key
 
 if TYPE_CHECKING:
-    from vts.spec.loader import ModelOutline
+    from vts.spec.loader import KeepSpec, ModelOutline
 
 
 class ResultSink(Protocol):
@@ -217,7 +217,7 @@ class WantedModels:
         return self.whole_spec(spec_name) or any(self.model(model_case_name(spec_name, m.name)) for m in models)
 
 
-def needed_specs(selection: Selection) -> Callable[[str, list[ModelOutline]], bool] | None:
+def needed_specs(selection: Selection) -> KeepSpec | None:
     """The spec files ``selection`` needs, from their names (``load_paths``'s ``keep``; None: all).
 
     Decided with every family the selection names, whatever the device: a superset of what the run
