@@ -9,6 +9,8 @@ quantization parameters, extension prefixes).
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +26,7 @@ from tests.fakes.broken_concurrency import _CompiledView
 from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, OperandType, OperationType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import FencedExecutionCallback, PreparedModel, SyncFence
-from vts.hal.types import ExtensionNameAndPrefix, Model, Request
+from vts.hal.types import NO_TIMING_INFO, ExtensionNameAndPrefix, Model, Request, Timing
 
 
 class _Device(ReferenceDevice):
@@ -79,6 +81,59 @@ class NoWaitDevice(_Device):
 def fence_no_wait() -> ReferenceDevice:
     """Caught by ``fenced`` (inputs written just before the wait fence signals are read too early)."""
     return NoWaitDevice("broken-fence-no-wait")
+
+
+#: How long ``fence_late_start`` takes from an ``execute_fenced`` call to starting its work.
+LATE_START_S = 0.1
+
+
+class _LateStartCallback(FencedExecutionCallback):
+    def __init__(self, done: threading.Event) -> None:
+        self.done, self.status = done, ErrorStatus.NONE
+
+    def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
+        self.done.wait()
+        return self.status, NO_TIMING_INFO, NO_TIMING_INFO
+
+
+class _LateStartPreparedModel(ReferencePreparedModel):
+    """Returns at once with a fence of its own; starts ``LATE_START_S`` later without waiting for ``wait_for``.
+
+    A fence already signalled in error by then fails the execution, so only a check made while a fence
+    still pends sees that it does not wait; every execution, golden or not, starts that late.
+    """
+
+    def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
+                       measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
+                       loop_timeout: int | None = None,
+                       timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        if any(fence is None for fence in wait_for):
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+        own, done = SyncFence(), threading.Event()
+        callback = _LateStartCallback(done)
+
+        def work() -> None:
+            time.sleep(LATE_START_S)
+            try:
+                if any(fence is not None and fence.signalled and not fence.wait(0) for fence in wait_for):
+                    raise DriverError(ErrorStatus.GENERAL_FAILURE, "a wait fence signalled an error")
+                self.execute(request, MeasureTiming.NO, deadline, loop_timeout)
+            except DriverError as error:
+                callback.status = error.status
+            done.set()
+            own.signal(callback.status == ErrorStatus.NONE)
+
+        threading.Thread(target=work, daemon=True).start()
+        return own, callback
+
+
+class LateStartDevice(_Device):
+    prepared_class = _LateStartPreparedModel
+
+
+def fence_late_start() -> ReferenceDevice:
+    """Caught by ``fenced`` (a fence still pending when it starts, ``LATE_START_S`` after the call, is not waited on)."""
+    return LateStartDevice("broken-fence-late-start")
 
 
 class _ErrorBlindPreparedModel(ReferencePreparedModel):

@@ -15,7 +15,7 @@ from tests.fakes import broken_coverage
 from tests.families.test_concurrency import isolated, not_passed
 from tests.families.test_generated_variants import run_family
 from tests.ipc.conftest import hand_mul_float
-from vts.families.fenced import FencedFamily
+from vts.families.fenced import PENDING_S, SHORTEST_PENDING_S, FencedFamily, signal_at
 from vts.model.casemodel import parse_spec
 from vts.results import Verdict
 
@@ -89,3 +89,42 @@ def test_a_driver_serializing_fence_waits_is_not_deadlocked():
 def test_a_driver_serializing_fence_waits_is_not_deadlocked_out_of_process():
     results = _run_isolated("tests.fakes.broken_concurrency:serialized")
     assert results and not not_passed(results)
+
+
+def test_a_driver_starting_late_without_waiting_is_caught(monkeypatch):
+    """It returns at once and starts later: the fences pend until the goldens are over, which take that long too.
+
+    A window that ended once both calls had returned signalled before this driver started, and it passed.
+    """
+    from vts.families import fenced
+
+    monkeypatch.setattr(fenced, "PENDING_S", 30.0)  # the goldens close the window, not this
+    results = run_family("fenced", broken_coverage.fence_late_start(), [hand_add_float()])
+    assert results and all(r.verdict is Verdict.FAILED for r in results.values()), not_passed(results)
+    assert all("waiting on a fence that signals later" in r.reason for r in results.values()), results
+
+
+def test_the_late_starter_passes_generated():
+    results = run_family("generated", broken_coverage.fence_late_start(), [hand_add_float()])
+    assert results and not not_passed(results)
+
+
+@pytest.mark.parametrize(("goldens_over", "expected"), [
+    (None, PENDING_S),  # goldens held until the signal: the longest wait
+    (0.001, SHORTEST_PENDING_S),  # over at once: a call may still be on its way
+    (0.012, 0.012),  # the goldens' own time
+    (5.0, PENDING_S),  # slower goldens do not hold the fences longer
+])
+def test_the_fences_signal_when_the_goldens_are_over(goldens_over, expected):
+    launched = 100.0
+    over = None if goldens_over is None else launched + goldens_over
+    assert signal_at(launched, over) == pytest.approx(launched + expected)
+
+
+def test_a_driver_starting_late_without_waiting_is_caught_out_of_process(monkeypatch):
+    from vts.families import fenced
+
+    monkeypatch.setattr(fenced, "PENDING_S", 30.0)
+    results = _run_isolated("tests.fakes.broken_coverage:fence_late_start")
+    assert results and all(r.verdict is Verdict.FAILED for r in results.values()), not_passed(results)
+    assert all("waiting on a fence that signals later" in r.reason for r in results.values()), results

@@ -18,18 +18,20 @@ and anything but signalled -> GENERAL_FAILURE"; the duration
 ``timeout_after_fence`` counts from when the fences signal):
 
 * **waits**: the input pool holds garbage when the call is made; the real
-  inputs are written only just before the fence signals (``PENDING_S``
-  later).  The execution must not have finished (nor written an output)
+  inputs are written only just before the fence signals (a window
+  later, below).  The execution must not have finished (nor written an output)
   before the signal, and its outputs must be the golden's: a driver that
   does not wait reads inputs that are not there yet;
 * **never signalled, then an error**: a fence that does not signal, with a
-  1 ms ``timeout_after_fence``: ``PENDING_S`` later nothing may have run
+  1 ms ``timeout_after_fence``: a window later nothing may have run
   (no success, no output written; the timeout has not started); then the
   fence signals an error and the execution must fail (any status but NONE,
   through the call, the returned fence or the callback).
 
-The golden executions above run while those fences pend (``OwnFenceChecks``): the ``PENDING_S`` wait is
-what the checks need, and the goldens share it instead of following it.
+The golden executions above run while those fences pend (``OwnFenceChecks``), and they set how long the
+fences pend: as long as the goldens took, at least ``SHORTEST_PENDING_S`` and at most ``PENDING_S``
+(``signal_at``).  The goldens measure how soon this driver, on this model and on this machine, gets from a
+call to its outputs; a driver that does not wait would have read the garbage inputs in that time.
 
 Out of process the fences travel as eventfds (``vts.ipc.fences``), so the
 driver host's driver waits on the harness's signal exactly as in process.
@@ -55,8 +57,11 @@ from vts.hal.types import NO_TIMING_INFO, Request
 from vts.ipc.clients import set_concurrency
 from vts.model.casemodel import BuiltRequest, CaseModel, build_request, element_count
 
-#: How long a fence handed to the driver stays pending before the harness signals it.
+#: The longest a fence handed to the driver stays pending before the harness signals it (a driver that holds
+#: the golden executions until the fences signal keeps them pending this long).
 PENDING_S = 0.03
+#: The shortest: a model's goldens may be over sooner, while a call still travels to the driver.
+SHORTEST_PENDING_S = 0.005
 #: The ``timeout_after_fence`` given with a fence that never signals (ns): the HAL counts it from the signal.
 AFTER_FENCE_NS = 1_000_000
 GARBAGE = 0x5A
@@ -139,8 +144,8 @@ class FencedFamily(PerExampleFamily):
                        options: RunOptions, label: str = "") -> Outcome:
         """On each model's first example, the fences of the harness's own that signal later come first.
 
-        The golden executions run inside their ``PENDING_S`` window rather than after it (``OwnFenceChecks``):
-        the window is a wait, and the goldens are work the case does anyway.  The outcome is the one the
+        The golden executions run inside the checks' window rather than after it (``OwnFenceChecks``): the
+        window is a wait, the goldens are work the case does anyway, and their end closes the window.  The outcome is the one the
         checks-then-goldens order gave: the own-fence checks' problems if they have any, else the goldens'.
         """
         if example_index != 0 or fenced_must_refuse(model, 0):
@@ -305,16 +310,34 @@ class _NeverSignalledThenError(_OwnFenceCheck):
 OVERLAP_CALLS = 3
 
 
+def signal_at(launched_at: float, goldens_over_at: float | None) -> float:
+    """When the own fences signal: once the goldens are over, within [SHORTEST_PENDING_S, PENDING_S] of the launch.
+
+    ``goldens_over_at`` is None while the goldens still run (a driver may hold them until the signal).
+    """
+    latest = launched_at + PENDING_S
+    if goldens_over_at is None:
+        return latest
+    return min(latest, max(launched_at + SHORTEST_PENDING_S, goldens_over_at))
+
+
 class OwnFenceChecks:
     """Both own-fence checks in flight together, so a model waits ``PENDING_S`` once, not once per check.
 
-    ``launch`` starts both executions and a signaller thread; the caller may do other work (the golden
-    executions) until ``finish``.  The signaller keeps the checks' schedule whatever the caller does: it
-    waits ``PENDING_S`` from the launch (less when both calls have returned: there is nothing left to wait
-    for), looks at both checks, then signals every fence.  So each check is observed after exactly the
-    wait it had when it ran alone, and work that the driver holds up until the fences signal (a host or a
-    driver serving one call at a time, a driver holding a lock across a fence wait) resumes at the signal
-    instead of deadlocking the case.  Every fence is signalled before any answer is awaited: a driver
+    ``launch`` starts both executions and a signaller thread; the caller runs the golden executions, then
+    calls ``finish``.  The signaller waits until the goldens are over (``signal_at``: at least
+    ``SHORTEST_PENDING_S``, at most ``PENDING_S`` from the launch), looks at both checks, then signals every
+    fence.  Work that the driver holds up until the fences signal (a host or a driver serving one call at
+    a time, a driver holding a lock across a fence wait) resumes at ``PENDING_S`` instead of deadlocking
+    the case.
+
+    Why the goldens' time: a driver that does not wait starts a check's execution when the call reaches
+    it, before the goldens, which were called after.  By the time the goldens are over, it has had as
+    long as it needed for two whole executions of this model to read the garbage inputs.  That holds for
+    a driver that returns from ``execute_fenced`` at once and does the work later, which a wait that
+    ended when both calls had returned missed, and it scales with the machine's load as the driver does.
+    A fixed wait longer than the goldens costs the case that much idle time and catches nothing more,
+    unless a driver starts work later than it finishes a whole execution.  Every fence is signalled before any answer is awaited: a driver
     blocked in the first execution's wait would otherwise never see the second fence signal.
 
     Out of process the host is asked (``SET_CONCURRENCY``) to serve ``OVERLAP_CALLS`` calls at once while
@@ -330,21 +353,20 @@ class OwnFenceChecks:
         self._signaller: threading.Thread | None = None
         self._observe_error: BaseException | None = None
         self._finished = False
+        self._goldens_over = threading.Event()
 
     def launch(self) -> None:
         for kind in (_WaitsForTheFence, _NeverSignalledThenError):
             self.checks.append(kind(self.model, self.prepared, self.options))
             self.checks[-1].launch()
-        until = time.monotonic() + PENDING_S
-        self._signaller = threading.Thread(target=self._observe_then_signal, args=(until,), daemon=True,
-                                           name="nnvts-fence-signaller")
+        self._signaller = threading.Thread(target=self._observe_then_signal, args=(time.monotonic(),),
+                                           daemon=True, name="nnvts-fence-signaller")
         self._signaller.start()
 
-    def _observe_then_signal(self, until: float) -> None:
+    def _observe_then_signal(self, launched_at: float) -> None:
         try:
-            for check in self.checks:
-                assert check.launched is not None
-                check.launched.returned(max(0.0, until - time.monotonic()))
+            over = self._goldens_over.wait(max(0.0, launched_at + PENDING_S - time.monotonic()))
+            time.sleep(max(0.0, signal_at(launched_at, time.monotonic() if over else None) - time.monotonic()))
             self.observed = [problem for check in self.checks for problem in check.before_signal()]
         except BaseException as error:  # re-raised by ``finish`` on the case's thread, as when it ran there
             self._observe_error = error
@@ -353,8 +375,9 @@ class OwnFenceChecks:
                 check.signal()
 
     def finish(self) -> list[str]:
-        """Every problem: those seen before the signal, then each check's judgement."""
+        """Every problem: those seen before the signal, then each check's judgement (call after the goldens)."""
         self._finished = True
+        self._goldens_over.set()
         if self._signaller is not None:
             self._signaller.join()
         if self._observe_error is not None:
@@ -371,6 +394,7 @@ class OwnFenceChecks:
         running: their fences are signalled (by the signaller, or here if it never started) and their
         answers awaited, as ``finish`` would, before the pools they write into are closed.
         """
+        self._goldens_over.set()
         if self._signaller is not None:
             self._signaller.join()
         else:
