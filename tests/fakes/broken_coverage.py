@@ -132,7 +132,8 @@ class LateStartDevice(_Device):
 
 
 def fence_late_start() -> ReferenceDevice:
-    """Caught by ``fenced`` (a fence still pending when it starts, ``LATE_START_S`` after the call, is not waited on)."""
+    """Caught by ``fenced`` (a fence still pending when it starts, ``LATE_START_S`` after the call, is not
+    waited on)."""
     return LateStartDevice("broken-fence-late-start")
 
 

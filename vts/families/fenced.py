@@ -145,8 +145,9 @@ class FencedFamily(PerExampleFamily):
         """On each model's first example, the fences of the harness's own that signal later come first.
 
         The golden executions run inside the checks' window rather than after it (``OwnFenceChecks``): the
-        window is a wait, the goldens are work the case does anyway, and their end closes the window.  The outcome is the one the
-        checks-then-goldens order gave: the own-fence checks' problems if they have any, else the goldens'.
+        window is a wait, the goldens are work the case does anyway, and their end closes the window.  The
+        outcome is the one the checks-then-goldens order gave: the own-fence checks' problems if they have
+        any, else the goldens'.
         """
         if example_index != 0 or fenced_must_refuse(model, 0):
             return super().run_executions(model, example_index, prepared, options, label)
@@ -337,8 +338,10 @@ class OwnFenceChecks:
     a driver that returns from ``execute_fenced`` at once and does the work later, which a wait that
     ended when both calls had returned missed, and it scales with the machine's load as the driver does.
     A fixed wait longer than the goldens costs the case that much idle time and catches nothing more,
-    unless a driver starts work later than it finishes a whole execution.  Every fence is signalled before any answer is awaited: a driver
-    blocked in the first execution's wait would otherwise never see the second fence signal.
+    unless a driver starts work later than it finishes a whole execution.
+
+    Every fence is signalled before any answer is awaited: a driver blocked in the first execution's wait
+    would otherwise never see the second fence signal.
 
     Out of process the host is asked (``SET_CONCURRENCY``) to serve ``OVERLAP_CALLS`` calls at once while
     the checks are in flight, so the golden executions are not queued behind the two waiting calls; the
