@@ -131,7 +131,8 @@ def test_a_crash_on_every_execution_ends_in_crash_loop_verdicts_in_every_report(
 
 def test_each_worker_stops_on_its_own_crash_loop(nnvts, tmp_path):
     models = 12
-    result, report = _storm_run(nnvts, tmp_path, models, "--max-crashes", "2", "-j", "2", "--no-pin-cpus")
+    result, report = _storm_run(nnvts, tmp_path, models, "--max-crashes", "2", "-j", "2", "--no-pin-cpus",
+                                "--job-split", "hash")
     assert result.returncode == 1, result.stdout + result.stderr
     spec = str(tmp_path / f"{hand_mul_float(models)['name']}.json")  # what _storm_run wrote
     per_slot = [len(names) for names in slot_names([spec], ["generated"], 2)]
@@ -140,11 +141,20 @@ def test_each_worker_stops_on_its_own_crash_loop(nnvts, tmp_path):
     assert report["summary"]["total"] == models
 
 
+def test_a_crash_loop_under_claimed_files_gives_every_case_one_verdict(nnvts, tmp_path):
+    """With the default split the one spec file is one worker's: its loop ends it, the other has nothing."""
+    models = 12
+    result, report = _storm_run(nnvts, tmp_path, models, "--max-crashes", "2", "-j", "2", "--no-pin-cpus")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert report["summary"]["crash"] == 2 and report["summary"]["crash_loop"] == models - 2
+    assert report["summary"]["total"] == models
+
+
 def test_the_parent_stops_replacing_in_process_workers_that_keep_dying(nnvts, tmp_path):
     models = 12
     spec = write_spec(tmp_path, hand_mul_float(models))
     result = nnvts("run", "--driver", "tests.fakes.crash_storm:segfault_every_execution", "--family", "generated",
-                   "--in-process", "-j", "2", "--no-pin-cpus", "--max-crashes", "2", "--json",
+                   "--in-process", "-j", "2", "--job-split", "hash", "--no-pin-cpus", "--max-crashes", "2", "--json",
                    str(tmp_path / "r.json"), spec)
     assert result.returncode == 1, result.stdout + result.stderr
     report = json.loads((tmp_path / "r.json").read_text())

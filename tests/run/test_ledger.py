@@ -13,6 +13,8 @@ import json
 import multiprocessing
 import os
 
+import pytest
+
 from tests.conftest import hand_add_float
 from tests.ipc.conftest import nnvts, write_spec  # noqa: F401 - nnvts: a fixture
 from vts.run.ledger import BATCH_RESULTS, WorkerLedger, records
@@ -89,12 +91,18 @@ def test_labels_too_long_for_the_ledger_are_cut_not_dropped():
         ledger.close()
 
 
-def test_in_process_workers_killed_by_their_driver_lose_no_case(tmp_path, nnvts):  # noqa: F811
-    """Validation cases are quick, so the results before each crash are still in the worker's ledger."""
+@pytest.mark.parametrize("split", ["hash", "files"])
+def test_in_process_workers_killed_by_their_driver_lose_no_case(tmp_path, nnvts, split):  # noqa: F811
+    """Validation cases are quick, so the results before each crash are still in the worker's ledger.
+
+    Under the files split the spec file is one worker's, so each of its replacements goes on with the file
+    its slot had claimed, from the case after the crash.
+    """
     spec = write_spec(tmp_path, hand_add_float())
     listed = nnvts("list", "--family", "validation", spec).stdout.split()
     run = nnvts("run", "--driver", "tests.fakes.validation_faults:exits_on_one_mutation", "--in-process",
-                "-j", "2", "--no-pin-cpus", "--family", "validation", "--json", str(tmp_path / "r.json"), spec)
+                "-j", "2", "--job-split", split, "--no-pin-cpus", "--family", "validation",
+                "--json", str(tmp_path / "r.json"), spec)
     assert run.returncode == 1, run.stderr
     cases = json.loads((tmp_path / "r.json").read_text())["cases"]
     names = [case["name"] for case in cases]

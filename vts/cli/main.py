@@ -184,7 +184,10 @@ def main() -> None:
 @click.option("--in-process", is_flag=True,
               help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
 @click.option("-j", "--jobs", type=bounded_int(1, MAX_JOBS), default=1, show_default=True,
-              help="Worker processes, each with its own driver (cases split by a stable hash of their names).")
+              help="Worker processes, each with its own driver (see --job-split).")
+@click.option("--job-split", type=click.Choice(["files", "hash"]), default="files", show_default=True,
+              help="With -j N: 'files', each worker takes the next spec file nobody has as it gets to it (balanced); "
+                   "'hash', each runs the models that hash to it (the same split every run).")
 @click.option("--pin-cpus/--no-pin-cpus", default=True, show_default=True,
               help="With -j N: each worker and its driver on cores of their own, when there are N cores or more.")
 @click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=4096,
@@ -208,7 +211,8 @@ def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...],
         families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
         html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
         expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
-        progress_interval: float, in_process: bool, jobs: int, pin_cpus: bool, memory_limit: int, oracle: str,
+        progress_interval: float, in_process: bool, jobs: int, job_split: str, pin_cpus: bool, memory_limit: int,
+        oracle: str,
         large_budget: float, allow_unreproduced_crashes: bool, allow_network: bool, max_crashes: int,
         max_crash_share: float, **ci: object) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
@@ -237,7 +241,7 @@ def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...],
                 argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs,
                 keyword_text=keyword, shard_text=shard, quiet=quiet, progress_interval=progress_interval,
                 oracle=oracle, large_budget=large_budget, allow_unreproduced_crashes=allow_unreproduced_crashes,
-                pin_cpus=pin_cpus,
+                pin_cpus=pin_cpus, job_split=job_split,
                 ci=ci_options(ci), crash_loop=CrashLoopPolicy(max_crashes, max_crash_share)),
                 usage_error=_usage_error)
         except KeyboardInterrupt:  # outside the run loop (which handles its own and writes the reports)

@@ -1,10 +1,12 @@
 """``nnvts run -j N``: cases split across N worker processes, results merged in one report.
 
-Each worker owns its driver (in process, or its own driver host) and runs
-the units (the cases of one model, see ``vts.run.selection``)
-that hash to its slot, so the split is stable, needs no coordination, and
-no worker names a case of another's units.  A heavy model's validation cases are shared between the
-workers by name instead (``vts.run.runner.HEAVY_MODEL_SIZE``).  Workers are started with ``spawn``:
+Each worker owns its driver (in process, or its own driver host).  By default the workers take spec
+files as they get to them (``vts.run.claims``): each walks the files in the same order and takes, whole,
+the next one no other worker has taken, so the work goes to whichever worker is free.  With
+``split="hash"`` each runs the units (the cases of one model, see ``vts.run.selection``) that hash to its
+slot: a split fixed before the run, the same for every run.  Either way no worker names a case of
+another's units.  A heavy model's validation cases are shared between the workers by name
+(``vts.run.runner.HEAVY_MODEL_SIZE``), its file claimed by none.  Workers are started with ``spawn``:
 forking a process that already runs threads (progress display, driver hosts) is unsafe.
 
 No case is ever lost, whatever happens to a worker.  A worker records the
@@ -39,6 +41,7 @@ from typing import Any
 from vts.ipc.drivers import DriverRef
 from vts.results import CaseResult, Verdict
 from vts.run import signals
+from vts.run.claims import ClaimingSlot, SpecClaims
 from vts.run.ledger import BATCH_SECONDS, WorkerLedger, records
 from vts.run.selection import WorkerSlot
 
@@ -71,9 +74,13 @@ class WorkerPlan:
     extra: dict[str, Any] = field(default_factory=dict)
     #: Pin each worker and its driver host to cores of their own (vts/run/affinity.py).
     pin_cpus: bool = True
+    #: How the workers share the cases: ``files``, each takes the next spec file nobody has as it gets to it
+    #: (``vts.run.claims``); ``hash``, each runs the units that hash to its slot, fixed before the run.
+    split: str = "files"
 
 
-def _selection(plan: WorkerPlan, slot: int):
+def _selection(plan: WorkerPlan, slot: int, claims: SpecClaims | None = None, replay: bool = False):
+    """The selection of worker ``slot``: spec files claimed in ``claims`` (``replay``: only read), else hashed."""
     from vts.run.runner import Selection
     from vts.run.selection import Shard, parse_expression
 
@@ -83,7 +90,7 @@ def _selection(plan: WorkerPlan, slot: int):
         families=list(plan.families) if plan.families else None,
         keyword=parse_expression(plan.keyword) if plan.keyword else None,
         shard=user_shard,
-        partition=WorkerSlot(slot, plan.jobs),
+        partition=WorkerSlot(slot, plan.jobs) if claims is None else ClaimingSlot(slot, plan.jobs, claims, replay),
     )
 
 
@@ -188,7 +195,8 @@ class _LedgerSink:
         """The worker reports completion itself (after closing its driver)."""
 
 
-def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str, ledger: WorkerLedger) -> None:
+def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str, ledger: WorkerLedger,
+            claims: SpecClaims | None = None) -> None:
     """One worker: its own driver, its own slice of the cases, from case ``skip`` of the slot on."""
     from vts.families.base import RunOptions
     from vts.ipc.process import HostProcess, set_run_tag
@@ -209,7 +217,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str, 
         pin_worker(slot, plan.jobs)  # before the driver host starts: it inherits the CPUs
     set_run_tag(run_tag)
     sink = _LedgerSink(channel, ledger)
-    selection = _selection(plan, slot)
+    selection = _selection(plan, slot, claims)
 
     def numbered(cases: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
         for index, (family, case) in enumerate(cases):
@@ -292,6 +300,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
     tag = f"{run_tag()}-j{secrets.token_hex(2)}"
     set_run_tag(tag)
     context = multiprocessing.get_context("spawn")
+    claims = SpecClaims() if plan.split == "files" and plan.jobs > 1 else None
     selector = selectors.DefaultSelector()
     slots = [_Slot(i) for i in range(plan.jobs)]
     policy = plan.extra.get("crash_loop")
@@ -326,7 +335,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
             slot.ledger.close()
         slot.ledger, slot.batches = WorkerLedger(), 0
         slot.process = context.Process(target=_worker, args=(plan, slot.index, writer, slot.next_case, tag,
-                                                             slot.ledger),
+                                                             slot.ledger, claims),
                                        daemon=True, name=f"nnvts-worker-{slot.index}")
         slot.process.start()
         writer.close()
@@ -397,7 +406,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
     def give_up(slot: _Slot, how: str, verdict: Verdict = Verdict.ERROR, why: str = "") -> None:
         slot.done = True
         reason = why or f"harness: not run: the workers of slot {slot.index} kept dying ({how})"
-        selection = _selection(plan, slot.index)
+        selection = _selection(plan, slot.index, claims, replay=True)
         try:
             for index, (_family, case) in enumerate(_slot_cases(plan, slot.index, plan.driver.spec, selection)):
                 if index >= slot.next_case:
@@ -461,6 +470,8 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
                 collect_late(slot)
         if slot.ledger is not None:
             slot.ledger.close()
+    if claims is not None:
+        claims.close()
     selector.close()
     leftovers = _sweep(tag)
     if leftovers:

@@ -210,11 +210,17 @@ class WantedModels:
         Called by the loader's names pass, for every concrete-layer JSON spec file of the run, in every
         slot alike; so only what it reads decides a heavy model, and every slot decides the same.  A
         spec file it cannot read that way (YAML, variations) is loaded by every slot, its models never
-        heavy: its cases stay whole units.
+        heavy: its cases stay whole units.  Where the slots claim spec files (``vts.run.claims``), a file
+        without a heavy model is claimed here, as the walk reaches it.
         """
-        if self.shares:
-            self.heavy.update(model_case_name(spec_name, m.name) for m in models if m.size >= HEAVY_MODEL_SIZE)
-        return self.whole_spec(spec_name) or any(self.model(model_case_name(spec_name, m.name)) for m in models)
+        units = [model_case_name(spec_name, m.name) for m in models]
+        heavy = [unit for unit, m in zip(units, models, strict=True)
+                 if self.shares and m.size >= HEAVY_MODEL_SIZE]
+        self.heavy.update(heavy)
+        claim_spec = getattr(self.selection.partition, "claim_spec", None)
+        if claim_spec is not None and not heavy and claim_spec(units) is False:
+            return False  # another worker's file (vts.run.claims): none of its units is this one's
+        return self.whole_spec(spec_name) or any(self.model(unit) for unit in units)
 
 
 def needed_specs(selection: Selection) -> KeepSpec | None:

@@ -63,6 +63,8 @@ class RunRequest:
     allow_unreproduced_crashes: bool = False
     #: ``-j N``: pin each worker and its driver host to cores of their own (vts/run/affinity.py).
     pin_cpus: bool = True
+    #: ``-j N``: how workers share the cases, ``files`` (claimed as they come, vts/run/claims.py) or ``hash``.
+    job_split: str = "files"
     #: When a driver whose host keeps dying stops being run (vts/run/crashloop.py).
     crash_loop: CrashLoopPolicy = field(default_factory=CrashLoopPolicy)
 
@@ -217,7 +219,7 @@ def _run_parallel(request: RunRequest, ci: CiRun) -> int:
         expected_failures=request.expected_failures, extension_allowlist=request.extension_allowlist,
         extra={**ci.worker_extra(), "oracle": DriverRef.of(request.oracle), "large_budget": request.large_budget,
                "checked_specs": checked_digests(), "crash_loop": request.crash_loop},
-        pin_cpus=request.pin_cpus)
+        pin_cpus=request.pin_cpus, split=request.job_split)
     isolation = "in_process" if request.in_process else "process"
 
     def make_sinks(driver: dict[str, object]) -> list[object]:
