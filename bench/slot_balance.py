@@ -10,8 +10,8 @@ them, and each slot's summed case time is printed:
 
 * ``hash`` (``--job-split hash``): exactly, through ``iter_cases`` with ``vts.run.selection.WorkerSlot`` (by
   model, a heavy model's validation cases by name);
-* ``files`` (the default of ``nnvts run -j``): the workers claim spec files as they reach them, simulated
-  on a clock made of the durations (``claimed_slot_times``).
+* ``claim`` (the default of ``nnvts run -j``): the workers claim models as they reach them, simulated on
+  a clock made of the durations (``claimed_slot_times``).
 
 The slowest slot bounds the run: the speed-up of ``-j N`` over ``-j 1`` can be at most ``total / slowest``
 whatever the cores, before any cost of more processes.  ``--no-heavy`` assigns as before heavy models were
@@ -57,10 +57,10 @@ def slot_times(specs: list[str], shard: Shard | None, jobs: int, known: dict[str
 
 
 def claimed_slot_times(specs: list[str], shard: Shard | None, jobs: int, known: dict[str, float]) -> list[float]:
-    """The summed case time of each slot when workers claim spec files (``--job-split files``), simulated.
+    """The summed case time of each slot when workers claim models (``--job-split claim``), simulated.
 
     The workers' own generators run over one shared claim table, each advanced when it is the first free
-    on a clock made of the measured durations: a file goes to the worker that reaches it first, as it
+    on a clock made of the measured durations: a model goes to the worker that reaches it first, as it
     would in the run.
     """
     claims = SpecClaims()
@@ -85,8 +85,8 @@ def main() -> None:
     parser.add_argument("--shard", help="--shard I/N of the selection")
     parser.add_argument("--jobs", default="1,2,4,8,16", help="the N of -j N, comma-separated")
     parser.add_argument("--no-heavy", action="store_true", help="every model whole on one slot (as before)")
-    parser.add_argument("--split", choices=["files", "hash", "both"], default="both",
-                        help="the -j split to model: spec files claimed as workers reach them, or the hash")
+    parser.add_argument("--split", choices=["claim", "hash", "both"], default="both",
+                        help="the -j split to model: models claimed as workers reach them, or the hash")
     args = parser.parse_args()
     if args.no_heavy:
         runner.HEAVY_MODEL_SIZE = 1 << 62
@@ -95,7 +95,7 @@ def main() -> None:
     known = durations(args.results)
     print(f"{len(known)} durations from {args.results}; specs {' '.join(specs)}; shard {args.shard or 'none'}; "
           f"heavy models {'whole' if args.no_heavy else 'shared'}")
-    splits = ["hash", "files"] if args.split == "both" else [args.split]
+    splits = ["hash", "claim"] if args.split == "both" else [args.split]
     for jobs in (int(j) for j in args.jobs.split(",")):
         for split in splits:
             times = (slot_times if split == "hash" else claimed_slot_times)(specs, shard, jobs, known)

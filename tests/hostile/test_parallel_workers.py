@@ -45,7 +45,7 @@ def test_a_killed_worker_is_an_error_and_loses_no_case(tmp_path, add_mul3, nnvts
                                cwd=ROOT, env=nnvts_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     # The worker with the most cases (several slow MULs) is killed once the first result is in: it still has
     # work then, whatever the machine's load (the other slot may hold a single case, already done).  The hash
-    # split makes that worker known beforehand; a replacement under the files split is in test_ledger.py.
+    # split makes that worker known beforehand; a replacement under the claim split is in test_ledger.py.
     per_slot = [len(names) for names in slot_names(add_mul3, ["generated"], 2)]
     assert sum(per_slot) == len(listed)
     busiest = per_slot.index(max(per_slot))

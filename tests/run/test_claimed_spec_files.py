@@ -1,8 +1,8 @@
-"""``-j`` workers that claim spec files as they reach them (``vts.run.claims``).
+"""``-j`` workers that claim models as they reach them (``vts.run.claims``).
 
 Several workers are played in one process, interleaved case by case in a drawn order, over one shared
 table: whatever the order, every case runs once, each worker's cases come in the order of the whole
-selection, a file is one worker's, a worker that replaces a dead one goes on with the same cases, and
+selection, a model is one worker's, a worker that replaces a dead one goes on with the same cases, and
 the parent's replay lists exactly what a slot claimed.
 """
 
@@ -13,8 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.run.test_names_before_cases import _written_sizes
-from vts.families.registry import families
+from tests.run.test_names_before_cases import _units, _written_sizes
 from vts.model import casemodel
 from vts.run.claims import ClaimingSlot, SpecClaims
 from vts.run.runner import Selection, iter_cases
@@ -52,10 +51,10 @@ def every_name() -> list[str]:
     return [case.name for _, case in iter_cases(Selection(SPECS))]
 
 
-def _spec_of(name: str) -> str:
-    """The spec file of a model's case (``family/[kind/]SPEC.MODEL[.suffix]``): the generated specs' names
-    hold no dots, so the spec name is what comes before the first dot of the last part."""
-    return name.rsplit("/", 1)[-1].split(".", 1)[0]
+@pytest.fixture(scope="module")
+def unit_of() -> dict[str, str]:
+    """Each case's unit (its model, or for a device-level case its name), worked out independently."""
+    return _units(shard=False)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -68,14 +67,12 @@ def test_the_workers_together_run_every_case_once_each_in_order(every_name, seed
     assert all(part for part in ran)  # each got work
 
 
-def test_a_spec_file_is_one_workers(every_name):
+def test_a_model_is_one_workers(every_name, unit_of):
     ran = _interleaved(3, _claims(), 7)
-    device_level = {case.name for cls in families().values() if cls.default for case in cls().device_cases()}
     owners: dict[str, set[int]] = {}
     for slot, part in enumerate(ran):
         for name in part:
-            if name not in device_level:
-                owners.setdefault(_spec_of(name), set()).add(slot)
+            owners.setdefault(unit_of[name], set()).add(slot)
     assert owners and all(len(slots) == 1 for slots in owners.values()), {
         s: o for s, o in owners.items() if len(o) > 1}
 
@@ -91,24 +88,23 @@ def test_a_free_worker_takes_what_a_busy_one_has_not_reached(every_name):
     assert sorted(taken + rest) == sorted(every_name)
 
 
-def test_a_replacement_worker_goes_on_with_the_same_cases(every_name):
-    """A worker dies after 40 cases; the one that replaces it, skipping those 40, runs what the dead one
-    would have run next, and every case still runs once."""
+def test_a_replacement_worker_goes_on_with_the_same_cases(every_name, unit_of):
+    """A worker dies in its fourth model; the one that replaces it, skipping the cases the dead one ended,
+    runs what the dead one would have run next, and every case still runs once."""
     claims = _claims()
     draw = random.Random(5)
     other, dead = _worker(1, 2, claims), _worker(0, 2, claims)
     ran0: list[str] = []
     ran1: list[str] = []
-    while len(ran0) < 40:
+    while len({unit_of[n] for n in ran0 if unit_of[n] != n}) < 4:
         if draw.random() < 0.5:
             ran0.append(next(dead))
         else:
             ran1.append(next(other))
     replacement = _worker(0, 2, claims)
-    again = [next(replacement) for _ in range(40)]
-    assert again == ran0  # the slot's first 40 cases are the same ones, so the parent's count holds
-    for name in replacement:
-        ran0.append(name)
+    again = [next(replacement) for _ in ran0]
+    assert again == ran0  # the slot's first cases are the same ones, so the parent's count holds
+    ran0 += list(replacement)
     ran1 += list(other)
     assert sorted(ran0 + ran1) == sorted(every_name)
 
@@ -126,9 +122,9 @@ def test_files_beyond_the_table_are_hashed(every_name):
     assert sorted(n for part in ran for n in part) == sorted(every_name)
 
 
-def test_a_worker_does_not_parse_another_workers_file(monkeypatch):
-    """With burst and concurrency (families that see whole spec files), a file another worker claimed is
-    neither checked nor parsed: only its names are read.  So no model is parsed twice."""
+def test_a_worker_parses_only_the_models_it_takes(monkeypatch, unit_of):
+    """Without a family that sees whole spec files, a model is parsed by the worker that takes it alone:
+    never twice, and a file whose models others took is not parsed at all."""
     parsed: list[tuple[str, str]] = []
     original = casemodel.parse_model
 
@@ -137,11 +133,31 @@ def test_a_worker_does_not_parse_another_workers_file(monkeypatch):
         return original(spec_name, doc, *args, **kwargs)
 
     monkeypatch.setattr(casemodel, "parse_model", counting)
-    ran = _interleaved(2, _claims(), 13, families=["burst", "concurrency", "validation"])
-    by_slot = [{_spec_of(n) for n in part} for part in ran]
-    assert by_slot[0] and by_slot[1] and not by_slot[0] & by_slot[1]
+    ran = _interleaved(2, _claims(), 13, families=["validation", "generated"])
+    assert ran[0] and ran[1]
     assert len(parsed) == len(set(parsed))
-    assert {spec for spec, _ in parsed} == by_slot[0] | by_slot[1]
+    assert {casemodel.model_case_name(spec, model) for spec, model in parsed} >= {
+        unit_of[n] for part in ran for n in part if unit_of[n] != n}
+
+
+def test_a_file_others_took_whole_is_not_loaded(monkeypatch):
+    """With burst and concurrency a worker parses every model of a file it loads (they pair models of a
+    file), but a file whose every model another worker took before it got there is not loaded."""
+    from vts.spec import loader
+
+    loaded: list[str] = []
+    original = loader.load_file
+
+    def counting(path, *args, **kwargs):
+        loaded.append(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(loader, "load_file", counting)
+    claims = _claims()
+    first = list(_worker(0, 2, claims, families=["burst", "concurrency"]))
+    files = len(loaded)
+    rest = list(_worker(1, 2, claims, families=["burst", "concurrency"]))
+    assert first and not rest and len(loaded) == files  # worker 1 found every model taken: it loaded nothing
 
 
 def test_heavy_models_stay_shared_by_name_and_their_files_unclaimed(monkeypatch, every_name):

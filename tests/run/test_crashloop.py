@@ -141,13 +141,15 @@ def test_each_worker_stops_on_its_own_crash_loop(nnvts, tmp_path):
     assert report["summary"]["total"] == models
 
 
-def test_a_crash_loop_under_claimed_files_gives_every_case_one_verdict(nnvts, tmp_path):
-    """With the default split the one spec file is one worker's: its loop ends it, the other has nothing."""
+def test_a_crash_loop_under_claimed_models_gives_every_case_one_verdict(nnvts, tmp_path):
+    """With the default split the workers take models as they come: each stops on its own loop after two
+    crashes, and the models it then takes are not run (crash_loop); every case gets one verdict."""
     models = 12
     result, report = _storm_run(nnvts, tmp_path, models, "--max-crashes", "2", "-j", "2", "--no-pin-cpus")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert report["summary"]["crash"] == 2 and report["summary"]["crash_loop"] == models - 2
-    assert report["summary"]["total"] == models
+    summary = report["summary"]
+    assert summary["crash"] in (2, 3, 4) and summary["crash"] + summary["crash_loop"] == models
+    assert summary["total"] == models == len({c["name"] for c in report["cases"]})
 
 
 def test_the_parent_stops_replacing_in_process_workers_that_keep_dying(nnvts, tmp_path):

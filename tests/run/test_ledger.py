@@ -91,12 +91,12 @@ def test_labels_too_long_for_the_ledger_are_cut_not_dropped():
         ledger.close()
 
 
-@pytest.mark.parametrize("split", ["hash", "files"])
+@pytest.mark.parametrize("split", ["hash", "claim"])
 def test_in_process_workers_killed_by_their_driver_lose_no_case(tmp_path, nnvts, split):  # noqa: F811
     """Validation cases are quick, so the results before each crash are still in the worker's ledger.
 
-    Under the files split the spec file is one worker's, so each of its replacements goes on with the file
-    its slot had claimed, from the case after the crash.
+    Under the claim split each replacement goes on with the models its slot had claimed, from the case
+    after the crash, and claims more as any worker would.
     """
     spec = write_spec(tmp_path, hand_add_float())
     listed = nnvts("list", "--family", "validation", spec).stdout.split()

@@ -185,8 +185,8 @@ def main() -> None:
               help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
 @click.option("-j", "--jobs", type=bounded_int(1, MAX_JOBS), default=1, show_default=True,
               help="Worker processes, each with its own driver (see --job-split).")
-@click.option("--job-split", type=click.Choice(["files", "hash"]), default="files", show_default=True,
-              help="With -j N: 'files', each worker takes the next spec file nobody has as it gets to it (balanced); "
+@click.option("--job-split", type=click.Choice(["claim", "hash"]), default="claim", show_default=True,
+              help="With -j N: 'claim', each worker takes the next model nobody has as it gets to it (balanced); "
                    "'hash', each runs the models that hash to it (the same split every run).")
 @click.option("--pin-cpus/--no-pin-cpus", default=True, show_default=True,
               help="With -j N: each worker and its driver on cores of their own, when there are N cores or more.")

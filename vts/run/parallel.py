@@ -1,12 +1,12 @@
 """``nnvts run -j N``: cases split across N worker processes, results merged in one report.
 
-Each worker owns its driver (in process, or its own driver host).  By default the workers take spec
-files as they get to them (``vts.run.claims``): each walks the files in the same order and takes, whole,
-the next one no other worker has taken, so the work goes to whichever worker is free.  With
-``split="hash"`` each runs the units (the cases of one model, see ``vts.run.selection``) that hash to its
-slot: a split fixed before the run, the same for every run.  Either way no worker names a case of
+Each worker owns its driver (in process, or its own driver host).  By default the workers take models
+as they get to them (``vts.run.claims``): each walks the models in the same order and takes the next one
+no other worker has taken, with every family's cases of it, so the work goes to whichever worker is free.
+With ``split="hash"`` each runs the units (the cases of one model, see ``vts.run.selection``) that hash to
+its slot: a split fixed before the run, the same for every run.  Either way no worker names a case of
 another's units.  A heavy model's validation cases are shared between the workers by name
-(``vts.run.runner.HEAVY_MODEL_SIZE``), its file claimed by none.  Workers are started with ``spawn``:
+(``vts.run.runner.HEAVY_MODEL_SIZE``), the model claimed by none.  Workers are started with ``spawn``:
 forking a process that already runs threads (progress display, driver hosts) is unsafe.
 
 No case is ever lost, whatever happens to a worker.  A worker records the
@@ -74,13 +74,13 @@ class WorkerPlan:
     extra: dict[str, Any] = field(default_factory=dict)
     #: Pin each worker and its driver host to cores of their own (vts/run/affinity.py).
     pin_cpus: bool = True
-    #: How the workers share the cases: ``files``, each takes the next spec file nobody has as it gets to it
+    #: How the workers share the cases: ``claim``, each takes the next model nobody has as it gets to it
     #: (``vts.run.claims``); ``hash``, each runs the units that hash to its slot, fixed before the run.
-    split: str = "files"
+    split: str = "claim"
 
 
 def _selection(plan: WorkerPlan, slot: int, claims: SpecClaims | None = None, replay: bool = False):
-    """The selection of worker ``slot``: spec files claimed in ``claims`` (``replay``: only read), else hashed."""
+    """The selection of worker ``slot``: models claimed in ``claims`` (``replay``: only read), else hashed."""
     from vts.run.runner import Selection
     from vts.run.selection import Shard, parse_expression
 
@@ -300,7 +300,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
     tag = f"{run_tag()}-j{secrets.token_hex(2)}"
     set_run_tag(tag)
     context = multiprocessing.get_context("spawn")
-    claims = SpecClaims() if plan.split == "files" and plan.jobs > 1 else None
+    claims = SpecClaims() if plan.split == "claim" and plan.jobs > 1 else None
     selector = selectors.DefaultSelector()
     slots = [_Slot(i) for i in range(plan.jobs)]
     policy = plan.extra.get("crash_loop")

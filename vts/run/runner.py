@@ -44,6 +44,7 @@ from vts.model.extensions import ExtensionNotAllowed
 from vts.model.parameters import operation_parameters
 from vts.results import CaseResult, Verdict
 from vts.run import signals
+from vts.run.claims import ClaimingSlot
 from vts.run.selection import ExpectationList, Expression, decide_unit, unit_key
 
 if TYPE_CHECKING:
@@ -210,16 +211,20 @@ class WantedModels:
         Called by the loader's names pass, for every concrete-layer JSON spec file of the run, in every
         slot alike; so only what it reads decides a heavy model, and every slot decides the same.  A
         spec file it cannot read that way (YAML, variations) is loaded by every slot, its models never
-        heavy: its cases stay whole units.  Where the slots claim spec files (``vts.run.claims``), a file
-        without a heavy model is claimed here, as the walk reaches it.
+        heavy: its cases stay whole units.  Where the slots claim models (``vts.run.claims``), the file's
+        models get their places in the walk here, and a file whose models others have all taken is not
+        needed.
         """
         units = [model_case_name(spec_name, m.name) for m in models]
         heavy = [unit for unit, m in zip(units, models, strict=True)
                  if self.shares and m.size >= HEAVY_MODEL_SIZE]
         self.heavy.update(heavy)
-        claim_spec = getattr(self.selection.partition, "claim_spec", None)
-        if claim_spec is not None and not heavy and claim_spec(units) is False:
-            return False  # another worker's file (vts.run.claims): none of its units is this one's
+        partition = self.selection.partition
+        if isinstance(partition, ClaimingSlot):  # workers that claim models as they reach them
+            partition.register_spec([unit for unit in units if unit not in heavy])
+            with partition.peeking():  # claims nothing: the walk claims each model when it gets there
+                free = any(unit in heavy or decide_unit(partition, unit_key(unit)) is not False for unit in units)
+                return (free and self.whole_spec(spec_name)) or any(self.model(unit) for unit in units)
         return self.whole_spec(spec_name) or any(self.model(unit) for unit in units)
 
 

@@ -63,8 +63,8 @@ class RunRequest:
     allow_unreproduced_crashes: bool = False
     #: ``-j N``: pin each worker and its driver host to cores of their own (vts/run/affinity.py).
     pin_cpus: bool = True
-    #: ``-j N``: how workers share the cases, ``files`` (claimed as they come, vts/run/claims.py) or ``hash``.
-    job_split: str = "files"
+    #: ``-j N``: how workers share the cases, ``claim`` (models taken as they come, vts/run/claims.py) or ``hash``.
+    job_split: str = "claim"
     #: When a driver whose host keeps dying stops being run (vts/run/crashloop.py).
     crash_loop: CrashLoopPolicy = field(default_factory=CrashLoopPolicy)
 
