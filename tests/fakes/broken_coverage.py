@@ -64,13 +64,18 @@ def _replace_run(prepared: ReferencePreparedModel, post: Any) -> None:
 # -- fences ------------------------------------------------------------------------------------------
 
 
+def _refuse_null_fences(wait_for: Sequence[SyncFence | None]) -> None:
+    """What every fake keeps of the HAL's fenced preamble: a null wait fence is INVALID_ARGUMENT."""
+    if any(fence is None for fence in wait_for):
+        raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+
+
 class _NoWaitPreparedModel(ReferencePreparedModel):
     """Refuses null fences, then starts at once: the wait-for fences are never waited on."""
 
     def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None], *args: Any,
                        **kwargs: Any) -> tuple[SyncFence | None, FencedExecutionCallback]:
-        if any(fence is None for fence in wait_for):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+        _refuse_null_fences(wait_for)
         return super().execute_fenced(request, [], *args, **kwargs)
 
 
@@ -107,8 +112,7 @@ class _LateStartPreparedModel(ReferencePreparedModel):
                        measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
                        loop_timeout: int | None = None,
                        timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
-        if any(fence is None for fence in wait_for):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+        _refuse_null_fences(wait_for)
         own, done = SyncFence(), threading.Event()
         callback = _LateStartCallback(done)
 
@@ -144,8 +148,7 @@ class _ErrorBlindPreparedModel(ReferencePreparedModel):
                        measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
                        loop_timeout: int | None = None,
                        timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
-        if any(fence is None for fence in wait_for):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+        _refuse_null_fences(wait_for)
         for fence in wait_for:
             assert fence is not None
             fence.wait()  # the result, success or error, is dropped
@@ -170,8 +173,7 @@ class _TimedWaitPreparedModel(ReferencePreparedModel):
                        measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
                        loop_timeout: int | None = None,
                        timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
-        if any(fence is None for fence in wait_for):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "null wait fence")
+        _refuse_null_fences(wait_for)
         limit = None if timeout_after_fence is None else timeout_after_fence / 1e9
         for fence in wait_for:
             assert fence is not None
