@@ -30,7 +30,7 @@ import json
 import os
 
 from vts.run import runner
-from vts.run.claims import ClaimingSlot, SpecClaims
+from vts.run.claims import ClaimingSlot, ModelClaims
 from vts.run.runner import Selection, iter_cases
 from vts.run.selection import Shard, WorkerSlot
 
@@ -63,7 +63,7 @@ def claimed_slot_times(specs: list[str], shard: Shard | None, jobs: int, known: 
     on a clock made of the measured durations: a model goes to the worker that reaches it first, as it
     would in the run.
     """
-    claims = SpecClaims()
+    claims = ModelClaims()
     workers = [iter_cases(Selection(specs, shard=shard, partition=ClaimingSlot(slot, jobs, claims)))
                for slot in range(jobs)]
     clocks = [0.0] * jobs

@@ -4,7 +4,7 @@ With units split by a hash, each worker's share is fixed before the run: a worke
 cost more runs alone at the end while the others idle (46 s of the whole corpus's 1,126 s under ``-j 2``;
 over a 1/20 shard, a hash split bounds ``-j 16`` at 11.2x from balance alone).  Here every worker walks
 the models in the same order, and a worker takes the next model nobody has taken when it gets to it
-(``SpecClaims``, a table in shared memory): the models of a run go to whichever worker is free, and the
+(``ModelClaims``, a table in shared memory): the models of a run go to whichever worker is free, and the
 last of them decides how long the others wait: one model's cases, not a hash's luck.
 
 A model is claimed just in time: when the worker's walk reaches it, after the cases before it have run
@@ -46,7 +46,7 @@ MAX_SLOTS = (1 << 16) - 1
 _ENTRY = struct.Struct("<H")
 
 
-class SpecClaims:
+class ModelClaims:
     """Which ``-j`` slot took each model, by the model's place in the walk (0: nobody yet).
 
     A memfd the parent creates and every worker maps (it travels to a spawned worker as an argument of
@@ -57,7 +57,7 @@ class SpecClaims:
 
     def __init__(self, capacity: int = CAPACITY, fd: int | None = None) -> None:
         if fd is None:
-            fd = os.memfd_create("nnvts-spec-claims", os.MFD_CLOEXEC)
+            fd = os.memfd_create("nnvts-model-claims", os.MFD_CLOEXEC)
             os.ftruncate(fd, capacity * _ENTRY.size)
         self.fd = fd
         self.capacity = capacity
@@ -91,9 +91,9 @@ class SpecClaims:
         return None if owner == 0 else owner - 1
 
 
-def _attach(fd: Any, capacity: int) -> SpecClaims:
+def _attach(fd: Any, capacity: int) -> ModelClaims:
     """A worker's side: the table the parent created, from the descriptor ``spawn`` handed over."""
-    return SpecClaims(capacity, fd.detach() if hasattr(fd, "detach") else fd)
+    return ModelClaims(capacity, fd.detach() if hasattr(fd, "detach") else fd)
 
 
 class ClaimingSlot:
@@ -105,7 +105,7 @@ class ClaimingSlot:
     back on the hash of ``vts.run.selection.WorkerSlot``.
     """
 
-    def __init__(self, slot: int, jobs: int, claims: SpecClaims, replay: bool = False) -> None:
+    def __init__(self, slot: int, jobs: int, claims: ModelClaims, replay: bool = False) -> None:
         if jobs > MAX_SLOTS:
             raise ValueError(f"a claim table names at most {MAX_SLOTS} slots")
         self.slot = slot

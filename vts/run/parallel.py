@@ -41,7 +41,7 @@ from typing import Any
 from vts.ipc.drivers import DriverRef
 from vts.results import CaseResult, Verdict
 from vts.run import signals
-from vts.run.claims import ClaimingSlot, SpecClaims
+from vts.run.claims import ClaimingSlot, ModelClaims
 from vts.run.ledger import BATCH_SECONDS, WorkerLedger, records
 from vts.run.selection import WorkerSlot
 
@@ -79,7 +79,7 @@ class WorkerPlan:
     split: str = "claim"
 
 
-def _selection(plan: WorkerPlan, slot: int, claims: SpecClaims | None = None, replay: bool = False):
+def _selection(plan: WorkerPlan, slot: int, claims: ModelClaims | None = None, replay: bool = False):
     """The selection of worker ``slot``: models claimed in ``claims`` (``replay``: only read), else hashed."""
     from vts.run.runner import Selection
     from vts.run.selection import Shard, parse_expression
@@ -196,7 +196,7 @@ class _LedgerSink:
 
 
 def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str, ledger: WorkerLedger,
-            claims: SpecClaims | None = None) -> None:
+            claims: ModelClaims | None = None) -> None:
     """One worker: its own driver, its own slice of the cases, from case ``skip`` of the slot on."""
     from vts.families.base import RunOptions
     from vts.ipc.process import HostProcess, set_run_tag
@@ -300,7 +300,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
     tag = f"{run_tag()}-j{secrets.token_hex(2)}"
     set_run_tag(tag)
     context = multiprocessing.get_context("spawn")
-    claims = SpecClaims() if plan.split == "claim" and plan.jobs > 1 else None
+    claims = ModelClaims() if plan.split == "claim" and plan.jobs > 1 else None
     selector = selectors.DefaultSelector()
     slots = [_Slot(i) for i in range(plan.jobs)]
     policy = plan.extra.get("crash_loop")

@@ -15,23 +15,23 @@ import pytest
 
 from tests.run.test_names_before_cases import _units, _written_sizes
 from vts.model import casemodel
-from vts.run.claims import ClaimingSlot, SpecClaims
+from vts.run.claims import ClaimingSlot, ModelClaims
 from vts.run.runner import Selection, iter_cases
 from vts.run.selection import Shard
 
 SPECS = ["generated_tests"]
 
 
-def _claims(capacity: int | None = None) -> SpecClaims:
-    return SpecClaims() if capacity is None else SpecClaims(capacity)
+def _claims(capacity: int | None = None) -> ModelClaims:
+    return ModelClaims() if capacity is None else ModelClaims(capacity)
 
 
-def _worker(slot: int, jobs: int, claims: SpecClaims, replay: bool = False, **selection) -> Iterator[str]:
+def _worker(slot: int, jobs: int, claims: ModelClaims, replay: bool = False, **selection) -> Iterator[str]:
     partition = ClaimingSlot(slot, jobs, claims, replay)
     return (case.name for _, case in iter_cases(Selection(SPECS, partition=partition, **selection)))
 
 
-def _interleaved(jobs: int, claims: SpecClaims, seed: int, **selection) -> list[list[str]]:
+def _interleaved(jobs: int, claims: ModelClaims, seed: int, **selection) -> list[list[str]]:
     """Each worker's cases when the workers take turns drawn at random, one case a turn."""
     draw = random.Random(seed)
     workers = {slot: _worker(slot, jobs, claims, **selection) for slot in range(jobs)}
@@ -179,11 +179,11 @@ def test_with_a_shard_the_workers_split_the_shards_cases(every_name):
     assert sorted(n for part in ran for n in part) == sorted(wanted)
 
 
-def _claim_in_child(claims: SpecClaims, place: int, slot: int) -> None:
+def _claim_in_child(claims: ModelClaims, place: int, slot: int) -> None:
     claims.claim(place, slot)
 
 
-def _die_holding_the_lock(claims: SpecClaims) -> None:
+def _die_holding_the_lock(claims: ModelClaims) -> None:
     import fcntl
     import os
 
