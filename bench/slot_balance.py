@@ -26,27 +26,13 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import json
 import os
 
 from vts.run import runner
 from vts.run.claims import ClaimingSlot, ModelClaims
+from vts.run.durations import load_durations
 from vts.run.runner import Selection, iter_cases
 from vts.run.selection import Shard, WorkerSlot
-
-
-def durations(path: str) -> dict[str, float]:
-    """Each case's duration, from a JSON report or a results stream."""
-    if path.endswith(".jsonl"):
-        out = {}
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                record = json.loads(line)
-                if "case" in record:
-                    out[record["case"]["name"]] = float(record["case"].get("duration", 0.0))
-        return out
-    with open(path, encoding="utf-8") as handle:
-        return {case["name"]: float(case.get("duration", 0.0)) for case in json.load(handle)["cases"]}
 
 
 def slot_times(specs: list[str], shard: Shard | None, jobs: int, known: dict[str, float]) -> list[float]:
@@ -92,7 +78,7 @@ def main() -> None:
         runner.HEAVY_MODEL_SIZE = 1 << 62
     specs = args.specs or [os.path.join("..", "shared", "corpus")]
     shard = Shard.parse(args.shard) if args.shard else None
-    known = durations(args.results)
+    known = load_durations(args.results)
     print(f"{len(known)} durations from {args.results}; specs {' '.join(specs)}; shard {args.shard or 'none'}; "
           f"heavy models {'whole' if args.no_heavy else 'shared'}")
     splits = ["hash", "claim"] if args.split == "both" else [args.split]
