@@ -36,7 +36,7 @@ import struct
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from vts.run.selection import worker_slot
+from vts.run.selection import WorkerSlot
 
 #: Models a run's table holds (two bytes each, in a memfd whose untouched pages take no memory); models
 #: walked after these are hashed.
@@ -110,6 +110,7 @@ class ClaimingSlot:
             raise ValueError(f"a claim table names at most {MAX_SLOTS} slots")
         self.slot = slot
         self.jobs = jobs
+        self.hashed = WorkerSlot(slot, jobs)
         self.claims = claims
         #: Only read the table (the parent listing a given-up slot's cases): claim nothing new.
         self.replay = replay
@@ -119,7 +120,7 @@ class ClaimingSlot:
         self._peeking = False
 
     def __call__(self, key: str) -> bool:
-        return worker_slot(key, self.jobs) == self.slot
+        return self.hashed(key)
 
     def unit(self, key: str) -> bool:
         owned = self._owned.get(key)
@@ -127,7 +128,7 @@ class ClaimingSlot:
             return owned
         place = self._places.get(key)
         if place is None:
-            return self(key)
+            return self.hashed(key)
         if self._peeking:
             return self.claims.owner(place) in (None, self.slot)
         owned = self.claims.owner(place) == self.slot if self.replay else self.claims.claim(place, self.slot)

@@ -223,7 +223,7 @@ class WantedModels:
         if isinstance(partition, ClaimingSlot):  # workers that claim models as they reach them
             partition.register_spec([unit for unit in units if unit not in heavy])
             with partition.peeking():  # claims nothing: the walk claims each model when it gets there
-                free = any(unit in heavy or decide_unit(partition, unit_key(unit)) is not False for unit in units)
+                free = any(unit in heavy or partition.unit(unit_key(unit)) for unit in units)
                 return (free and self.whole_spec(spec_name)) or any(self.model(unit) for unit in units)
         return self.whole_spec(spec_name) or any(self.model(unit) for unit in units)
 
