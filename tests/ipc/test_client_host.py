@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import socket
 import threading
@@ -301,8 +302,8 @@ def test_a_model_sent_again_is_decoded_once_until_the_pools_change(served, monke
 def test_a_model_sent_unchanged_is_encoded_once_in_its_block(served, monkeypatch):
     encoded = []
     original = p.write_model
-    monkeypatch.setattr(p, "write_model", lambda w, model, memory_id: encoded.append(model) or original(
-        w, model, memory_id))
+    monkeypatch.setattr(p, "write_model", lambda w, model, memory_id, *like: encoded.append(model) or original(
+        w, model, memory_id, *like))
     recording = _RecordingDevice()
     device = served(recording)
     hal_model = to_hal_model(_add_model())
@@ -316,6 +317,27 @@ def test_a_model_sent_unchanged_is_encoded_once_in_its_block(served, monkeypatch
     assert [m.main.operands[0].dimensions for m in recording.models] == [[2, 2], [4], [2, 2]]
     device.get_supported_operations(hal_model)  # after the block: encoded again
     assert encoded == [hal_model, other, hal_model]
+
+
+def test_a_mutation_sent_with_the_model_it_was_made_from_arrives_as_itself(served):
+    """``made_from``: the entries a mutation shares with its model are copied from that model's bytes,
+    those it changed or added are its own, and a later model named ``made_from`` is encoded afresh."""
+    from vts.families.validation.mutations import apply_mutation, enumerate_mutations
+
+    recording = _RecordingDevice()
+    device = served(recording)
+    base = to_hal_model(_add_model())
+    mutations = {m.kind: m for m in enumerate_mutations(base)}
+    for kind in ("operand_rank", "add_operation_input", "remove_operand", "operation_type"):
+        mutated = apply_mutation(base, mutations[kind])
+        with device.model_sent_unchanged(mutated, base), contextlib.suppress(DriverError):
+            device.get_supported_operations(mutated)
+        assert recording.models[-1].main == mutated.main, kind
+    changed = base.copy()
+    changed.main.operands[1].dimensions = [7]
+    with device.model_sent_unchanged(changed, changed):
+        device.get_supported_operations(changed)
+    assert recording.models[-1].main.operands[1].dimensions == [7]
 
 
 def test_host_tracemalloc_snapshots_on_sigusr1_and_at_exit(tmp_path):

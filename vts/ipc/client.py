@@ -66,6 +66,7 @@ from vts.hal.types import (
     MemoryToken,
     Model,
     Request,
+    Subgraph,
     Timing,
 )
 from vts.ipc import protocol as p
@@ -151,9 +152,12 @@ class _Slot:
         self.what = _CALL_NAMES[method]
 
 
-#: The largest request sent ahead (``Connection.send_ahead``): a few of them in flight stay far below the
-#: socket's buffer, so the host never waits to write an answer the harness is not yet reading.
-MAX_AHEAD_BODY = 16 * 1024
+#: The largest request sent ahead (``Connection.send_ahead``): one that travels inline.  A larger body goes
+#: in a memfd made for the send, which a request that may never be sent must not cost.  How many go ahead
+#: is bounded by the socket itself: a send ahead that would wait (the host's queue or the harness's send
+#: buffer full) is not made.  Up to 16 KiB (before 2026-11-29) kept the mutations of a model of 218
+#: operands (21 KB) from going ahead at all, the sweep's heaviest model.
+MAX_AHEAD_BODY = p.MAX_INLINE_BODY
 
 
 class PendingCall:
@@ -211,6 +215,9 @@ class Connection:
         self._new_pools: list[tuple[int, str, int, int]] = []
         #: ``(model, its bytes, its pools' wire ids)`` while a caller sends that model unchanged.
         self._pinned: tuple[Model, bytes | None, tuple[tuple[str, int], ...]] | None = None
+        #: The main subgraph of the model the pinned one was made from, and its bytes (``model_sent_unchanged``).
+        self._like: tuple[Subgraph, p.SubgraphBytes] | None = None
+        self._pinned_like: p.SubgraphBytes | None = None
 
     # -- calls ------------------------------------------------------------------
 
@@ -595,7 +602,7 @@ class Connection:
         self._released_handles.append(handle)
 
     @contextlib.contextmanager
-    def model_sent_unchanged(self, model: Model) -> Iterator[None]:
+    def model_sent_unchanged(self, model: Model, made_from: Model | None = None) -> Iterator[None]:
         """Within the block, ``model`` is encoded once however often it is sent.
 
         The validation family sends each mutated model to ``get_supported_operations`` and then to
@@ -603,12 +610,23 @@ class Connection:
         caller promises not to change the model inside the block (nothing tells a changed model from an
         unchanged one short of encoding it again).  Its pools are looked up on every send, so a pool
         released or declared again in between makes the model encoded anew.
+
+        ``made_from``: a model whose main subgraph's operands and operations ``model`` shares, in
+        part, as the very same objects (a mutation of it).  Those are copied from ``made_from``'s
+        bytes, kept from one block to the next while the same model is named: the caller promises
+        that nobody changes them meanwhile.
         """
-        self._pinned = (model, None, ())
+        like = None
+        if made_from is not None:
+            kept = self._like
+            if kept is None or kept[0] is not made_from.main:
+                kept = self._like = (made_from.main, p.SubgraphBytes.of(made_from.main))
+            like = kept[1]
+        self._pinned, self._pinned_like = (model, None, ()), like
         try:
             yield
         finally:
-            self._pinned = None
+            self._pinned = self._pinned_like = None
 
     def write_model(self, w: Writer, model: Model) -> None:
         pinned = self._pinned
@@ -621,7 +639,7 @@ class Connection:
             w.buf += pinned[1]
             return
         start = len(w.buf)
-        p.write_model(w, model, self.memory_id)
+        p.write_model(w, model, self.memory_id, self._pinned_like)
         self._pinned = (model, bytes(w.buf[start:]), pools)
 
     def write_request(self, w: Writer, request: Request) -> None:
@@ -872,9 +890,11 @@ class ProxyDevice(Device):
     def get_supported_extensions(self) -> list[Extension]:
         return self.connection.call(Method.GET_SUPPORTED_EXTENSIONS, None, lambda r, taken: p.read_extensions(r))
 
-    def model_sent_unchanged(self, model: Model) -> contextlib.AbstractContextManager[None]:
-        """Encode ``model`` once within the block (``Connection.model_sent_unchanged``; an nnvts hint, not HAL)."""
-        return self.connection.model_sent_unchanged(model)
+    def model_sent_unchanged(self, model: Model, made_from: Model | None = None
+                             ) -> contextlib.AbstractContextManager[None]:
+        """Encode ``model`` once within the block, copying what it shares with ``made_from`` from that
+        model's bytes (``Connection.model_sent_unchanged``; an nnvts hint, not HAL)."""
+        return self.connection.model_sent_unchanged(model, made_from)
 
     def get_supported_operations(self, model: Model) -> list[bool]:
         return self.connection.call(

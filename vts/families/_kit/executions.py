@@ -101,11 +101,18 @@ def _refusal_allowed(model: Model, error: DriverError) -> None:
             raise AllowedRefusal(rule) from None
 
 
-def sent_unchanged(device: Device, model: Model) -> contextlib.AbstractContextManager[object]:
+def sent_unchanged(device: Device, model: Model, made_from: Model | None = None
+                   ) -> contextlib.AbstractContextManager[object]:
     """A block in which ``model`` is sent to ``device`` unchanged, however often: a device that crosses a
-    process boundary then encodes it once (``model_sent_unchanged``); any other device ignores it."""
+    process boundary then encodes it once (``model_sent_unchanged``); any other device ignores it.
+
+    ``made_from``: the model ``model`` is a mutation of, sharing the operands and operations the
+    mutation left alone as the same objects; nobody may change those while the caller goes on naming it.
+    """
     hint = getattr(device, "model_sent_unchanged", None)
-    return hint(model) if callable(hint) else contextlib.nullcontext()
+    if not callable(hint):
+        return contextlib.nullcontext()
+    return hint(model) if made_from is None else hint(model, made_from)
 
 
 def supported_operations(device: Device, model: Model) -> tuple[bool, ...]:

@@ -77,9 +77,10 @@ class SentAhead:
             self._next = 0
         return self._sent.pop(position, None)
 
-    def top_up(self, position: int, mutated: Callable[[Mutation], Model]) -> None:
+    def top_up(self, position: int, mutated: Callable[[Mutation], Model], made_from: Model | None = None) -> None:
         """Send the mutations after ``position`` until ``window`` are in flight, or one cannot go.
 
+        ``mutated`` makes a mutation's model, from ``made_from`` where given (``sent_unchanged``).
         Called once the case at ``position`` is judged.  The first case on a new driver host sends
         nothing: after a crash, that is the crashed case re-run alone.
         """
@@ -102,7 +103,7 @@ class SentAhead:
                 model = mutated(mutation)
             except Exception:
                 return  # the case will build it again and be charged with what goes wrong
-            with sent_unchanged(device, model):
+            with sent_unchanged(device, model, made_from):
                 support = support_ahead(model) if mutation.query_support else None
                 if mutation.query_support and support is None:
                     return

@@ -212,12 +212,12 @@ class ValidationFamily(Family):
             outcome = self._judge_alone(mutation, model, device)
         else:
             outcome = self._judge_sent_ahead(mutation, in_flight, model, device)
-        self._ahead.top_up(position, lambda later: apply_mutation(model, later))
+        self._ahead.top_up(position, lambda later: apply_mutation(model, later), model)
         return outcome
 
     def _judge_alone(self, mutation: Mutation, model: Model, device: Device) -> Outcome:
         mutated = apply_mutation(model, mutation)
-        with sent_unchanged(device, mutated):  # sent twice, encoded once (a driver host's proxy)
+        with sent_unchanged(device, mutated, model):  # sent twice, encoded once (a driver host's proxy)
             return self._judge_model_mutation(
                 mutation, (lambda: device.get_supported_operations(mutated)) if mutation.query_support else None,
                 lambda: device.prepare_model(mutated, mutation.preference, mutation.priority))

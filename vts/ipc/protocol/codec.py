@@ -248,17 +248,79 @@ def _read_operand_fields(r: Reader) -> Operand:
     return Operand(otype, dims, consumers, scale, zero_point, lifetime, location, extra)
 
 
-def write_subgraph(w: Writer, g: Subgraph) -> None:
-    w.u32(len(g.operands))
-    for o in g.operands:
-        write_operand(w, o)
-    w.u32(len(g.operations))
-    for op in g.operations:
-        w.i64(op.type)
-        w.i64_list(op.inputs)
-        w.i64_list(op.outputs)
+def write_subgraph(w: Writer, g: Subgraph, like: SubgraphBytes | None = None) -> None:
+    """The subgraph; with ``like``, entries that are ``like``'s own objects are copied from its bytes."""
+    if like is not None:
+        _write_entries(w, g.operands, like.operands, like.operand_bounds, like.data, write_operand)
+        _write_entries(w, g.operations, like.operations, like.operation_bounds, like.data, write_operation)
+    else:
+        w.u32(len(g.operands))
+        for o in g.operands:
+            write_operand(w, o)
+        w.u32(len(g.operations))
+        for op in g.operations:
+            write_operation(w, op)
     w.i64_list(g.input_indexes)
     w.i64_list(g.output_indexes)
+
+
+def write_operation(w: Writer, op: Operation) -> None:
+    w.i64(op.type)
+    w.i64_list(op.inputs)
+    w.i64_list(op.outputs)
+
+
+@dataclass(frozen=True)
+class SubgraphBytes:
+    """A subgraph's operands and operations as encoded once, to copy into the encoding of a variant of it.
+
+    The validation sweep sends hundreds of mutations of one model, each sharing all but an entry or
+    two of its operands and operations with the model (``vts.families.validation.mutations``).  Only
+    the *same objects* are copied, so whoever holds one of these promises not to change the objects
+    it names while it uses it; anything else is encoded as usual.  The bytes are those of
+    ``write_subgraph`` either way.
+    """
+
+    operands: tuple[Operand, ...]
+    operations: tuple[Operation, ...]
+    #: Entry ``i``'s bytes are ``data[bounds[i]:bounds[i + 1]]``: the operands', then the operations'
+    #: (the counts before each list are not in ``data``).
+    operand_bounds: tuple[int, ...]
+    operation_bounds: tuple[int, ...]
+    data: bytes
+
+    @classmethod
+    def of(cls, g: Subgraph) -> SubgraphBytes:
+        w = Writer()
+        operand_bounds = [0]
+        for o in g.operands:
+            write_operand(w, o)
+            operand_bounds.append(len(w.buf))
+        operation_bounds = [len(w.buf)]
+        for op in g.operations:
+            write_operation(w, op)
+            operation_bounds.append(len(w.buf))
+        return cls(tuple(g.operands), tuple(g.operations), tuple(operand_bounds), tuple(operation_bounds),
+                   bytes(w.buf))
+
+
+def _write_entries(w: Writer, entries: Sequence[Any], known: tuple[Any, ...], bounds: tuple[int, ...],
+                   data: bytes, write: Callable[[Writer, Any], None]) -> None:
+    """``entries`` with their count; runs of ``known``'s objects in their own places copied from ``data``."""
+    count, limit = len(entries), min(len(entries), len(known))
+    w.u32(count)
+    buf = w.buf
+    i = 0
+    while i < count:
+        if i < limit and entries[i] is known[i]:
+            j = i + 1
+            while j < limit and entries[j] is known[j]:
+                j += 1
+            buf += data[bounds[i]:bounds[j]]
+            i = j
+        else:
+            write(w, entries[i])
+            i += 1
 
 
 def read_subgraph(r: Reader) -> Subgraph:
@@ -267,8 +329,9 @@ def read_subgraph(r: Reader) -> Subgraph:
     return Subgraph(operands, operations, r.i64_list(), r.i64_list())
 
 
-def write_model(w: Writer, model: Model, memory_id: Callable[[Any], int]) -> None:
-    write_subgraph(w, model.main)
+def write_model(w: Writer, model: Model, memory_id: Callable[[Any], int], like: SubgraphBytes | None = None) -> None:
+    """The model; ``like``: the encoded main subgraph of a model this one shares entries with."""
+    write_subgraph(w, model.main, like)
     w.u32(len(model.referenced))
     for g in model.referenced:
         write_subgraph(w, g)
