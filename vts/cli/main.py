@@ -116,16 +116,15 @@ def _warn_unmatched(selection) -> None:
 
 
 class FamilyOption(click.Option):
-    """``--family``, whose help lists the registered families (read when help is shown, not at every start)."""
+    """``--family``, whose help lists the families (from their catalogue: importing them is too slow for --help)."""
 
     def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
         record = super().get_help_record(ctx)
         if record is None:
             return None
-        from vts.families.registry import families
+        from vts.families.catalogue import default_families, opt_in_families
 
-        default = sorted(name for name, family in families().items() if getattr(family, "default", True))
-        others = sorted(set(families()) - set(default))
+        default, others = default_families(), opt_in_families()
         extra = f" Families: {', '.join(default)}"
         if others:
             extra += f"; opt-in: {', '.join(others)}"

@@ -2,10 +2,35 @@
 
 What programs above the families (the runner, soak, the capabilities bench)
 may use of the kit is named here, so ``_kit`` stays private to the families.
+The names load on first use: importing this package must stay cheap, since
+``nnvts run --help`` reads the families' catalogue (``catalogue``) from it.
 """
 
-from vts.families._kit.executions import AllowedRefusal, Executor, create_prepared_model, execute, prepare_for_case
-from vts.families._kit.judge import judge_success, run_recording_comparisons
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vts.families._kit.executions import (
+        AllowedRefusal,
+        Executor,
+        create_prepared_model,
+        execute,
+        prepare_for_case,
+    )
+    from vts.families._kit.judge import judge_success, run_recording_comparisons
+
+#: Each public name and the kit module that defines it.
+_HOMES = {
+    "AllowedRefusal": "vts.families._kit.executions",
+    "Executor": "vts.families._kit.executions",
+    "create_prepared_model": "vts.families._kit.executions",
+    "execute": "vts.families._kit.executions",
+    "prepare_for_case": "vts.families._kit.executions",
+    "judge_success": "vts.families._kit.judge",
+    "run_recording_comparisons": "vts.families._kit.judge",
+}
 
 __all__ = [
     "AllowedRefusal",
@@ -16,3 +41,12 @@ __all__ = [
     "prepare_for_case",
     "run_recording_comparisons",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
