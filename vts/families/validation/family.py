@@ -224,11 +224,14 @@ class ValidationFamily(Family):
 
     def _judge_sent_ahead(self, mutation: Mutation, in_flight: InFlight, model: Model, device: Device) -> Outcome:
         support, preparation = in_flight.support, in_flight.preparation
-        if preparation is None:  # the query went ahead, the preparation could not: sent now
-            return self._judge_model_mutation(
-                mutation, support.result if support is not None else None,
-                lambda: device.prepare_model(apply_mutation(model, mutation), mutation.preference,
-                                             mutation.priority))
+        if preparation is None:  # the query went ahead, the preparation could not (a full socket): sent now
+            def prepare_now() -> object:
+                mutated = apply_mutation(model, mutation)
+                with sent_unchanged(device, mutated, model):
+                    return device.prepare_model(mutated, mutation.preference, mutation.priority)
+
+            return self._judge_model_mutation(mutation, support.result if support is not None else None,
+                                              prepare_now)
         read = False
 
         def prepare() -> object:
