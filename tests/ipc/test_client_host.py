@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import socket
 import threading
 import time
@@ -416,3 +417,81 @@ def test_sending_ahead_to_a_dead_peer_leaves_the_loss_to_the_next_ordinary_call(
     assert device.connection.failure is None  # the case sending ahead is not charged with it
     with pytest.raises(DriverCrashed, match="killed by SIGSEGV"):
         device.get_type()
+
+
+def test_callers_on_many_threads_each_get_their_own_answers(served):
+    """One connection, eight threads calling at once, synchronous calls and asynchronous executions mixed:
+    the reader wakes only the caller a message answers and hands the socket on when its own answer is in,
+    so a lost hand-off would leave a caller waiting for ever (the join below would fail)."""
+    from vts.ipc.clients import set_concurrency
+
+    device = served()
+    set_concurrency(device, 4)
+    model = _add_model()
+    hal_model = to_hal_model(model)
+    prepared = device.prepare_model(hal_model)
+    expected_flags = device.get_supported_operations(hal_model)
+    problems: list[str] = []
+
+    def caller(number: int) -> None:
+        try:
+            for turn in range(40):
+                if (number + turn) % 3 == 0:
+                    built = build_request(model, model.examples[0])
+                    try:
+                        answer = execute(prepared, built.request, Executor.ASYNC, MeasureTiming.NO)
+                        if answer.status != ErrorStatus.NONE:
+                            problems.append(f"thread {number}: execute_async answered {answer.status}")
+                        elif built.read_output(0, np.dtype("<f4"), 4).tolist() != [1.75, 2.0, 0.25, 0.5]:
+                            problems.append(f"thread {number}: another request's output, or none")
+                    finally:
+                        built.close()
+                elif device.get_supported_operations(hal_model) != expected_flags:
+                    problems.append(f"thread {number}: wrong support flags")
+        except Exception as error:  # reported below, with the thread that saw it
+            problems.append(f"thread {number}: {type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=caller, args=(n,), daemon=True) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not [t for t in threads if t.is_alive()], "a caller never got its answer"
+    assert not problems, problems[:3]
+
+
+class _SlowSupportDevice(_RecordingDevice):
+    """The reference driver, answering its n-th support query after ``delays[n]`` seconds."""
+
+    def __init__(self, delays: list[float]) -> None:
+        super().__init__()
+        self.delays = delays
+        self.count = itertools.count()
+
+    def get_supported_operations(self, model):
+        number = next(self.count)
+        time.sleep(self.delays[number] if number < len(self.delays) else 0.0)
+        return self.inner.get_supported_operations(model)
+
+
+def test_a_reader_whose_answer_is_in_hands_the_socket_to_a_caller_still_waiting(served):
+    """A calls first and reads; B calls while A reads and waits; A's answer comes first and A leaves.
+    Nobody else calls: unless A hands the socket to B, B's answer is never read."""
+    from vts.ipc.clients import set_concurrency
+
+    device = served(_SlowSupportDevice([0.3, 0.8]))
+    set_concurrency(device, 2)
+    hal_model = to_hal_model(_add_model())
+    answers: dict[str, object] = {}
+
+    def call(name: str) -> None:
+        answers[name] = device.get_supported_operations(hal_model)
+
+    first = threading.Thread(target=call, args=("A",), daemon=True)
+    first.start()
+    time.sleep(0.1)
+    second = threading.Thread(target=call, args=("B",), daemon=True)
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert answers == {"A": [True], "B": [True]}
