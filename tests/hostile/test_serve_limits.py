@@ -13,14 +13,13 @@ import array
 import contextlib
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.ipc.conftest import ROOT, nnvts_env
+from tests.ipc.conftest import serving
 from vts import bounds
 from vts.ipc import protocol as p
 from vts.ipc.client import connect
@@ -32,19 +31,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 
 @pytest.fixture
 def served(tmp_path):
-    path = str(tmp_path / "drv.sock")
-    server = subprocess.Popen([sys.executable, "-c", "import sys; sys.argv = ['nnvts', 'serve', '--driver', "
-                               f"'reference', '--socket', {path!r}]; from vts.cli.main import main; main()"],
-                              cwd=ROOT, env=nnvts_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while not os.path.exists(path) and time.monotonic() < deadline and server.poll() is None:
-            time.sleep(0.05)
-        assert os.path.exists(path), "nnvts serve did not listen"
+    with serving(tmp_path) as (server, path):
         yield server.pid, path
-    finally:
-        server.terminate()
-        server.wait(30)
 
 
 def _client(path: str) -> socket.socket:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -87,3 +90,35 @@ def nnvts() -> Callable[..., subprocess.CompletedProcess]:
                               text=True, timeout=timeout)
 
     return run
+
+
+@contextlib.contextmanager
+def serving(tmp_path, driver: str = "reference") -> Iterator[tuple[subprocess.Popen, str]]:
+    """``nnvts serve --socket`` in ``tmp_path``, listening; stopped by SIGTERM on the way out.
+
+    A service that does not end on SIGTERM fails the test with every thread's stack (SIGABRT: the host's
+    faulthandler writes them to its log) and is killed: no process is left behind either way.
+    """
+    path = str(tmp_path / "drv.sock")
+    log_path = tmp_path / "serve.log"
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen([sys.executable, "-c", "import sys; sys.argv = ['nnvts', 'serve', '--driver', "
+                                   f"{driver!r}, '--socket', {path!r}]; from vts.cli.main import main; main()"],
+                                  cwd=ROOT, env=nnvts_env(), stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(path) and time.monotonic() < deadline and server.poll() is None:
+            time.sleep(0.02)
+        assert os.path.exists(path), "nnvts serve did not listen:\n" + log_path.read_text()[-2000:]
+        yield server, path
+        server.terminate()
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.send_signal(signal.SIGABRT)
+            server.wait(20)
+            raise AssertionError("nnvts serve did not end on SIGTERM:\n" + log_path.read_text()[-4000:]) from None
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()

@@ -234,17 +234,19 @@ class OutputDir(click.ParamType):
 
 class SocketPath(click.ParamType):
     """A Unix socket path to listen on: absent, or a stale socket (replaced); never another file,
-    which binding would first delete.  Its directory must exist, and the path fit ``sun_path``."""
+    which binding would first delete.  Its directory must exist, and the path fit ``sun_path`` with one
+    byte to spare: the socket is bound as PATH~ and renamed once it listens (``vts.ipc.listener``)."""
 
     name = "path"
-    MAX_BYTES = 107  # sun_path is 108 bytes on Linux, NUL included
+    MAX_BYTES = 106  # sun_path is 108 bytes on Linux, NUL included, and the staging name is one byte longer
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         path = os.fspath(value)
         if len(os.fsencode(path)) > self.MAX_BYTES:
             self.fail(f"{path!r} is longer than a Unix socket path may be ({self.MAX_BYTES} bytes)", param, ctx)
-        if os.path.lexists(path) and not stat.S_ISSOCK(os.lstat(path).st_mode):
-            self.fail(f"{path!r} exists and is not a socket (it would be replaced)", param, ctx)
+        for taken in (path, path + "~"):
+            if os.path.lexists(taken) and not stat.S_ISSOCK(os.lstat(taken).st_mode):
+                self.fail(f"{taken!r} exists and is not a socket (it would be replaced)", param, ctx)
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             self.fail(f"{path!r}: no directory {parent!r}", param, ctx)

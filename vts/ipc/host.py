@@ -14,10 +14,11 @@ execution) does not stop another thread's call, as with a HAL service's
 thread pool; the default is one thread, which serves calls in order
 (asynchronous executions still run concurrently, on the driver's threads).
 
-Exit status: 0 when the harness closed the connection, 2 when the driver
-cannot be loaded, 3 when the driver ran out of memory (``MemoryError``
-usually means the memory limit was hit; the process is no longer
-trustworthy, so it ends and the harness reports the case as crashed).
+Exit status: 0 when the harness closed the connection (or, serving a path,
+on SIGTERM, SIGINT or SIGHUP), 2 when the driver cannot be loaded, 3 when
+the driver ran out of memory (``MemoryError`` usually means the memory limit
+was hit; the process is no longer trustworthy, so it ends and the harness
+reports the case as crashed), 4 when the path cannot be listened on.
 """
 
 from __future__ import annotations
@@ -63,11 +64,13 @@ from vts.ipc.errors import ProtocolError
 from vts.ipc.fences import read_fence, write_fence
 from vts.ipc.host_limits import ConnectionLimits, ServiceLimits
 from vts.ipc.host_sessions import host_handlers, serve_client
+from vts.ipc.listener import StopSignals, accept_until_stopped, listen_on
 from vts.ipc.protocol import Method, Reader, WireStatus, Writer
 
 EXIT_OK = 0
 EXIT_DRIVER_NOT_LOADED = 2
 EXIT_OUT_OF_MEMORY = 3
+EXIT_CANNOT_LISTEN = 4
 
 #: How many threads take turns reading requests (concurrent calls served at once).  One by default:
 #: threads taking turns cost 20-60 us of GIL and futex traffic per call, and the suite's concurrency
@@ -216,9 +219,7 @@ class DriverHost:
                     self._stopped.set()
                     if self.owns_process:
                         # The harness is gone.  A call stuck in the driver must not keep the process alive.
-                        exit_later = threading.Timer(STUCK_EXIT_GRACE, os._exit, (EXIT_OK,))
-                        exit_later.daemon = True
-                        exit_later.start()
+                        _exit_after_grace()
                     return
                 try:
                     reader, taken = self._start(message)
@@ -580,6 +581,13 @@ def _close(fd: int) -> None:
     p.close_fds([fd])
 
 
+def _exit_after_grace() -> None:
+    """End the process with status 0 in ``STUCK_EXIT_GRACE`` seconds unless it has ended by then."""
+    exit_later = threading.Timer(STUCK_EXIT_GRACE, os._exit, (EXIT_OK,))
+    exit_later.daemon = True
+    exit_later.start()
+
+
 def _log(message: str) -> None:
     print(f"nnvts host[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
 
@@ -687,44 +695,37 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
         finally:
             sock.close()
     assert path is not None
-
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)  # end cleanly (the socket path removed) on kill, as on Ctrl-C
-    listener = socket.socket(socket.AF_UNIX, p.SOCKET_TYPE)
-    if os.path.exists(path):
-        os.unlink(path)
-    # The socket is its owner's alone whatever the umask: bound under umask 0177 (no window in which
-    # another user could connect), then set to 0600 explicitly.
-    previous = os.umask(0o177)
-    try:
-        listener.bind(path)
-    finally:
-        os.umask(previous)
-    os.chmod(path, 0o600)
-    listener.listen(8)
     service = ServiceLimits()
-    _log(f"serving {driver} on {path}")
-    try:
-        while True:
-            # Every connection is one more client of the same driver instance, served at once
-            # with tables of its own (pool ids, handles): the driver must keep clients apart.
-            conn, _ = listener.accept()
-            try:
-                limits = service.open()
-            except ProtocolError as error:
-                _log(f"refused a client: {error}")
-                conn.close()
-                continue
-            serve_client(DriverHost, device, conn, threads, limits)
-    except KeyboardInterrupt:
-        return EXIT_OK
-    finally:
-        listener.close()
-        if os.path.exists(path):
-            os.unlink(path)
 
+    def serve_one(conn: socket.socket) -> None:
+        # Every connection is one more client of the same driver instance, served at once
+        # with tables of its own (pool ids, handles): the driver must keep clients apart.
+        try:
+            limits = service.open()
+        except ProtocolError as error:
+            _log(f"refused a client: {error}")
+            conn.close()
+            return
+        serve_client(DriverHost, device, conn, threads, limits)
+
+    with StopSignals() as stop:  # before the path appears: a manager may signal as soon as it sees it
+        try:
+            listener = listen_on(path)
+        except OSError as error:
+            _log(f"cannot listen on {path}: {error}")
+            return EXIT_CANNOT_LISTEN
+        _log(f"serving {driver} on {path}")
+        try:
+            signum = accept_until_stopped(listener, stop, serve_one)
+            _log(f"stopped by {signal.Signals(signum).name}")
+        finally:
+            listener.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+    # Clients' calls may still be in the driver; a thread of the driver's own must not keep the process
+    # alive past a stop (the interpreter waits for non-daemon threads before it exits).
+    _exit_after_grace()
+    return EXIT_OK
 
 if __name__ == "__main__":
     sys.exit(main())
