@@ -17,7 +17,12 @@ from typing import Any, Protocol
 
 from vts.report.output import AtomicFile
 from vts.report.stream import Annotate, ResultStream, read_stream
+from vts.report.verbatim import StreamChanged, StreamFingerprint, case_texts
 from vts.results import CaseResult, Verdict
+
+#: How a case is encoded in the JSON report: as the stream encodes it (``ResultStream``), so that the
+#: run's own case lines can be copied (``vts.report.verbatim``).
+_compact = _json.JSONEncoder(separators=(",", ":")).encode
 
 
 class JsonReport:
@@ -28,6 +33,7 @@ class JsonReport:
         #: Files of the same run that could not be written (a full disk), known when this one closes.
         self.unwritten: list[str] = []
         self.counts: dict[str, int] = defaultdict(int)
+        self.cases = 0
         self.target = AtomicFile(path)
         out = self.target.file
         out.write("{\n")
@@ -39,9 +45,13 @@ class JsonReport:
         out.write('  "cases": [')
 
     def add(self, case: CaseResult) -> None:
-        first = not self.counts
         self.counts[case.verdict.value] += 1
-        self.target.file.write(("\n    " if first else ",\n    ") + _json.dumps(case.to_json()))
+        self.add_text(_compact(case.to_json()))
+
+    def add_text(self, text: str) -> None:
+        """One case as its JSON text, encoded as ``add`` encodes it (the stream's own case text, copied)."""
+        self.target.file.write((",\n    " if self.cases else "\n    ") + text)
+        self.cases += 1
 
     def close(self) -> None:
         summary = self.footer["summary"] if self.footer else None
@@ -92,7 +102,8 @@ RENDER_ASIDE_BYTES = 8 << 20
 
 def render_reports(stream_path: str, *, json: str | None = None, junit: str | None = None,
                    html: str | None = None, interrupted: bool | None = None,
-                   annotate: Annotate | None = None, unwritten: Sequence[str] = ()) -> list[tuple[str, str]]:
+                   annotate: Annotate | None = None, unwritten: Sequence[str] = (),
+                   fingerprint: StreamFingerprint | None = None) -> list[tuple[str, str]]:
     """Render each requested report from a results stream; returns ``[(kind, path), ...]`` written.
 
     All of them are fed by one pass over the stream, in bounded memory.
@@ -109,12 +120,15 @@ def render_reports(stream_path: str, *, json: str | None = None, junit: str | No
     ``ReportsNotWritten`` names each that could not.  The JSON report is
     closed last and lists in ``"incomplete"`` the files of the run known
     unwritten by then (``unwritten``: the caller's, e.g. the stream).
+
+    ``fingerprint``: what the run's own ``ResultStream`` wrote (its ``fingerprint()``); the JSON report,
+    when rendered alone, then copies the stream's case texts (``vts.report.verbatim``).
     """
     aside = {kind: path for kind, path in (("junit", junit), ("html", html)) if path}
     if json and aside and annotate is None and _size(stream_path) >= RENDER_ASIDE_BYTES:
-        return _render_alongside(stream_path, json, aside, interrupted, unwritten)
+        return _render_alongside(stream_path, json, aside, interrupted, unwritten, fingerprint)
     return _render(stream_path, json=json, junit=junit, html=html, interrupted=interrupted, annotate=annotate,
-                   unwritten=unwritten)
+                   unwritten=unwritten, fingerprint=fingerprint)
 
 
 def _size(path: str) -> int:
@@ -126,7 +140,8 @@ def _size(path: str) -> int:
 
 def _render(stream_path: str, *, json: str | None = None, junit: str | None = None, html: str | None = None,
             interrupted: bool | None = None, annotate: Annotate | None = None, unwritten: Sequence[str] = (),
-            before_json_closes: Callable[[], list[tuple[str, OSError]]] | None = None) -> list[tuple[str, str]]:
+            before_json_closes: Callable[[], list[tuple[str, OSError]]] | None = None,
+            fingerprint: StreamFingerprint | None = None) -> list[tuple[str, str]]:
     """``render_reports`` in this process, in one pass; ``before_json_closes``: what else failed, asked
     just before the JSON report is closed (the reports rendered alongside it)."""
     from vts.report.html import HtmlReport
@@ -152,12 +167,24 @@ def _render(stream_path: str, *, json: str | None = None, junit: str | None = No
                 live.append((kind, path, cls(path, header, footer, interrupted)))
             except OSError as error:
                 failures.append((path, error))
-        for case in cases:
-            for entry in list(live):
+        copied = False
+        if (fingerprint is not None and annotate is None and [e[0] for e in live] == ["json"]
+                and isinstance((footer or {}).get("summary"), dict)):
+            copied = _copy_cases(stream_path, fingerprint, live, failed)
+            if not copied and live:  # the stream is not what was written: the JSON report anew, the slow way
+                kind, path, partial = live.pop()
+                partial.discard()
                 try:
-                    entry[2].add(case)
+                    live.append((kind, path, JsonReport(path, header, footer, interrupted)))
                 except OSError as error:
-                    failed(entry, error)
+                    failures.append((path, error))
+        if not copied:
+            for case in cases:
+                for entry in list(live):
+                    try:
+                        entry[2].add(case)
+                    except OSError as error:
+                        failed(entry, error)
         written: list[tuple[str, str]] = []
         for entry in sorted(live, key=lambda e: isinstance(e[2], JsonReport)):  # the JSON report last
             if isinstance(entry[2], JsonReport):
@@ -180,8 +207,24 @@ def _render(stream_path: str, *, json: str | None = None, junit: str | None = No
     return written
 
 
+def _copy_cases(stream_path: str, fingerprint: StreamFingerprint, live: list[tuple[str, str, Any]],
+                failed: Callable[[tuple[str, str, Any], OSError], None]) -> bool:
+    """Copy the stream's case texts into the JSON report, ``live``'s only entry; False when the stream is
+    not what its writer wrote (the report then holds a part that must be discarded)."""
+    entry = live[0]
+    try:
+        for text in case_texts(stream_path, fingerprint):
+            entry[2].add_text(text)
+    except StreamChanged:
+        return False
+    except OSError as error:  # the report cannot be written (a full disk); the stream was readable
+        failed(entry, error)
+    return True
+
+
 def _render_alongside(stream_path: str, json: str, aside: dict[str, str], interrupted: bool | None,
-                      unwritten: Sequence[str]) -> list[tuple[str, str]]:
+                      unwritten: Sequence[str], fingerprint: StreamFingerprint | None = None
+                      ) -> list[tuple[str, str]]:
     """The JSON report here, each other one in a process of its own, at once; the JSON report is still
     closed last, listing what they could not write.  A process that dies, or cannot start, leaves its
     report to this one, rendered here before the JSON report closes: every report is still written."""
@@ -214,7 +257,7 @@ def _render_alongside(stream_path: str, json: str, aside: dict[str, str], interr
 
         try:
             written = _render(stream_path, json=json, interrupted=interrupted, unwritten=unwritten,
-                              before_json_closes=collect)
+                              before_json_closes=collect, fingerprint=fingerprint)
             failures: list[tuple[str, OSError]] = []
         except ReportsNotWritten as error:
             written, failures = error.written, error.failures
@@ -269,7 +312,8 @@ class FileReports:
                 try:
                     self.written = render_reports(self.stream.path, json=self.json_path, junit=self.junit,
                                                   html=self.html_path, interrupted=interrupted,
-                                                  unwritten=[path for path, _ in self.failures])
+                                                  unwritten=[path for path, _ in self.failures],
+                                                  fingerprint=self.stream.fingerprint())
                 except ReportsNotWritten as error:
                     self.written = error.written
                     self.failures.extend(error.failures)

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from vts.report.sanitize import clean_result, clean_value
+from vts.report.verbatim import EMPTY, StreamFingerprint
 from vts.results import RESULTS_SCHEMA_VERSION, CaseResult, summarize
 
 
@@ -58,6 +59,8 @@ class ResultStream:
             self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
         self._flush = not self.temporary
         self._encode = json.JSONEncoder(separators=(",", ":")).encode
+        #: What was written, for ``fingerprint``; None once a write failed.
+        self._written: StreamFingerprint | None = EMPTY
         self.counts: dict[str, int] = {}
         self._started = time.monotonic()
         self._closed = False
@@ -72,7 +75,11 @@ class ResultStream:
             if self._flush:
                 self._file.flush()
         except OSError as error:
+            self._written = None
             self._lost(error, line)
+            return
+        if self._written is not None:
+            self._written = self._written.after(line.encode("utf-8"))
 
     def _lost(self, error: OSError, line: str) -> None:
         """The file cannot be written: say which, and go on in a temporary copy if reports need the stream."""
@@ -122,6 +129,11 @@ class ResultStream:
                 self.failures.append((self.path, error))
                 _close_quietly(self._file)
             self._file = None
+
+    def fingerprint(self) -> StreamFingerprint | None:
+        """Length and CRC-32 of what this stream wrote, for copying its cases into the JSON report
+        (``vts.report.verbatim``); None when a write failed (the file then holds something else)."""
+        return self._written
 
     def summary(self) -> dict[str, int]:
         base = summarize([])
