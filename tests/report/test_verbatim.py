@@ -14,6 +14,7 @@ import pytest
 
 from vts.report import files as files_module
 from vts.report.files import FileReports, render_reports
+from vts.report.verbatim import EMPTY
 from vts.results import CaseResult, Verdict
 
 RESULTS = [
@@ -104,3 +105,28 @@ def test_a_stream_whose_write_failed_is_never_copied(tmp_path, monkeypatch, copi
     reports.finish(interrupted=False)
     assert not copies
     assert len(json.loads((tmp_path / "r.json").read_text())["cases"]) == 2
+
+
+def test_errors_while_copying_are_the_slow_ways_errors(tmp_path, monkeypatch):
+    """Writing the report fails that report (named, the others written); reading the stream is raised."""
+    stream, _ = _run(tmp_path)
+    with open(stream, "rb") as handle:
+        fingerprint = EMPTY.after(handle.read())  # what the stream's writer kept for these bytes
+
+    def full_disk(self, text):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(files_module.JsonReport, "add_text", full_disk)
+        with pytest.raises(files_module.ReportsNotWritten) as raised:
+            render_reports(stream, json=str(tmp_path / "full.json"), fingerprint=fingerprint)
+        assert [path for path, _ in raised.value.failures] == [str(tmp_path / "full.json")]
+
+    def unreadable(path, fingerprint):
+        yield from ()
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(files_module, "case_texts", unreadable)
+    with pytest.raises(OSError, match="Input/output") as raised:
+        render_reports(stream, json=str(tmp_path / "eio.json"), fingerprint=fingerprint)
+    assert not isinstance(raised.value, files_module.ReportsNotWritten), "a stream read error charged to the report"

@@ -170,7 +170,7 @@ def _render(stream_path: str, *, json: str | None = None, junit: str | None = No
         copied = False
         if (fingerprint is not None and annotate is None and [e[0] for e in live] == ["json"]
                 and isinstance((footer or {}).get("summary"), dict)):
-            copied = _copy_cases(stream_path, fingerprint, live, failed)
+            copied = _copy_cases(stream_path, fingerprint, live[0], failed)
             if not copied and live:  # the stream is not what was written: the JSON report anew, the slow way
                 kind, path, partial = live.pop()
                 partial.discard()
@@ -207,18 +207,20 @@ def _render(stream_path: str, *, json: str | None = None, junit: str | None = No
     return written
 
 
-def _copy_cases(stream_path: str, fingerprint: StreamFingerprint, live: list[tuple[str, str, Any]],
+def _copy_cases(stream_path: str, fingerprint: StreamFingerprint, entry: tuple[str, str, Any],
                 failed: Callable[[tuple[str, str, Any], OSError], None]) -> bool:
-    """Copy the stream's case texts into the JSON report, ``live``'s only entry; False when the stream is
-    not what its writer wrote (the report then holds a part that must be discarded)."""
-    entry = live[0]
+    """Copy the stream's case texts into ``entry``'s JSON report; False when the stream is not what its
+    writer wrote (the report then holds a part that must be discarded).  As in the slow way, an error
+    writing the report fails that report alone, and an error reading the stream is raised."""
     try:
         for text in case_texts(stream_path, fingerprint):
-            entry[2].add_text(text)
+            try:
+                entry[2].add_text(text)
+            except OSError as error:  # the report cannot be written (a full disk)
+                failed(entry, error)
+                return True
     except StreamChanged:
         return False
-    except OSError as error:  # the report cannot be written (a full disk); the stream was readable
-        failed(entry, error)
     return True
 
 

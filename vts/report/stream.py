@@ -59,8 +59,9 @@ class ResultStream:
             self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
         self._flush = not self.temporary
         self._encode = json.JSONEncoder(separators=(",", ":")).encode
-        #: What was written, for ``fingerprint``; None once a write failed.
-        self._written: StreamFingerprint | None = EMPTY
+        #: What was written, for ``fingerprint``: kept only when reports are rendered from the stream
+        #: (``keep_going``); None once a write failed.
+        self._written: StreamFingerprint | None = EMPTY if keep_going else None
         self.counts: dict[str, int] = {}
         self._started = time.monotonic()
         self._closed = False
@@ -132,7 +133,8 @@ class ResultStream:
 
     def fingerprint(self) -> StreamFingerprint | None:
         """Length and CRC-32 of what this stream wrote, for copying its cases into the JSON report
-        (``vts.report.verbatim``); None when a write failed (the file then holds something else)."""
+        (``vts.report.verbatim``); None when a write failed (the file then holds something else) or no
+        report is rendered from it."""
         return self._written
 
     def summary(self) -> dict[str, int]:

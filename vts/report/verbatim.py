@@ -26,6 +26,8 @@ from dataclasses import dataclass
 #: How a case line the stream writes begins and ends (compact separators, ASCII: ``ensure_ascii``).
 CASE_PREFIX = b'{"case":'
 CASE_SUFFIX = b"}\n"
+#: How the footer (the summary record, the last line) begins.
+FOOTER_PREFIX = b'{"summary":'
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ def case_texts(path: str, fingerprint: StreamFingerprint) -> Iterator[str]:
                     yield line[len(CASE_PREFIX):-len(CASE_SUFFIX)].decode("ascii")
                 except UnicodeDecodeError:
                     raise StreamChanged(f"{path}: a case line that is not ASCII") from None
-            elif not line.startswith(b'{"summary":'):
+            elif not line.startswith(FOOTER_PREFIX):
                 raise StreamChanged(f"{path}: a line that is neither a case nor the footer")
     if StreamFingerprint(length, checksum) != fingerprint:
         raise StreamChanged(f"{path}: {length} bytes that are not the {fingerprint.length} written")
