@@ -113,7 +113,7 @@ def serving(tmp_path, driver: str = "reference") -> Iterator[tuple[subprocess.Po
         yield server, path
         server.terminate()
         try:
-            server.wait(20)
+            server.wait(30)  # as long as the soak tests always gave it
         except subprocess.TimeoutExpired:
             server.send_signal(signal.SIGABRT)
             server.wait(20)
