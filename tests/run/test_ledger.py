@@ -17,11 +17,18 @@ import pytest
 
 from tests.conftest import hand_add_float
 from tests.ipc.conftest import nnvts, write_spec  # noqa: F401 - nnvts: a fixture
+from vts.report.batch import decode_line
+from vts.report.stream import case_line
+from vts.results import CaseResult, Verdict
 from vts.run.ledger import BATCH_RESULTS, WorkerLedger, records
 
 
-def _result(name: str) -> dict:
-    return {"name": name, "family": "generated", "verdict": "passed", "reason": ""}
+def _result(name: str) -> bytes:
+    return case_line(CaseResult(name, "generated", Verdict.PASSED)).encode()
+
+
+def _names(blob: bytes) -> list[tuple[int, str]]:
+    return [(index, decode_line(line).name) for index, line, _ in records(blob)]
 
 
 def _worker_that_dies(ledger: WorkerLedger) -> None:
@@ -40,8 +47,7 @@ def test_what_a_dead_worker_recorded_is_read_back_by_the_parent():
         process.start()
         process.join(60)
         assert process.exitcode == 9
-        assert [(index, data["name"]) for index, data in records(ledger.unsent(0))] == [
-            (0, "case0"), (1, "case1"), (2, "case2")]
+        assert _names(ledger.unsent(0)) == [(0, "case0"), (1, "case1"), (2, "case2")]
         assert ledger.started() == (3, {"name": "case3", "family": "generated"})
     finally:
         ledger.close()
@@ -51,16 +57,17 @@ def test_a_batch_the_parent_received_is_not_read_again():
     ledger = WorkerLedger()
     try:
         assert ledger.started() == (-1, None)  # no case started: a death now charges no case
-        ledger.append(0, _result("a"))
+        ledger.append(0, _result("a"), plain=True)
         ledger.append(1, _result("b"))
         number, blob = ledger.pending()
-        assert number == 0 and [d["name"] for _, d in records(blob)] == ["a", "b"]
+        assert number == 0 and _names(blob) == [(0, "a"), (1, "b")]
+        assert [plain for _, _, plain in records(blob)] == [True, False]
         # The worker died after the batch reached the pipe, before it forgot it: the parent has batch 0.
         assert ledger.unsent(1) == b""
         assert len(list(records(ledger.unsent(0)))) == 2  # a parent that never got it reads it here
         ledger.sent()
         ledger.append(2, _result("c"))
-        assert [d["name"] for _, d in records(ledger.unsent(1))] == ["c"]
+        assert _names(ledger.unsent(1)) == [(2, "c")]
     finally:
         ledger.close()
 
@@ -74,7 +81,7 @@ def test_batches_are_due_by_count_and_a_result_too_large_is_refused():
         ledger.append(BATCH_RESULTS, _result("last"))
         assert ledger.due()
         ledger.sent()
-        assert not ledger.append(0, _result("x" * (300 << 10)))  # the sink sends such a result on its own
+        assert not ledger.append(0, b"x" * (300 << 10))  # the sink sends such a result on its own
         assert ledger.pending() is None
     finally:
         ledger.close()

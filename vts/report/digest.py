@@ -16,9 +16,13 @@ from __future__ import annotations
 import heapq
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from vts.report.sanitize import clean
 from vts.results import CaseResult, Verdict
+
+if TYPE_CHECKING:
+    from vts.report.batch import PlainTally
 
 #: Failures kept in full (with comparison detail); the rest are counted and listed by name only.
 MAX_FAILURES_KEPT = 500
@@ -147,6 +151,25 @@ class Digest:
             kept = self.baseline_cases[status]
             if status in ("new-failure", "fixed", "lost-coverage") and len(kept) < MAX_BASELINE_KEPT:
                 kept.append(result)
+
+    def add_plain(self, tally: PlainTally) -> None:
+        """Plain results a ``-j`` worker tallied (``vts.report.batch``): as if each were added."""
+        for (family, operation, types, value), (count, seconds) in tally.cells.items():
+            count = int(count)
+            self.counts[value] += count
+            self.by_family[family][value] += count
+            key = (family, operation, types)
+            if key not in self.grid and len(self.grid) >= MAX_GRID_CELLS:
+                key = (family, "(other)", "-")
+            self.grid[key][value] += count
+            self.case_time += seconds
+        total = self.total
+        for duration, name, family, value in tally.slowest:
+            entry = (duration, total, name, family, value)
+            if len(self._slowest) < SLOWEST_KEPT:
+                heapq.heappush(self._slowest, entry)
+            elif entry[0] > self._slowest[0][0]:
+                heapq.heapreplace(self._slowest, entry)
 
     def grouped_failures(self) -> list[tuple[str, int, CaseResult, bool]]:
         """(reason, count, example case, holds a new failure): new failures' reasons first, then the commonest."""

@@ -13,12 +13,15 @@ import json as _json
 import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vts.report.output import AtomicFile
 from vts.report.stream import Annotate, ResultStream, read_stream
 from vts.report.verbatim import StreamChanged, StreamFingerprint, case_texts
 from vts.results import CaseResult, Verdict
+
+if TYPE_CHECKING:
+    from vts.report.batch import ResultBatch
 
 #: How a case is encoded in the JSON report: as the stream encodes it (``ResultStream``), so that the
 #: run's own case lines can be copied (``vts.report.verbatim``).
@@ -304,6 +307,10 @@ class FileReports:
 
     def add(self, result: CaseResult) -> None:
         self.stream.add(result)
+
+    def add_batch(self, batch: ResultBatch) -> None:
+        """A ``-j`` worker's batch (``vts.report.batch``): its lines appended as they are."""
+        self.stream.add_lines(batch.text, batch.counts)
 
     def finish(self, interrupted: bool) -> None:
         """Write every report that can be written; those that cannot are in ``failures`` (never raised)."""

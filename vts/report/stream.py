@@ -22,6 +22,17 @@ from vts.report.sanitize import clean_result, clean_value
 from vts.report.verbatim import EMPTY, StreamFingerprint
 from vts.results import RESULTS_SCHEMA_VERSION, CaseResult, summarize
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def case_line(result: CaseResult) -> str:
+    """The stream's line for ``result``: bounded and XML-safe (``clean_result``), compact, newline-ended.
+
+    ``-j`` workers encode their results with it, so the parent can append their lines as they come
+    (``vts.report.batch``); the same bytes either way.
+    """
+    return _ENCODE({"case": clean_result(result).to_json()}) + "\n"
+
 
 class StreamError(ValueError):
     """A results stream that cannot be read (names the file and line)."""
@@ -58,29 +69,35 @@ class ResultStream:
         if path is not None:
             self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
         self._flush = not self.temporary
-        self._encode = json.JSONEncoder(separators=(",", ":")).encode
         #: What was written, for ``fingerprint``: kept only when reports are rendered from the stream
         #: (``keep_going``); None once a write failed.
         self._written: StreamFingerprint | None = EMPTY if keep_going else None
         self.counts: dict[str, int] = {}
+        #: Bytes written to the file so far.
+        self._size = 0
         self._started = time.monotonic()
         self._closed = False
         self._write({"nnvts_results": RESULTS_SCHEMA_VERSION, **header})
 
     def _write(self, record: dict[str, Any]) -> None:
+        if self._file is not None:
+            self._write_text(_ENCODE(record) + "\n")
+
+    def _write_text(self, text: str, data: bytes | None = None) -> None:
+        """Write whole lines (``data``: their UTF-8 bytes, when the caller has them)."""
         if self._file is None:
             return
-        line = self._encode(record) + "\n"
         try:
-            self._file.write(line)
+            self._file.write(text)
             if self._flush:
                 self._file.flush()
         except OSError as error:
             self._written = None
-            self._lost(error, line)
+            self._lost(error, text)
             return
+        self._size += len(data) if data is not None else len(text.encode("utf-8"))
         if self._written is not None:
-            self._written = self._written.after(line.encode("utf-8"))
+            self._written = self._written.after(data if data is not None else text.encode("utf-8"))
 
     def _lost(self, error: OSError, line: str) -> None:
         """The file cannot be written: say which, and go on in a temporary copy if reports need the stream."""
@@ -97,11 +114,12 @@ class ResultStream:
         try:
             with open(self.path, "rb") as source:
                 data = source.read()
-            record = line.encode("utf-8")
-            if not data.endswith(record):  # the failed record torn or missing: complete records, then it again
-                data = data[: data.rfind(b"\n") + 1] + record
+            # What was written before the failed lines (torn, missing or whole), then those lines again.
+            kept = self._size if len(data) >= self._size else data.rfind(b"\n") + 1
+            data = data[:kept] + line.encode("utf-8")
             self._file = open(handle, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
             self._file.buffer.write(data)
+            self._size = len(data)
         except OSError as second:
             _close_quietly(self._file)
             self._file = None
@@ -112,7 +130,14 @@ class ResultStream:
         """Record one result, bounded and XML-safe (a driver's 50 MB message must not reach every report)."""
         self.counts[result.verdict.value] = self.counts.get(result.verdict.value, 0) + 1
         if self._file is not None:
-            self._write({"case": clean_result(result).to_json()})
+            self._write_text(case_line(result))
+
+    def add_lines(self, data: bytes, counts: dict[str, int]) -> None:
+        """Record results a ``-j`` worker already encoded with ``case_line`` (``counts``: per verdict)."""
+        for value, count in counts.items():
+            self.counts[value] = self.counts.get(value, 0) + count
+        if self._file is not None and data:
+            self._write_text(data.decode("utf-8"), data)
 
     def finish(self, interrupted: bool) -> None:
         if self._closed:

@@ -32,7 +32,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -52,6 +52,9 @@ from rich.text import Text
 from vts.report.digest import MAX_GRID_CELLS, Digest, grid_key, tone
 from vts.report.sanitize import clean, clean_result
 from vts.results import CaseResult, Verdict
+
+if TYPE_CHECKING:
+    from vts.report.batch import ResultBatch
 
 DEFAULT_PROGRESS_INTERVAL = 5.0
 #: Seconds of recent progress the rate (and so the ETA) is measured over: the first cases of a run
@@ -188,6 +191,27 @@ class TerminalReport:
             target = self.progress.console if self.progress is not None else self.console
             target.print(f"[{style}]{result.verdict.value.upper():8}[/] {_safe(result.name)} {_safe(result.reason)}",
                          highlight=False)
+
+    def add_batch(self, batch: ResultBatch) -> None:
+        """A ``-j`` worker's batch: its tally merged at once, its other results added one by one."""
+        if self.verbose:  # every result is printed
+            for result in batch.results():
+                self.add(result)
+            return
+        with self._lock:
+            self.digest.add_plain(batch.tally)
+            for (_, operation, types, value), (count, _) in batch.tally.cells.items():
+                key = (operation, types)
+                if key not in self.by_op and len(self.by_op) >= MAX_GRID_CELLS:
+                    key = ("(other)", "-")
+                cell = self.by_op.setdefault(key, {})
+                cell[value] = cell.get(value, 0) + int(count)
+        if self.progress is not None and batch.tally.count:
+            failing = self.digest.failing
+            self.progress.update(self.task, advance=batch.tally.count,
+                                 description=f"[red]{failing} failing" if failing else "")
+        for result in batch.others:
+            self.add(result)
 
     def progress_line(self) -> str:
         """``nnvts: 1200/5000 cases (24%), 41.2/s, ETA 1m32s, 3 failing`` (the plain-mode line)."""
@@ -341,6 +365,9 @@ class _BeforeReports:
         self.note = note
 
     def add(self, result: CaseResult) -> None:
+        """The terminal sink itself counts the results."""
+
+    def add_batch(self, batch: ResultBatch) -> None:
         """The terminal sink itself counts the results."""
 
     def finish(self, interrupted: bool) -> None:

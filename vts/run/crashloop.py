@@ -90,6 +90,12 @@ class CrashLoopGuard:
             self.tripped = (f"not run: the driver is in a crash loop (its host died in {sum(self.recent)} of the "
                             f"last {policy.window} cases; {last or 'the last case survived'})")
 
+    def observe_survivor(self) -> None:
+        """A case the host survived, known only by that (``observe`` without the result: it cannot trip)."""
+        self.cases += 1
+        self.consecutive = 0
+        self.recent.append(False)
+
     def outcome(self) -> Outcome:
         """The verdict of a case not run because of the loop."""
         assert self.tripped is not None

@@ -8,7 +8,8 @@ parent and a pickle, for about a millisecond of work in a validation case.
 Instead, the worker writes to a *ledger*, a memfd mapped by both processes:
 
 * the case it starts (index and its labels), overwritten by the next one;
-* each result, appended; a batch of them is sent down the pipe as one
+* each result, appended as the line the results stream will hold for it
+  (``vts.report.stream.case_line``); a batch of them is sent down the pipe as one
   message when it is due (``BATCH_RESULTS`` results, ``BATCH_BYTES`` bytes,
   or ``BATCH_SECONDS`` after the first one), and only then forgotten.
 
@@ -49,7 +50,8 @@ _BATCH_AT, _USED_AT, _STARTED_AT = 0, 8, 16
 _LABELS_AT = 64
 _META_SPACE = 64 << 10
 _RECORDS_AT = _LABELS_AT + _META_SPACE
-_RECORD = struct.Struct("<Iq")  # payload length, case index (-1: a result of no case)
+_RECORD = struct.Struct("<IqI")  # line length, case index (-1: a result of no case), flags
+_PLAIN = 1  # flag: the result is tallied in its batch's PlainTally (vts.report.batch)
 SIZE = 2 << 20
 
 
@@ -95,15 +97,15 @@ class WorkerLedger:
         self.map[_LABELS_AT:_LABELS_AT + len(data)] = data
         _STARTED.pack_into(self.map, _STARTED_AT, index, len(data))
 
-    def append(self, index: int, result: dict[str, Any]) -> bool:
-        """Record one result (``index`` -1: no case's); False when it cannot fit even in an empty ledger."""
-        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    def append(self, index: int, line: bytes, plain: bool = False) -> bool:
+        """Record one result, as its stream line (``index`` -1: no case's; ``plain``: tallied in its batch);
+        False when it cannot fit even in an empty ledger."""
         at = _RECORDS_AT + self.used
-        end = self.used + _RECORD.size + len(data)
+        end = self.used + _RECORD.size + len(line)
         if end > self.capacity:
             return False
-        _RECORD.pack_into(self.map, at, len(data), index)
-        self.map[at + _RECORD.size:at + _RECORD.size + len(data)] = data
+        _RECORD.pack_into(self.map, at, len(line), index, _PLAIN if plain else 0)
+        self.map[at + _RECORD.size:at + _RECORD.size + len(line)] = line
         self.used = end
         self.count += 1
         _U64.pack_into(self.map, _USED_AT, end)
@@ -149,16 +151,15 @@ class WorkerLedger:
         return index, labels if isinstance(labels, dict) else None
 
 
-def records(blob: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The (case index, result) records of a batch, in the order the worker recorded them."""
+def records(blob: bytes) -> Iterator[tuple[int, bytes, bool]]:
+    """The (case index, stream line, plain) records of a batch, in the order the worker recorded them."""
     at, end = 0, len(blob)
-    view = memoryview(blob)
     while at + _RECORD.size <= end:
-        length, index = _RECORD.unpack_from(view, at)
+        length, index, flags = _RECORD.unpack_from(blob, at)
         at += _RECORD.size
         if at + length > end:
             return
-        yield index, pickle.loads(view[at:at + length])
+        yield index, blob[at:at + length], bool(flags & _PLAIN)
         at += length
 
 

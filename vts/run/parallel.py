@@ -39,6 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vts.ipc.drivers import DriverRef
+from vts.report.batch import PlainTally, ResultBatch, decode_line, is_plain
+from vts.report.sanitize import clean_result
+from vts.report.stream import case_line
 from vts.results import CaseResult, Verdict
 from vts.run import signals
 from vts.run.claims import ClaimingSlot, ModelClaims
@@ -134,13 +137,19 @@ class _LedgerSink:
     """Records each result in the worker's ledger, tagged with the index of the case it ends, and sends
     the parent a batch of them when one is due (``vts.run.ledger``).
 
+    A result is recorded as its results-stream line.  With ``tally``, the plain results of a batch are
+    also tallied (``vts.report.batch``), and the parent appends the batch's lines to the stream as they
+    are: only a worker that runs no driver code may be trusted with that (its driver is out of process).
+
     A thread sends what has waited ``BATCH_SECONDS`` while a long case runs, so the progress display
     never lags by more than that; the lock keeps it and the run loop off the pipe at once.
     """
 
-    def __init__(self, channel: Any, ledger: WorkerLedger) -> None:
+    def __init__(self, channel: Any, ledger: WorkerLedger, tally: bool = False) -> None:
         self.channel = channel
         self.ledger = ledger
+        self.tally = tally
+        self._tally = PlainTally()
         self.index: int | None = None
         self._lock = threading.Lock()
         self._oldest = 0.0
@@ -155,15 +164,19 @@ class _LedgerSink:
     def add(self, result: CaseResult) -> None:
         index = -1 if self.index is None else self.index
         self.index = None
-        data = result.to_json()
+        result = clean_result(result)
+        line = case_line(result).encode("utf-8")
+        plain = self.tally and is_plain(result)
         with self._lock:
             if not self.ledger.used:
                 self._oldest = time.monotonic()
-            if not self.ledger.append(index, data):
+            if not self.ledger.append(index, line, plain):
                 self._send_pending()
-                if not self.ledger.append(index, data):  # larger than the ledger: straight down the pipe
-                    self.channel.send((_RESULT, index, data))
+                if not self.ledger.append(index, line, plain):  # larger than the ledger: straight down the pipe
+                    self.channel.send((_RESULT, index, line))
                     return
+            if plain:
+                self._tally.add(result)
             if self.ledger.due() or time.monotonic() - self._oldest >= BATCH_SECONDS:
                 self._send_pending()
 
@@ -181,7 +194,8 @@ class _LedgerSink:
     def _send_pending(self) -> None:
         pending = self.ledger.pending()
         if pending is not None:
-            self.channel.send((_BATCH, *pending))
+            self.channel.send((_BATCH, *pending, self._tally if self.tally else None))
+            self._tally = PlainTally()
             self.ledger.sent()
 
     def _send_late(self) -> None:
@@ -216,7 +230,7 @@ def _worker(plan: WorkerPlan, slot: int, channel: Any, skip: int, run_tag: str, 
     if plan.pin_cpus:
         pin_worker(slot, plan.jobs)  # before the driver host starts: it inherits the CPUs
     set_run_tag(run_tag)
-    sink = _LedgerSink(channel, ledger)
+    sink = _LedgerSink(channel, ledger, tally=not plan.in_process)
     selection = _selection(plan, slot, claims)
 
     def numbered(cases: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
@@ -343,9 +357,8 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         selector.register(reader, selectors.EVENT_READ, slot)
         slot.workers += 1
 
-    def ended(slot: _Slot, index: int, data: dict[str, Any]) -> None:
+    def ended(slot: _Slot, index: int, result: CaseResult) -> None:
         """A result from the worker of ``slot``: of case ``index`` of the slot, or of none (-1)."""
-        result = CaseResult.from_json(data)
         if index >= 0:
             slot.next_case = index + 1
             slot.fruitless = 0
@@ -353,10 +366,29 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
                 slot.guard.observe(result)
         emit(result)
 
-    def batch(slot: _Slot, blob: bytes) -> None:
+    def batch(slot: _Slot, blob: bytes, tally: PlainTally | None = None) -> None:
+        """A batch of results; ``tally``: its plain results summarized by a worker trusted with its lines."""
         try:
-            for index, data in records(blob):
-                ended(slot, index, data)
+            entries = list(records(blob))
+            if tally is None or not sinks:
+                for index, line, _ in entries:
+                    ended(slot, index, decode_line(line))
+                return
+            whole = ResultBatch.of(((line, plain) for _, line, plain in entries), tally)
+            others = iter(whole.others)
+            for index, _, plain in entries:
+                result = None if plain else next(others)
+                if index >= 0:
+                    slot.next_case = index + 1
+                    slot.fruitless = 0
+                    if slot.guard is not None:
+                        slot.guard.observe_survivor() if result is None else slot.guard.observe(result)
+            if all(callable(getattr(sink, "add_batch", None)) for sink in sinks):
+                for sink in sinks:
+                    sink.add_batch(whole)
+            else:  # a sink that needs every result (a baseline comparison)
+                for result in whole.results():
+                    emit(result)
         except Exception as error:  # our own worker's bytes: a harness bug, said, never silently dropped
             problems.append(f"worker {slot.index}: a batch of results could not be read: {error!r}")
 
@@ -419,9 +451,9 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         kind = message[0]
         if kind == _BATCH:
             slot.batches = message[1] + 1
-            batch(slot, message[2])
+            batch(slot, message[2], message[3])
         elif kind == _RESULT:
-            ended(slot, message[1], message[2])
+            ended(slot, message[1], decode_line(message[2]))
         elif kind == _HELLO and not sinks:
             open_sinks(message[1])
         elif kind == _FAILED:
