@@ -12,9 +12,11 @@ forking a process that already runs threads (progress display, driver hosts) is 
 No case is ever lost, whatever happens to a worker.  A worker records the
 case it starts and each result in a ledger the parent can read
 (``vts.run.ledger``: shared memory), and sends the results down a pipe of
-its own in batches.  When a worker dies, the parent takes the results it
-had recorded and not sent, the case it had started gets a verdict here
-(``crash`` if the driver ran in the worker's process, else ``error``: a
+its own in batches.  A worker whose driver is out of process sends each result as its results-stream
+line and tallies the plain ones, so the parent writes a batch with one write and merges one tally
+(``vts.report.batch``): the parent, one process for every worker, must not be the run's bottleneck.
+When a worker dies, the parent takes the results it had recorded and not sent, the case it had
+started gets a verdict here (``crash`` if the driver ran in the worker's process, else ``error``: a
 harness worker died) and a replacement worker carries on from the next
 case of the same slot.
 A slot whose workers keep dying without progress is given up: the parent
