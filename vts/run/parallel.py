@@ -372,11 +372,16 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         """A batch of results; ``tally``: its plain results summarized by a worker trusted with its lines."""
         try:
             entries = list(records(blob))
-            if tally is None or not sinks:
+            whole = None
+            if tally is not None and sinks:
+                try:
+                    whole = ResultBatch.of(((line, plain) for _, line, plain in entries), tally)
+                except Exception as error:  # nothing emitted yet: every result is decoded instead
+                    problems.append(f"worker {slot.index}: a batch's tally does not match it: {error!r}")
+            if whole is None:
                 for index, line, _ in entries:
                     ended(slot, index, decode_line(line))
                 return
-            whole = ResultBatch.of(((line, plain) for _, line, plain in entries), tally)
             others = iter(whole.others)
             for index, _, plain in entries:
                 result = None if plain else next(others)
