@@ -27,6 +27,7 @@ the suites are assembled behind their counts.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter, defaultdict
@@ -44,13 +45,23 @@ _SKIPPED = {"skipped", "xfail"}
 MAX_ATTEMPTS_SHOWN = 10
 
 
+#: Characters ``escape`` or ``quoteattr`` (with our entities) would change; text without any is used as is.
+_MARKUP = re.compile("[&<>\"\n\r\t]")
+
+
 def _text(value: object) -> str:
-    return escape(clean(value))
+    text = clean(value)
+    return text if _MARKUP.search(text) is None else escape(text)
 
 
 def _attr(value: object) -> str:
+    """``quoteattr`` of the cleaned value; a case name needs no escaping, and quoting it alone is 5x cheaper
+    (the JUnit report of a million cases spent a third of its time here)."""
+    text = clean(value)
+    if _MARKUP.search(text) is None:
+        return f'"{text}"'
     # quoteattr leaves \n and \t as is; an XML parser normalizes them to spaces in an attribute.
-    return quoteattr(clean(value), {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
+    return quoteattr(text, {"\n": "&#10;", "\r": "&#13;", "\t": "&#9;"})
 
 
 def junit_kind(verdict: Verdict) -> str:
@@ -91,11 +102,14 @@ def _property_value(value: object) -> str:
     return str(value)
 
 
-def testcase_xml(result: CaseResult) -> str:
+def testcase_xml(result: CaseResult, kind: str | None = None) -> str:
+    """The ``<testcase>`` element of ``result`` (``kind``: its ``junit_kind``, when the caller has it)."""
     classname = f"{result.family}.{result.name.split('/')[-1].split('.')[0]}"
     head = f"    <testcase classname={_attr(classname)} name={_attr(result.name)} time=\"{result.duration:.4f}\""
-    kind = junit_kind(result.verdict)
+    kind = kind or junit_kind(result.verdict)
     value = result.verdict.value
+    if kind == "passed" and value == "passed" and not result.extra:
+        return f"{head}/>\n"  # nothing to say: no body, no attempts (the common case)
     body = _text("\n".join(result.details))
     parts: list[str] = []
     if kind in ("failure", "error"):
@@ -150,10 +164,10 @@ class JunitReport:
         if part is None:
             part = self.parts[case.family] = open(  # noqa: SIM115 - closed in discard()
                 os.path.join(self._scratch.name, f"{len(self.parts)}.xml"), "w+", encoding="utf-8")
-        part.write(testcase_xml(case))
+        kind = junit_kind(case.verdict)
+        part.write(testcase_xml(case, kind))
         tally = self.counts[case.family]
         tally["tests"] += 1
-        kind = junit_kind(case.verdict)
         tally["failures"] += kind == "failure"
         tally["errors"] += kind == "error"
         tally["skipped"] += kind == "skipped"
