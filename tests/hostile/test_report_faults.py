@@ -62,6 +62,60 @@ def test_a_full_stream_leaves_the_json_report_written_and_named(tmp_path, monkey
     assert report["incomplete"] == [jsonl]
 
 
+class _TearsBatch:
+    """A text file whose disk fills up in the middle of a write of several lines: part of it lands."""
+
+    def __init__(self, real, lines_before: int) -> None:
+        self.real, self.lines_before, self.full = real, lines_before, False
+
+    def write(self, text: str) -> int:
+        if self.full or text.count("\n") <= 1:
+            return self.real.write(text)
+        self.full = True
+        cut = len("".join(text.splitlines(keepends=True)[:self.lines_before])) + 7  # whole lines, then a torn one
+        self.real.write(text[:cut])
+        self.real.flush()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def close(self) -> None:
+        self.real.close()
+
+
+@pytest.mark.hostile
+def test_a_batch_torn_by_a_full_disk_is_in_the_json_report_once(tmp_path, monkeypatch):
+    """A ``-j`` worker's batch is one write of many lines: what of it landed before the disk filled up must
+    not be kept beside the whole batch written again."""
+    from vts.report.batch import PlainTally, ResultBatch
+    from vts.report.stream import case_line
+
+    jsonl, json_path = str(tmp_path / "r.jsonl"), str(tmp_path / "r.json")
+    real_open = open
+
+    def fake_open(path, *args, **kwargs):
+        handle = real_open(path, *args, **kwargs)
+        writing = "w" in (args[0] if args else kwargs.get("mode", "r"))
+        return _TearsBatch(handle, 2) if path == jsonl and writing else handle
+
+    monkeypatch.setattr(stream_module, "open", fake_open, raising=False)
+    files = FileReports({"driver": {"name": "x"}}, jsonl, json_path)
+    files.add(CaseResult(name="first", family="f", verdict=Verdict.PASSED))
+    results = [CaseResult(name=f"case{i}", family="f", verdict=Verdict.PASSED) for i in range(5)]
+    tally = PlainTally()
+    for result in results:
+        tally.add(result)
+    files.add_batch(ResultBatch.of([(case_line(r).encode(), True) for r in results], tally))
+    files.add(CaseResult(name="last", family="f", verdict=Verdict.PASSED))
+    files.finish(interrupted=False)
+
+    assert [path for path, _ in files.failures] == [jsonl]
+    report = json.loads(Path(json_path).read_text())
+    assert [c["name"] for c in report["cases"]] == ["first", *(r.name for r in results), "last"]
+    assert report["summary"]["total"] == 7
+
+
 @pytest.fixture
 def full_dir(tmp_path):
     """A 64 KiB tmpfs filled to the last byte (skipped where mounting is not permitted)."""
