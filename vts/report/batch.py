@@ -23,12 +23,11 @@ every result) gets each result decoded from its line: ``ResultBatch.results``.
 
 from __future__ import annotations
 
-import heapq
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from vts.report.digest import SLOWEST_KEPT, grid_key
+from vts.report.digest import grid_key, keep_slowest
 from vts.results import CaseResult, Verdict
 
 
@@ -60,11 +59,7 @@ class PlainTally:
         else:
             cell[0] += 1
             cell[1] += duration
-        entry = (duration, result.name, family, value)
-        if len(self.slowest) < SLOWEST_KEPT:
-            heapq.heappush(self.slowest, entry)
-        elif entry[0] > self.slowest[0][0]:
-            heapq.heapreplace(self.slowest, entry)
+        keep_slowest(self.slowest, (duration, result.name, family, value))
         self.count += 1
 
     def counts(self) -> dict[str, int]:
@@ -88,7 +83,7 @@ class ResultBatch:
     #: Results per verdict value, all of them.
     counts: dict[str, int]
     #: Every line, for ``results``.
-    lines: list[bytes] = field(default_factory=list, repr=False)
+    lines: list[bytes] = field(repr=False)
 
     @classmethod
     def of(cls, lines: Iterable[tuple[bytes, bool]], tally: PlainTally) -> ResultBatch:
@@ -108,9 +103,6 @@ class ResultBatch:
         if plain_lines != tally.count:
             raise ValueError(f"a batch of {plain_lines} plain results came with a tally of {tally.count}")
         return cls(b"".join(kept), tally, others, counts, kept)
-
-    def __len__(self) -> int:
-        return len(self.lines)
 
     def results(self) -> list[CaseResult]:
         """Every result of the batch, decoded from its line, in order (for a sink that needs each)."""

@@ -88,6 +88,15 @@ def operation_under_test(result: CaseResult) -> tuple[str, ...]:
     return operations
 
 
+def keep_slowest(heap: list, entry: tuple, limit: int = SLOWEST_KEPT) -> None:
+    """Keep ``entry`` in ``heap`` (a min-heap of at most ``limit`` entries, by their first item) if it is
+    among the largest so far."""
+    if len(heap) < limit:
+        heapq.heappush(heap, entry)
+    elif entry[0] > heap[0][0]:
+        heapq.heapreplace(heap, entry)
+
+
 def grid_key(result: CaseResult) -> tuple[str, str, str]:
     operation = ",".join(operation_under_test(result)) or "-"
     if len(operation) > OPERATION_LABEL_LIMIT:
@@ -115,20 +124,20 @@ class Digest:
     def total(self) -> int:
         return sum(self.counts.values())
 
+    def _count(self, key: tuple[str, str, str], value: str, count: int, seconds: float) -> None:
+        """``count`` results of verdict ``value`` in grid cell ``key``, taking ``seconds`` in all."""
+        family = key[0]
+        self.counts[value] += count
+        self.by_family[family][value] += count
+        if key not in self.grid and len(self.grid) >= MAX_GRID_CELLS:
+            key = (family, "(other)", "-")
+        self.grid[key][value] += count
+        self.case_time += seconds
+
     def add(self, result: CaseResult) -> None:
         value = result.verdict.value
-        self.counts[value] += 1
-        self.by_family[result.family][value] += 1
-        key = grid_key(result)
-        if key not in self.grid and len(self.grid) >= MAX_GRID_CELLS:
-            key = (result.family, "(other)", "-")
-        self.grid[key][value] += 1
-        self.case_time += result.duration
-        entry = (result.duration, self.total, result.name, result.family, value)
-        if len(self._slowest) < SLOWEST_KEPT:
-            heapq.heappush(self._slowest, entry)
-        elif entry[0] > self._slowest[0][0]:
-            heapq.heapreplace(self._slowest, entry)
+        self._count(grid_key(result), value, 1, result.duration)
+        keep_slowest(self._slowest, (result.duration, self.total, result.name, result.family, value))
         if result.verdict.is_failure:
             self.failing += 1
             if len(self.failures) < MAX_FAILURES_KEPT:
@@ -155,21 +164,10 @@ class Digest:
     def add_plain(self, tally: PlainTally) -> None:
         """Plain results a ``-j`` worker tallied (``vts.report.batch``): as if each were added."""
         for (family, operation, types, value), (count, seconds) in tally.cells.items():
-            count = int(count)
-            self.counts[value] += count
-            self.by_family[family][value] += count
-            key = (family, operation, types)
-            if key not in self.grid and len(self.grid) >= MAX_GRID_CELLS:
-                key = (family, "(other)", "-")
-            self.grid[key][value] += count
-            self.case_time += seconds
+            self._count((family, operation, types), value, int(count), seconds)
         total = self.total
         for duration, name, family, value in tally.slowest:
-            entry = (duration, total, name, family, value)
-            if len(self._slowest) < SLOWEST_KEPT:
-                heapq.heappush(self._slowest, entry)
-            elif entry[0] > self._slowest[0][0]:
-                heapq.heapreplace(self._slowest, entry)
+            keep_slowest(self._slowest, (duration, total, name, family, value))
 
     def grouped_failures(self) -> list[tuple[str, int, CaseResult, bool]]:
         """(reason, count, example case, holds a new failure): new failures' reasons first, then the commonest."""

@@ -84,7 +84,10 @@ class ResultStream:
             self._write_text(_ENCODE(record) + "\n")
 
     def _write_text(self, text: str, data: bytes | None = None) -> None:
-        """Write whole lines (``data``: their UTF-8 bytes, when the caller has them)."""
+        """Write whole lines (``data``: their bytes, when the caller has them).
+
+        The stream's own encoder escapes every character beyond ASCII, so a line's length is its size.
+        """
         if self._file is None:
             return
         try:
@@ -95,7 +98,7 @@ class ResultStream:
             self._written = None
             self._lost(error, text)
             return
-        self._size += len(data) if data is not None else len(text.encode("utf-8"))
+        self._size += len(data) if data is not None else len(text)
         if self._written is not None:
             self._written = self._written.after(data if data is not None else text.encode("utf-8"))
 

@@ -172,11 +172,7 @@ class TerminalReport:
         with self._lock:
             self.digest.add(result)
             _, operation, types = grid_key(result)
-            key = (operation, types)
-            if key not in self.by_op and len(self.by_op) >= MAX_GRID_CELLS:
-                key = ("(other)", "-")  # a sweep of generated models could have endless label combinations
-            cell = self.by_op.setdefault(key, {})
-            cell[result.verdict.value] = cell.get(result.verdict.value, 0) + 1
+            self._count_op(operation, types, result.verdict.value, 1)
         if self.progress is not None:
             failing = self.digest.failing
             self.progress.update(self.task, advance=1, description=f"[red]{failing} failing" if failing else "")
@@ -201,17 +197,21 @@ class TerminalReport:
         with self._lock:
             self.digest.add_plain(batch.tally)
             for (_, operation, types, value), (count, _) in batch.tally.cells.items():
-                key = (operation, types)
-                if key not in self.by_op and len(self.by_op) >= MAX_GRID_CELLS:
-                    key = ("(other)", "-")
-                cell = self.by_op.setdefault(key, {})
-                cell[value] = cell.get(value, 0) + int(count)
+                self._count_op(operation, types, value, int(count))
         if self.progress is not None and batch.tally.count:
             failing = self.digest.failing
             self.progress.update(self.task, advance=batch.tally.count,
                                  description=f"[red]{failing} failing" if failing else "")
         for result in batch.others:
             self.add(result)
+
+    def _count_op(self, operation: str, types: str, value: str, count: int) -> None:
+        """``count`` results of verdict ``value`` in the operation table (the lock held)."""
+        key = (operation, types)
+        if key not in self.by_op and len(self.by_op) >= MAX_GRID_CELLS:
+            key = ("(other)", "-")  # a sweep of generated models could have endless label combinations
+        cell = self.by_op.setdefault(key, {})
+        cell[value] = cell.get(value, 0) + count
 
     def progress_line(self) -> str:
         """``nnvts: 1200/5000 cases (24%), 41.2/s, ETA 1m32s, 3 failing`` (the plain-mode line)."""

@@ -359,13 +359,17 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
         selector.register(reader, selectors.EVENT_READ, slot)
         slot.workers += 1
 
-    def ended(slot: _Slot, index: int, result: CaseResult) -> None:
-        """A result from the worker of ``slot``: of case ``index`` of the slot, or of none (-1)."""
+    def advanced(slot: _Slot, index: int, result: CaseResult | None) -> None:
+        """Case ``index`` of ``slot`` ended (-1: a result of no case); ``result`` None: a plain one, tallied."""
         if index >= 0:
             slot.next_case = index + 1
             slot.fruitless = 0
             if slot.guard is not None:
-                slot.guard.observe(result)
+                slot.guard.observe_survivor() if result is None else slot.guard.observe(result)
+
+    def ended(slot: _Slot, index: int, result: CaseResult) -> None:
+        """A result from the worker of ``slot``: of case ``index`` of the slot, or of none (-1)."""
+        advanced(slot, index, result)
         emit(result)
 
     def batch(slot: _Slot, blob: bytes, tally: PlainTally | None = None) -> None:
@@ -384,12 +388,7 @@ def run_parallel(plan: WorkerPlan, make_sinks: Callable[[dict[str, Any]], list[A
                 return
             others = iter(whole.others)
             for index, _, plain in entries:
-                result = None if plain else next(others)
-                if index >= 0:
-                    slot.next_case = index + 1
-                    slot.fruitless = 0
-                    if slot.guard is not None:
-                        slot.guard.observe_survivor() if result is None else slot.guard.observe(result)
+                advanced(slot, index, None if plain else next(others))
             if all(callable(getattr(sink, "add_batch", None)) for sink in sinks):
                 for sink in sinks:
                     sink.add_batch(whole)
