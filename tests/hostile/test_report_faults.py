@@ -39,17 +39,22 @@ class _FillsUp:
             raise OSError(errno.ENOSPC, "No space left on device")
 
 
+def _stream_written_through(monkeypatch, path: str, wrap) -> None:
+    """The results stream at ``path``, opened for writing, is written through ``wrap(handle)``."""
+    real_open = open
+
+    def fake_open(name, *args, **kwargs):
+        handle = real_open(name, *args, **kwargs)
+        writing = "w" in (args[0] if args else kwargs.get("mode", "r"))
+        return wrap(handle) if name == path and writing else handle
+
+    monkeypatch.setattr(stream_module, "open", fake_open, raising=False)
+
+
 @pytest.mark.hostile
 def test_a_full_stream_leaves_the_json_report_written_and_named(tmp_path, monkeypatch):
     jsonl, json_path = str(tmp_path / "full" / "r.jsonl"), str(tmp_path / "r.json")
-    real_open = open
-
-    def fake_open(path, *args, **kwargs):
-        handle = real_open(path, *args, **kwargs)
-        writing = "w" in (args[0] if args else kwargs.get("mode", "r"))
-        return _FillsUp(handle, 3) if path == jsonl and writing else handle
-
-    monkeypatch.setattr(stream_module, "open", fake_open, raising=False)
+    _stream_written_through(monkeypatch, jsonl, lambda handle: _FillsUp(handle, 3))
     files = FileReports({"driver": {"name": "x"}}, jsonl, json_path)
     for i in range(10):
         files.add(CaseResult(name=f"case{i}", family="f", verdict=Verdict.PASSED))
@@ -92,14 +97,7 @@ def test_a_batch_torn_by_a_full_disk_is_in_the_json_report_once(tmp_path, monkey
     from vts.report.stream import case_line
 
     jsonl, json_path = str(tmp_path / "r.jsonl"), str(tmp_path / "r.json")
-    real_open = open
-
-    def fake_open(path, *args, **kwargs):
-        handle = real_open(path, *args, **kwargs)
-        writing = "w" in (args[0] if args else kwargs.get("mode", "r"))
-        return _TearsBatch(handle, 2) if path == jsonl and writing else handle
-
-    monkeypatch.setattr(stream_module, "open", fake_open, raising=False)
+    _stream_written_through(monkeypatch, jsonl, lambda handle: _TearsBatch(handle, 2))
     files = FileReports({"driver": {"name": "x"}}, jsonl, json_path)
     files.add(CaseResult(name="first", family="f", verdict=Verdict.PASSED))
     results = [CaseResult(name=f"case{i}", family="f", verdict=Verdict.PASSED) for i in range(5)]
