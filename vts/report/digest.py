@@ -89,11 +89,15 @@ def operation_under_test(result: CaseResult) -> tuple[str, ...]:
 
 
 def keep_slowest(heap: list, entry: tuple, limit: int = SLOWEST_KEPT) -> None:
-    """Keep ``entry`` in ``heap`` (a min-heap of at most ``limit`` entries, by their first item) if it is
-    among the largest so far."""
+    """Keep ``entry`` in ``heap`` (a min-heap of at most ``limit`` entries) if it is among the largest so far.
+
+    Entries are compared whole (duration, then what follows it: the digest's sequence number), so the
+    heap ends as the ``limit`` largest whatever order they came in, and heaps of consecutive parts of a
+    run merge exactly (``Digest.merge``): of equal durations, the later cases stay.
+    """
     if len(heap) < limit:
         heapq.heappush(heap, entry)
-    elif entry[0] > heap[0][0]:
+    elif entry > heap[0]:
         heapq.heapreplace(heap, entry)
 
 
@@ -117,12 +121,19 @@ class Digest:
     baseline_cases: dict[str, list[CaseResult]] = field(default_factory=lambda: defaultdict(list))
     #: Failing cases by verdict and reason: [count, example case, whether one is a new failure].
     failure_groups: dict[str, list[object]] = field(default_factory=dict)
-    case_time: float = 0.0
+    #: Whether a grid cell or a failure reason was pooled (a cap was reached): ``merge`` is then inexact.
+    pooled: bool = False
+    #: Time in cases, in whole microseconds: a sum that does not depend on the order it is taken in.
+    case_us: int = 0
     _slowest: list[tuple[float, int, str, str, str]] = field(default_factory=list)
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+    @property
+    def case_time(self) -> float:
+        return self.case_us / 1e6
 
     def _count(self, key: tuple[str, str, str], value: str, count: int, seconds: float) -> None:
         """``count`` results of verdict ``value`` in grid cell ``key``, taking ``seconds`` in all."""
@@ -130,9 +141,9 @@ class Digest:
         self.counts[value] += count
         self.by_family[family][value] += count
         if key not in self.grid and len(self.grid) >= MAX_GRID_CELLS:
-            key = (family, "(other)", "-")
+            key, self.pooled = (family, "(other)", "-"), True
         self.grid[key][value] += count
-        self.case_time += seconds
+        self.case_us += round(seconds * 1e6)
 
     def add(self, result: CaseResult) -> None:
         value = result.verdict.value
@@ -144,11 +155,11 @@ class Digest:
                 self.failures.append(result)
             reason = clean(f"{value}: {result.reason}", 300)
             if reason not in self.failure_groups and len(self.failure_groups) >= MAX_FAILURE_GROUPS:
-                reason = "(other reasons)"
-            group = self.failure_groups.setdefault(reason, [0, result, False])
+                reason, self.pooled = "(other reasons)", True
+            group = self.failure_groups.setdefault(reason, [0, result, False, self.total])
             group[0] = int(group[0]) + 1  # type: ignore[call-overload]
             if result.extra.get("baseline") == "new-failure" and not group[2]:
-                group[1], group[2] = result, True  # a new failure speaks for its group
+                group[1:] = [result, True, self.total]  # a new failure speaks for its group
         if is_flaky(result):
             self.flaky_count += 1
             if len(self.flaky) < MAX_FLAKY_KEPT:
@@ -169,10 +180,47 @@ class Digest:
         for duration, name, family, value in tally.slowest:
             keep_slowest(self._slowest, (duration, total, name, family, value))
 
+    def merge(self, later: Digest) -> None:
+        """Add ``later``, the digest of the results that follow this one's, as if each had been added here.
+
+        Exact when ``later`` pooled nothing itself (``later.pooled`` false): each of its cells and failure
+        reasons then holds all of its results, and is placed as this digest would place it at its first
+        result (a cell or reason it already has, a new one while there is room, else the pool).  Kept
+        cases stay in order within their caps; the slowest are re-sequenced after this digest's results.
+        """
+        offset = self.total
+        for key, counts in later.grid.items():
+            for value, count in counts.items():
+                self._count(key, value, count, 0.0)
+        self.case_us += later.case_us
+        self.pooled = self.pooled or later.pooled
+        for duration, sequence, name, family, value in later._slowest:
+            keep_slowest(self._slowest, (duration, sequence + offset, name, family, value))
+        self.failing += later.failing
+        self.failures.extend(later.failures[:MAX_FAILURES_KEPT - len(self.failures)])
+        for reason, (count, example, new, position) in later.failure_groups.items():
+            if reason not in self.failure_groups and len(self.failure_groups) >= MAX_FAILURE_GROUPS:
+                reason, self.pooled = "(other reasons)", True
+            group = self.failure_groups.get(reason)
+            mine = [count, example, new, int(position) + offset]  # type: ignore[call-overload]
+            if group is None:
+                self.failure_groups[reason] = mine
+                continue
+            group[0] = int(group[0]) + int(count)  # type: ignore[call-overload]
+            # A group speaks through its first new failure, else its first case: whichever came first.
+            if (not new, mine[3]) < (not group[2], group[3]):
+                group[1:] = mine[1:]
+        self.flaky_count += later.flaky_count
+        self.flaky.extend(later.flaky[:MAX_FLAKY_KEPT - len(self.flaky)])
+        self.baseline.update(later.baseline)
+        for status, cases in later.baseline_cases.items():
+            kept = self.baseline_cases[status]
+            kept.extend(cases[:MAX_BASELINE_KEPT - len(kept)])
+
     def grouped_failures(self) -> list[tuple[str, int, CaseResult, bool]]:
         """(reason, count, example case, holds a new failure): new failures' reasons first, then the commonest."""
         groups = [(reason, int(count), first, bool(new))  # type: ignore[call-overload]
-                  for reason, (count, first, new) in self.failure_groups.items()]
+                  for reason, (count, first, new, _) in self.failure_groups.items()]
         return sorted(groups, key=lambda g: (not g[3], -g[1], g[0]))  # type: ignore[return-value]
 
     def slowest(self) -> list[tuple[float, str, str, str]]:

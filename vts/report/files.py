@@ -96,10 +96,10 @@ class Renderer(Protocol):
     def discard(self) -> None: ...
 
 
-#: A stream this large renders its HTML and JUnit reports in processes of their own while this one renders
-#: the JSON report: the reports are the last thing a run does, on one core while the others idle (3.8 s of
-#: CPU for the 51,671 cases of ``V1_0``'s JSON and HTML, over a minute for the whole corpus).  Below it, a
-#: process's start would cost more than it saves.
+#: A stream this large renders its HTML and JUnit reports in processes of their own, each reading a part of
+#: it (``vts.report.parts``), while this one renders the JSON report: the reports are the last thing a run
+#: does, on one core while the others idle (3.8 s of CPU for the 51,671 cases of ``V1_0``'s JSON and HTML,
+#: over a minute for the whole corpus).  Below it, a process's start would cost more than it saves.
 RENDER_ASIDE_BYTES = 8 << 20
 
 
@@ -128,8 +128,8 @@ def render_reports(stream_path: str, *, json: str | None = None, junit: str | No
     when rendered alone, then copies the stream's case texts (``vts.report.verbatim``).
     """
     aside = {kind: path for kind, path in (("junit", junit), ("html", html)) if path}
-    if json and aside and annotate is None and _size(stream_path) >= RENDER_ASIDE_BYTES:
-        return _render_alongside(stream_path, json, aside, interrupted, unwritten, fingerprint)
+    if aside and annotate is None and _size(stream_path) >= RENDER_ASIDE_BYTES:
+        return _render_in_parts(stream_path, json, aside, interrupted, unwritten, fingerprint)
     return _render(stream_path, json=json, junit=junit, html=html, interrupted=interrupted, annotate=annotate,
                    unwritten=unwritten, fingerprint=fingerprint)
 
@@ -151,8 +151,7 @@ def _render(stream_path: str, *, json: str | None = None, junit: str | None = No
     from vts.report.junit import JunitReport
 
     header, cases, footer = read_stream(stream_path, annotate)
-    if interrupted is None:
-        interrupted = bool(footer.get("interrupted")) if footer else False
+    interrupted = _interrupted(footer, interrupted)
     wanted = [(kind, path, cls) for kind, path, cls in (("json", json, JsonReport), ("junit", junit, JunitReport),
                                                          ("html", html, HtmlReport)) if path]
     live: list[tuple[str, str, Renderer]] = []
@@ -227,52 +226,106 @@ def _copy_cases(stream_path: str, fingerprint: StreamFingerprint, entry: tuple[s
     return True
 
 
-def _render_alongside(stream_path: str, json: str, aside: dict[str, str], interrupted: bool | None,
-                      unwritten: Sequence[str], fingerprint: StreamFingerprint | None = None
-                      ) -> list[tuple[str, str]]:
-    """The JSON report here, each other one in a process of its own, at once; the JSON report is still
-    closed last, listing what they could not write.  A process that dies, or cannot start, leaves its
-    report to this one, rendered here before the JSON report closes: every report is still written."""
+def _interrupted(footer: dict[str, Any] | None, interrupted: bool | None) -> bool:
+    """Whether to report the run interrupted: as the caller says, else as the stream's footer says."""
+    if interrupted is None:
+        return bool(footer.get("interrupted")) if footer else False
+    return interrupted
+
+
+def _render_in_parts(stream_path: str, json: str | None, aside: dict[str, str], interrupted: bool | None,
+                     unwritten: Sequence[str], fingerprint: StreamFingerprint | None = None
+                     ) -> list[tuple[str, str]]:
+    """The JSON report here, the others (``aside``) from parts of the stream read in processes of their own
+    (``vts.report.parts``), at once; the JSON report is still closed last, listing what they could not
+    write.  A part's process that dies, or cannot start, leaves those reports to this one, rendered here
+    before the JSON report closes: every report is still written."""
     import concurrent.futures
     import multiprocessing
+    import tempfile
+
+    from vts.report import parts
 
     done: list[tuple[str, str]] = []
     context = multiprocessing.get_context("spawn")  # this process may run threads (the progress display)
-    futures: dict[str, concurrent.futures.Future[Any]] = {}
-    with concurrent.futures.ProcessPoolExecutor(len(aside), mp_context=context) as pool:
-        for kind, path in aside.items():
-            try:
-                futures[kind] = pool.submit(_render_one, stream_path, kind, path, interrupted)
-            except Exception as error:  # no process to be had: rendered here (collect)
-                futures[kind] = concurrent.futures.Future()
-                futures[kind].set_exception(error)
+    ranges = parts.line_ranges(stream_path, parts.part_count(_size(stream_path)))
+    with (tempfile.TemporaryDirectory(prefix="nnvts-parts-") as scratch,
+          concurrent.futures.ProcessPoolExecutor(len(ranges), mp_context=context) as pool):
+        futures: list[concurrent.futures.Future[parts.PartResult]] | None = []
+        try:
+            for index, (start, end) in enumerate(ranges):
+                directory = os.path.join(scratch, str(index))
+                os.mkdir(directory)
+                futures.append(pool.submit(parts.render_part, stream_path, start, end, tuple(aside), directory))
+        except Exception:  # no process (or no scratch space) to be had: rendered here (collect)
+            futures = None
         collected: list[bool] = []
 
         def collect() -> list[tuple[str, OSError]]:
             collected.append(True)
-            failed: list[tuple[str, OSError]] = []
-            for kind, future in futures.items():
-                try:
-                    written, failures = future.result()
-                except Exception:  # the process died or could not start: render it here
-                    written, failures = _render_one(stream_path, kind, aside[kind], interrupted)
-                done.extend(written)
-                failed.extend(failures)
-            return failed
+            written, failures = _merge_parts(stream_path, aside, interrupted, futures)
+            done.extend(written)
+            return failures
 
         try:
-            written = _render(stream_path, json=json, interrupted=interrupted, unwritten=unwritten,
-                              before_json_closes=collect, fingerprint=fingerprint)
+            written = (_render(stream_path, json=json, interrupted=interrupted, unwritten=unwritten,
+                               before_json_closes=collect, fingerprint=fingerprint) if json else [])
             failures: list[tuple[str, OSError]] = []
         except ReportsNotWritten as error:
             written, failures = error.written, error.failures
-        if not collected:  # the JSON report could not even be opened: the others are still waited for
+        if not collected:  # no JSON report asked, or it could not even be opened: the others are still made
             failures += collect()
     order = ["json", *aside]
     written = sorted([*written, *done], key=lambda w: order.index(w[0]))
     if failures:
         raise ReportsNotWritten(failures, written)
     return written
+
+
+def _merge_parts(stream_path: str, aside: dict[str, str], interrupted: bool | None,
+                 futures: list[Any] | None) -> tuple[list[tuple[str, str]], list[tuple[str, OSError]]]:
+    """Write each report of ``aside`` from its parts: (written, failures), as ``_render_one`` returns them."""
+    from vts.report.html import HtmlReport
+    from vts.report.junit import JunitReport
+    from vts.report.parts import results_in_order
+
+    try:
+        results = [future.result() for future in futures] if futures is not None else None
+    except Exception:  # a part's process died or could not start
+        results = None
+    written: list[tuple[str, str]] = []
+    failures: list[tuple[str, OSError]] = []
+
+    def serially(kind: str) -> None:
+        more, failed = _render_one(stream_path, kind, aside[kind], interrupted)
+        written.extend(more)
+        failures.extend(failed)
+
+    if results is None:
+        for kind in aside:
+            serially(kind)
+        return written, failures
+    kept = results_in_order(stream_path, results)
+    header, _, footer = read_stream(stream_path)
+    stopped = _interrupted(footer, interrupted)
+    for kind, path in aside.items():
+        failed = next((part.failures[kind] for part in kept if kind in part.failures), None)
+        if failed is not None:
+            failures.append((path, failed))
+            continue
+        if kind == "html" and any(part.html is not None and part.html.digest.pooled for part in kept):
+            serially(kind)  # a part pooled cells or reasons of its own: only the whole stream says where
+            continue
+        try:
+            if kind == "html":
+                report: Any = HtmlReport.merged(path, header, footer, stopped, [p.html for p in kept if p.html])
+            else:
+                report = JunitReport.merged(path, header, footer, stopped, [p.junit for p in kept if p.junit])
+            report.close()
+            written.append((kind, path))
+        except OSError as error:
+            failures.append((path, error))
+    return written, failures
 
 
 def _render_one(stream_path: str, kind: str, path: str, interrupted: bool | None

@@ -24,10 +24,13 @@ Everything from the run is untrusted: every string is cleaned
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO, Any
 
 from vts.report.digest import (
@@ -85,16 +88,38 @@ class HtmlReport:
     page's compact form once the digest knows the verdicts, families and grid.
     """
 
-    def __init__(self, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool) -> None:
+    def __init__(self, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool,
+                 scratch: str | None = None) -> None:
         self.path = path
         self.header = header
         self.footer = footer
         self.interrupted = interrupted
         self.digest = Digest()
-        self._scratch = tempfile.TemporaryDirectory(prefix="nnvts-html-")
+        self._scratch = tempfile.TemporaryDirectory(prefix="nnvts-html-") if scratch is None else None
+        directory = scratch if scratch is not None else self._scratch.name  # type: ignore[union-attr]
         self._lists = {group: open(  # noqa: SIM115 - closed in discard()
-            os.path.join(self._scratch.name, f"{group}.jsonl"), "w+", encoding="utf-8") for group in _GROUPS}
+            os.path.join(directory, f"{group}.jsonl"), "w+", encoding="utf-8") for group in _GROUPS}
         self._listed = dict.fromkeys(_GROUPS, 0)
+        #: The case lists of parts this report was merged from (``merged``), by group, in order.
+        self._adopted: dict[str, list[str]] = {group: [] for group in _GROUPS}
+
+    @classmethod
+    def merged(cls, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool,
+               parts: list[HtmlPart]) -> HtmlReport:
+        """The report of consecutive parts of a stream, in order.  The same page as one fed every case
+        when no part pooled grid cells or failure reasons (``Digest.merge``; the caller checks)."""
+        report = cls(path, header, footer, interrupted)
+        for part in parts:
+            report.digest.merge(part.digest)
+            for group, name in part.files.items():
+                report._adopted[group].append(name)
+        return report
+
+    def export(self) -> HtmlPart:
+        """This report's digest and case lists, for ``merged`` in another process; the files stay (``scratch``)."""
+        for handle in self._lists.values():
+            handle.close()
+        return HtmlPart(self.digest, {group: handle.name for group, handle in self._lists.items()})
 
     def add(self, case: CaseResult) -> None:
         self.digest.add(case)
@@ -114,7 +139,8 @@ class HtmlReport:
     def discard(self) -> None:
         for handle in self._lists.values():
             handle.close()
-        self._scratch.cleanup()
+        if self._scratch is not None:
+            self._scratch.cleanup()
 
     def _render(self, out: IO[str]) -> None:
         digest, header, footer = self.digest, self.header, self.footer
@@ -163,9 +189,7 @@ class HtmlReport:
         budget = MAX_CASES_LISTED
         n = 0
         for group in _GROUPS:
-            handle = self._lists[group]
-            handle.seek(0)
-            for line in handle:
+            for line in itertools.islice(self._listed_lines(group), MAX_CASES_LISTED):
                 if budget == 0:
                     break
                 budget -= 1
@@ -177,6 +201,24 @@ class HtmlReport:
                 n += 1
         out.write("]}")
         out.write(TAIL)
+
+    def _listed_lines(self, group: str) -> Iterator[str]:
+        """The case list entries of ``group``: this report's own, then its parts', in order."""
+        handle = self._lists[group]
+        if not handle.closed:
+            handle.seek(0)
+            yield from handle
+        for name in self._adopted[group]:
+            with open(name, encoding="utf-8") as part:
+                yield from part
+
+
+@dataclass
+class HtmlPart:
+    """What a part of the stream gave the HTML report (``vts.report.parts``): its digest and case lists."""
+
+    digest: Digest
+    files: dict[str, str]
 
 
 def _title(header: dict[str, Any]) -> str:

@@ -31,6 +31,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import IO, Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -144,11 +145,23 @@ def _attempt_xml(prefix: str, attempt: dict[str, object]) -> str:
             f"{_text(f'attempt {verdict}{seconds}')}</{element}>")
 
 
+@dataclass
+class JunitPart:
+    """The testcases of a part of the stream (``vts.report.parts``): counts, and a file of testcases, by family."""
+
+    counts: dict[str, Counter[str]]
+    files: dict[str, str]
+
+
 class JunitReport:
-    """Fed case by case: each family's testcases go to a scratch file, assembled behind their counts at close."""
+    """Fed case by case: each family's testcases go to a scratch file, assembled behind their counts at close.
+
+    ``scratch``: a directory for those files that its owner removes (a part's, ``export``); by default
+    the report makes one of its own.
+    """
 
     def __init__(self, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool,
-                 suite_name: str = "nnvts") -> None:
+                 suite_name: str = "nnvts", scratch: str | None = None) -> None:
         self.path = path
         self.header = header
         self.suite_name = suite_name
@@ -156,14 +169,39 @@ class JunitReport:
         self.incomplete = footer is None
         self.properties = properties(header, footer, interrupted)
         self.counts: dict[str, Counter[str]] = defaultdict(Counter)
-        self._scratch = tempfile.TemporaryDirectory(prefix="nnvts-junit-")
-        self.parts: dict[str, IO[str]] = {}
+        self._scratch = tempfile.TemporaryDirectory(prefix="nnvts-junit-") if scratch is None else None
+        self._directory = scratch if scratch is not None else self._scratch.name  # type: ignore[union-attr]
+        self._writing: dict[str, IO[str]] = {}
+        #: Each family's testcases in order: files this report writes, and parts' files (paths) it was given.
+        self.parts: dict[str, list[IO[str] | str]] = {}
+
+    @classmethod
+    def merged(cls, path: str, header: dict[str, Any], footer: dict[str, Any] | None, interrupted: bool,
+               parts: list[JunitPart]) -> JunitReport:
+        """The report of consecutive parts of a stream, in order: the same file as one fed every case."""
+        report = cls(path, header, footer, interrupted)
+        for part in parts:
+            for family, counts in part.counts.items():
+                report.counts[family].update(counts)
+            for family, name in part.files.items():
+                report.parts.setdefault(family, []).append(name)
+        return report
+
+    def export(self) -> JunitPart:
+        """This report's counts and files, for ``merged`` in another process; the files stay (``scratch``)."""
+        for handle in self._writing.values():
+            handle.close()
+        part = JunitPart({family: Counter(counts) for family, counts in self.counts.items()},
+                         {family: handle.name for family, handle in self._writing.items()})
+        self._writing = {}
+        return part
 
     def add(self, case: CaseResult) -> None:
-        part = self.parts.get(case.family)
+        part = self._writing.get(case.family)
         if part is None:
-            part = self.parts[case.family] = open(  # noqa: SIM115 - closed in discard()
-                os.path.join(self._scratch.name, f"{len(self.parts)}.xml"), "w+", encoding="utf-8")
+            part = self._writing[case.family] = open(  # noqa: SIM115 - closed in discard()
+                os.path.join(self._directory, f"{len(self._writing)}.xml"), "w+", encoding="utf-8")
+            self.parts.setdefault(case.family, []).append(part)
         kind = junit_kind(case.verdict)
         part.write(testcase_xml(case, kind))
         tally = self.counts[case.family]
@@ -181,14 +219,16 @@ class JunitReport:
             self.discard()
 
     def discard(self) -> None:
-        for part in self.parts.values():
+        for part in self._writing.values():
             part.close()
-        self.parts = {}
-        self._scratch.cleanup()
+        self._writing, self.parts = {}, {}
+        if self._scratch is not None:
+            self._scratch.cleanup()
 
 
 def _render(out: IO[str], suite_name: str, header: dict[str, Any], props: list[tuple[str, str]],
-            counts: dict[str, Counter[str]], parts: dict[str, IO[str]], interrupted: bool, incomplete: bool) -> None:
+            counts: dict[str, Counter[str]], parts: dict[str, list[IO[str] | str]], interrupted: bool,
+            incomplete: bool) -> None:
     total = sum(c["tests"] for c in counts.values())
     failures = sum(c["failures"] for c in counts.values())
     errors = sum(c["errors"] for c in counts.values())
@@ -206,9 +246,13 @@ def _render(out: IO[str], suite_name: str, header: dict[str, Any], props: list[t
                   f"errors=\"{c['errors']}\" skipped=\"{c['skipped']}\" time=\"{c['time_us'] / 1e6:.3f}\""
                   f"{stamp}{host}>\n")
         out.write(property_xml)
-        part = parts[family]
-        part.seek(0)
-        shutil.copyfileobj(part, out)
+        for part in parts[family]:
+            if isinstance(part, str):
+                with open(part, encoding="utf-8") as handle:
+                    shutil.copyfileobj(handle, out)
+            else:
+                part.seek(0)
+                shutil.copyfileobj(part, out)
         out.write("  </testsuite>\n")
     if not parts:  # no case ran (an early interruption): the run's properties still say what and why
         out.write(f'  <testsuite name={_attr(suite_name)} tests="0" failures="0" errors="0" skipped="0" time="0"'

@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from vts.report.sanitize import clean_result, clean_value
@@ -36,6 +36,9 @@ def case_line(result: CaseResult) -> str:
 
 class StreamError(ValueError):
     """A results stream that cannot be read (names the file and line)."""
+
+    #: What was wrong with the line, without where it is (``unreadable_case``).
+    why = ""
 
 
 class ResultStream:
@@ -215,15 +218,42 @@ def _parse(line: str) -> dict[str, Any] | None:
 
 def _iter_cases(path: str) -> Iterator[CaseResult]:
     with open(path, encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, 1):
-            record = _parse(line)
+        yield from CaseLines(path, handle)
+
+
+def unreadable_case(path: str, number: int, why: object) -> StreamError:
+    error = StreamError(f"{path}:{number}: not a case record this nnvts can read ({why})")
+    error.why = str(why)
+    return error
+
+
+class CaseLines:
+    """The results of a stream's lines (all of them, or a part's), cleaned, in order.
+
+    Everything before a torn line is valid and nothing after it is trusted: the results end there and
+    ``torn`` says so.  ``lines`` counts the lines read.  A case record this nnvts cannot read raises
+    ``StreamError`` naming its line (``first``: the number of the first line given).
+    """
+
+    def __init__(self, path: str, lines: Iterable[str], first: int = 1) -> None:
+        self.path = path
+        self._lines = lines
+        self.first = first
+        self.lines = 0
+        self.torn = False
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        for text in self._lines:
+            self.lines += 1
+            record = _parse(text)
             if record is None:
-                return  # everything before a torn line is valid; nothing after it is trusted
+                self.torn = True
+                return
             if "case" in record:
                 try:
                     result = CaseResult.from_json(record["case"])
                 except (KeyError, TypeError, ValueError) as error:
-                    raise StreamError(f"{path}:{number}: not a case record this nnvts can read ({error})") from None
+                    raise unreadable_case(self.path, self.first + self.lines - 1, error) from None
                 yield clean_result(result)  # the stream may come from elsewhere (a merge, an older nnvts)
 
 
