@@ -46,6 +46,9 @@ MAX_TYPE_NAME = 256
 MAX_RESULT_TEXT = 16384
 MAX_RESULT_DETAILS = 200
 MAX_RESULT_DETAILS_TEXT = 65536
+#: A result's duration in seconds (about 31 years); a results file may claim any, and 1e303 s in
+#: microseconds is no integer (the JUnit report's time, the HTML report's time in cases).
+MAX_RESULT_DURATION = 1e9
 
 
 def cut_marker(cut: int) -> str:

@@ -68,3 +68,18 @@ def test_a_hostile_results_file_is_a_usage_error(tmp_path, add_mul, nnvts, kind,
 
 def test_the_line_bound_leaves_room_for_real_records():
     assert MAX_RESULTS_LINE >= 1 << 20
+
+
+def test_absurd_durations_in_a_results_file_still_give_every_report(tmp_path, nnvts):
+    """1e303 s is finite, but not in microseconds: the JUnit report's time once raised OverflowError."""
+    results = tmp_path / "r.jsonl"
+    cases = [{"name": f"c{n}", "family": "generated", "verdict": "passed", "duration": duration}
+             for n, duration in enumerate([1e303, 1.5, float("nan"), -4.0])]
+    results.write_text("\n".join(json.dumps(record) for record in
+                                 [{"nnvts_results": 1}, *({"case": case} for case in cases), {"summary": {}}]) + "\n")
+    paths = {kind: str(tmp_path / f"o.{kind}") for kind in ("json", "junit", "html")}
+    done = nnvts("report", str(results), *(f"--{kind}={path}" for kind, path in paths.items()), timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert [case["duration"] for case in json.loads((tmp_path / "o.json").read_text())["cases"]] == [1e9, 1.5, 0.0, 0.0]
+    assert 'time="1000000001.500"' in (tmp_path / "o.junit").read_text()

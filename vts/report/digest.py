@@ -119,7 +119,7 @@ class Digest:
     flaky_count: int = 0
     baseline: Counter[str] = field(default_factory=Counter)
     baseline_cases: dict[str, list[CaseResult]] = field(default_factory=lambda: defaultdict(list))
-    #: Failing cases by verdict and reason: [count, example case, whether one is a new failure].
+    #: Failing cases by verdict and reason: [count, example case, whether it is a new failure, its position].
     failure_groups: dict[str, list[object]] = field(default_factory=dict)
     #: Whether a grid cell or a failure reason was pooled (a cap was reached): ``merge`` is then inexact.
     pooled: bool = False

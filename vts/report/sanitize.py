@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any
 
+from vts.bounds import MAX_RESULT_DURATION
 from vts.results import CaseResult
 
 #: Characters (in UTF-8 bytes) kept of any one message; a cut message says how much was dropped.
@@ -95,7 +96,7 @@ def clean_details(details: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def _already_clean(result: CaseResult) -> bool:
     """True for a result with no details, no extra and short, printable labels (checked in C, at once)."""
-    if not 0.0 <= result.duration < math.inf:
+    if not 0.0 <= result.duration <= MAX_RESULT_DURATION:
         return False
     if result.extra or result.details or len(result.operations) + len(result.operand_types) > MAX_EXTRA_ITEMS:
         return False
@@ -112,6 +113,13 @@ def _already_clean(result: CaseResult) -> bool:
 _last_clean: list[CaseResult | None] = [None]
 
 
+def _duration(seconds: float) -> float:
+    """A duration a report can add up: NaN, negative and infinite ones are 0, huge ones the bound."""
+    if not 0.0 <= seconds < math.inf:  # NaN is not comparable
+        return 0.0
+    return min(seconds, MAX_RESULT_DURATION)
+
+
 def clean_result(result: CaseResult) -> CaseResult:
     """The same result with every string bounded and XML-safe (names included: specs are outside input too)."""
     if result is _last_clean[0]:
@@ -124,7 +132,7 @@ def clean_result(result: CaseResult) -> CaseResult:
         family=clean(result.family, 256),
         verdict=result.verdict,
         reason=clean(result.reason),
-        duration=result.duration if 0.0 <= result.duration < math.inf else 0.0,  # NaN: not comparable
+        duration=_duration(result.duration),
         details=clean_details(result.details),
         operations=tuple(clean(op, 256) for op in result.operations[:MAX_EXTRA_ITEMS]),
         operand_types=tuple(clean(t, 256) for t in result.operand_types[:MAX_EXTRA_ITEMS]),
