@@ -31,6 +31,7 @@ from vts.hal.operations._core import (
     OpSpec,
     Signature,
     operand_types_version,
+    operation_name,
     run_spec,
     type_name,
 )
@@ -71,13 +72,6 @@ SPECS: Mapping[int, OpSpec] = _merge()
 _CONTROL_FLOW = (int(OperationType.IF), int(OperationType.WHILE))
 
 
-def operation_name(op_type: int) -> str:
-    """HAL name of an operation type, or its number when it has none."""
-    if isinstance(op_type, int) and is_extension_type(op_type):
-        return f"extension operation {op_type:#x}"
-    return enum_name(OperationType, op_type) if isinstance(op_type, int) else repr(op_type)
-
-
 def _required_version(
     op_type: int,
     inputs: Sequence[Operand],
@@ -88,7 +82,6 @@ def _required_version(
 ) -> HalVersion:
     if not isinstance(op_type, int) or isinstance(op_type, bool):
         raise ValidationError(f"operation type {op_type!r} is not an integer")
-    name = operation_name(op_type)
     if is_extension_type(op_type):
         # Extension operations are opaque to the HAL: only the vendor knows their signature.
         return HalVersion.V1_2
@@ -98,9 +91,9 @@ def _required_version(
     introduced = operation_hal_version(OperationType(op_type))
     if introduced > hal_version:
         raise ValidationError(
-            f"{name}: operation introduced in HAL {introduced}, validating for HAL {hal_version}"
+            f"{operation_name(op_type)}: operation introduced in HAL {introduced}, validating for HAL {hal_version}"
         )
-    ctx = OpContext(name, op_type, inputs, outputs, hal_version, subgraphs, allow_unknown_control_flow_sizes)
+    ctx = OpContext(None, op_type, inputs, outputs, hal_version, subgraphs, allow_unknown_control_flow_sizes)
     version = run_spec(spec, ctx)
     if op_type == OperationType.OEM_OPERATION:
         return max(version, introduced)

@@ -35,6 +35,7 @@ from vts.hal.enums import (
     OPERAND_TYPE_HAL_VERSION,
     HalVersion,
     OperandType,
+    OperationType,
     enum_name,
     is_extension_type,
 )
@@ -132,13 +133,17 @@ def with_optional(
 
 
 class OpContext:
-    """What a check may look at: the operation's operands and the HAL version."""
+    """What a check may look at: the operation's operands and the HAL version.
+
+    ``name`` (the operation's HAL name, for messages) is worked out when a message needs it: most
+    operations validated pass, and naming each one was 3% of a validation sweep's driver host.
+    """
 
     __slots__ = (
+        "_name",
         "allow_unknown_control_flow_sizes",
         "hal_version",
         "inputs",
-        "name",
         "op_type",
         "outputs",
         "subgraphs",
@@ -146,7 +151,7 @@ class OpContext:
 
     def __init__(
         self,
-        name: str,
+        name: str | None,
         op_type: int,
         inputs: Sequence[Operand],
         outputs: Sequence[Operand],
@@ -154,13 +159,19 @@ class OpContext:
         subgraphs: Sequence[Subgraph] | None,
         allow_unknown_control_flow_sizes: bool,
     ) -> None:
-        self.name = name
+        self._name = name
         self.op_type = op_type
         self.inputs = inputs
         self.outputs = outputs
         self.hal_version = hal_version
         self.subgraphs = subgraphs
         self.allow_unknown_control_flow_sizes = allow_unknown_control_flow_sizes
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = operation_name(self.op_type)
+        return self._name
 
     def fail(self, message: str) -> NoReturn:
         raise ValidationError(f"{self.name}: {message}")
@@ -231,19 +242,28 @@ def _type_error(ctx: OpContext, candidates: Sequence[Signature], actual: Sequenc
     ctx.fail(f"{slot} has type {type_name(actual[best])}, expected {wanted}")
 
 
-_KNOWN_TYPES = frozenset(int(t) for t in OperandType)
+#: The HAL version of every operand type, by its number (an ``OperandType(...)`` call per operand was half
+#: of this function's time).
+_TYPE_VERSION: dict[int, HalVersion] = {int(t): version for t, version in OPERAND_TYPE_HAL_VERSION.items()}
 
 
 def operand_types_version(operands: Iterable[Operand]) -> HalVersion:
-    """The HAL version that introduced the newest operand type in use."""
+    """The HAL version that introduced the newest operand type in use (the operand validator reports
+    unknown types; an extension type needs HAL 1.2)."""
     version = V10
     for operand in operands:
-        if is_extension_type(operand.type):
-            version = max(version, V12)
-            continue
-        if operand.type in _KNOWN_TYPES:  # the operand validator reports unknown types
-            version = max(version, OPERAND_TYPE_HAL_VERSION[OperandType(operand.type)])
+        otype = operand.type
+        found = V12 if is_extension_type(otype) else _TYPE_VERSION.get(otype, V10)
+        if found > version:
+            version = found
     return version
+
+
+def operation_name(op_type: int) -> str:
+    """HAL name of an operation type, or its number when it has none."""
+    if isinstance(op_type, int) and is_extension_type(op_type):
+        return f"extension operation {op_type:#x}"
+    return enum_name(OperationType, op_type) if isinstance(op_type, int) else repr(op_type)
 
 
 def run_spec(spec: OpSpec, ctx: OpContext) -> HalVersion:
