@@ -330,8 +330,7 @@ def _merge_parts(stream_path: str, aside: dict[str, str], interrupted: bool | No
 
 def _render_one(stream_path: str, kind: str, path: str, interrupted: bool | None
                 ) -> tuple[list[tuple[str, str]], list[tuple[str, OSError]]]:
-    """One report, in a process of its own (or here, when that one could not): (written, failures), as
-    plain data."""
+    """One report rendered here from the whole stream, the serial way: (written, failures)."""
     try:
         return _render(stream_path, interrupted=interrupted, **{kind: path}), []
     except ReportsNotWritten as error:
