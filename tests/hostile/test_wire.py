@@ -194,7 +194,13 @@ def test_a_base_exception_from_an_in_process_driver_is_a_verdict(error):
 def test_the_users_ctrl_c_still_interrupts():
     sink = _Sink()
     cases = [(_Raising(None), Case("a", "raising")), (_Raising(RuntimeError("x")), Case("b", "raising"))]
-    assert Runner(None, RunOptions(case_timeout=10)).run(cases, [sink]) is False  # type: ignore[arg-type]
+    # A suite started in the background by a shell without job control inherits SIGINT ignored; the user's
+    # Ctrl-C this test sends must arrive as it would at a terminal.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert Runner(None, RunOptions(case_timeout=10)).run(cases, [sink]) is False  # type: ignore[arg-type]
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert sink.interrupted is True and sink.results == []
 
 
