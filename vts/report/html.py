@@ -205,9 +205,8 @@ class HtmlReport:
     def _listed_lines(self, group: str) -> Iterator[str]:
         """The case list entries of ``group``: this report's own, then its parts', in order."""
         handle = self._lists[group]
-        if not handle.closed:
-            handle.seek(0)
-            yield from handle
+        handle.seek(0)
+        yield from handle
         for name in self._adopted[group]:
             with open(name, encoding="utf-8") as part:
                 yield from part

@@ -232,13 +232,12 @@ class CaseLines:
 
     Everything before a torn line is valid and nothing after it is trusted: the results end there and
     ``torn`` says so.  ``lines`` counts the lines read.  A case record this nnvts cannot read raises
-    ``StreamError`` naming its line (``first``: the number of the first line given).
+    ``StreamError`` naming its line among those given (``vts.report.parts`` offsets a part's).
     """
 
-    def __init__(self, path: str, lines: Iterable[str], first: int = 1) -> None:
+    def __init__(self, path: str, lines: Iterable[str]) -> None:
         self.path = path
         self._lines = lines
-        self.first = first
         self.lines = 0
         self.torn = False
 
@@ -253,7 +252,7 @@ class CaseLines:
                 try:
                     result = CaseResult.from_json(record["case"])
                 except (KeyError, TypeError, ValueError) as error:
-                    raise unreadable_case(self.path, self.first + self.lines - 1, error) from None
+                    raise unreadable_case(self.path, self.lines, error) from None
                 yield clean_result(result)  # the stream may come from elsewhere (a merge, an older nnvts)
 
 
