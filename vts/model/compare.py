@@ -211,6 +211,14 @@ class OutputComparison:
         return data
 
 
+#: Elements a block of ``_all_within`` holds (two float64 buffers of 512 KiB, reused block after block).
+#: Measured on 400,000 float32 elements: 8,192 a block took 2.4 ms (the per-block calls dominate),
+#: 65,536 1.1-1.5 ms, 131,072 no better; the whole-array temporaries before, 5.9 ms.
+_BLOCK = 65536
+#: The kinds ``_all_within`` takes (bool, signed, unsigned, float); others go to the full comparison.
+_PLAIN_KINDS = frozenset("biuf")
+
+
 def compare_output(operand: str, expected: np.ndarray, actual: np.ndarray, criteria: Criteria) -> OutputComparison:
     """Compare ``actual`` with ``expected`` element by element (both already shaped alike)."""
     total = int(expected.size)
@@ -219,6 +227,54 @@ def compare_output(operand: str, expected: np.ndarray, actual: np.ndarray, crite
                                 note=f"{actual.size} elements returned, {total} expected")
     if total == 0:
         return OutputComparison(operand, True, 0)
+    if _all_within(expected, actual, criteria):
+        return OutputComparison(operand, True, total)
+    return _located_comparison(operand, expected, actual, criteria)
+
+
+def _all_within(expected: np.ndarray, actual: np.ndarray, criteria: Criteria) -> bool:
+    """Whether every element passes, decided block by block; False means "look closer", never "failed".
+
+    Almost every comparison of a conforming driver passes, and the located comparison below costs a
+    dozen whole-array temporaries (float64 copies, masks, ``where``) to say which element failed and
+    why: over large outputs (a convolution's hundreds of thousands of elements) their fresh pages and
+    passes were a fifth of a concurrency case's CPU.  Here the same sums are made in two reused
+    block-sized buffers, and the first block with an element not plainly within its bound stops
+    the pass.  The bound is the located comparison's to the bit (``atol + rtol * |expected|`` in
+    float64, the same operations), and every non-finite golden, answer, error or bound sends the
+    output to the located comparison, which alone judges non-finite values.
+    """
+    if expected.dtype.kind not in _PLAIN_KINDS or actual.dtype.kind not in _PLAIN_KINDS:
+        return False
+    flat_expected, flat_actual = expected.reshape(-1), actual.reshape(-1)
+    if criteria.exact:
+        return expected.dtype == actual.dtype and bool(np.array_equal(flat_expected, flat_actual))
+    size = flat_expected.size
+    block = min(size, _BLOCK)
+    bound, error = np.empty(block), np.empty(block)
+    within = np.empty(block, dtype=np.bool_)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for start in range(0, size, block):
+            stop = min(start + block, size)
+            count = stop - start
+            b, e, w = bound[:count], error[:count], within[:count]
+            np.copyto(b, flat_expected[start:stop], casting="unsafe")
+            np.copyto(e, flat_actual[start:stop], casting="unsafe")
+            np.subtract(e, b, out=e)
+            np.absolute(e, out=e)
+            np.absolute(b, out=b)
+            np.multiply(b, criteria.rtol, out=b)
+            np.add(b, criteria.atol, out=b)
+            np.less_equal(e, b, out=w)  # False where the error is NaN
+            if not w.all() or not math.isfinite(float(b.max())):
+                return False
+    return True
+
+
+def _located_comparison(operand: str, expected: np.ndarray, actual: np.ndarray,
+                        criteria: Criteria) -> OutputComparison:
+    """The full comparison: which elements are out of tolerance, the worst of them, the error histogram."""
+    total = int(expected.size)
     shape = expected.shape
     if criteria.exact:
         exp = expected.astype(bool) if expected.dtype == np.bool_ else expected.astype(np.float64)
