@@ -252,3 +252,36 @@ def test_a_broken_spec_fails_the_shards_that_need_it_and_no_other(tmp_path):
         result = CliRunner().invoke(main, ["list", "--specs", str(path), "--shard", shard])
         outcomes[shard] = (needs, result.exit_code, "NOT_A_TYPE" in result.output)
     assert {outcome for outcome in outcomes.values()} == {(True, 2, True), (False, 0, False)}, outcomes
+
+
+def test_the_names_pass_reads_a_spec_file_once_until_it_changes(tmp_path, monkeypatch):
+    """The check before a run and the run itself both read every file's names; the second pass takes the
+    outlines the first read, unless the file changed in between (then it reads the new names)."""
+    from tests.conftest import hand_add_float
+
+    for name in ("first_add", "second_add"):
+        document = hand_add_float()
+        document["name"] = name
+        (tmp_path / f"{name}.json").write_text(json.dumps(document))
+    monkeypatch.setattr(loader, "_outlines", {})
+    reads: list[str] = []
+    original = loader.read_text
+    monkeypatch.setattr(loader, "read_text", lambda path: reads.append(Path(path).name) or original(path))
+    none = lambda name, outlines: False  # noqa: E731 - a shard that needs no file
+
+    def names_pass() -> list[str]:
+        del reads[:]
+        assert list(loader.load_paths([str(tmp_path)], none)) == []
+        return sorted(reads)
+
+    assert names_pass() == ["first_add.json", "second_add.json"]
+    assert names_pass() == []
+    changed = hand_add_float()
+    changed["name"] = "renamed_add"
+    (tmp_path / "second_add.json").write_text(json.dumps(changed, indent=1))
+    assert names_pass() == ["second_add.json"]
+    seen: list[str] = []
+    list(loader.load_paths([str(tmp_path)], lambda name, outlines: seen.append(name) or False))
+    assert sorted(seen) == ["first_add", "renamed_add"]  # the new name, from the outline kept for it
+    kept = [spec.name for spec in loader.load_paths([str(tmp_path)], lambda name, outlines: name == "first_add")]
+    assert kept == ["first_add"]  # a file the outline says is needed is read and loaded in full
