@@ -15,13 +15,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-## bytecode: the package compiled once, here, for every process a run starts (its -j workers, each driver
-## host, the test suite's hundreds of nnvts commands).  An editable install leaves compiling to import time,
-## and where PYTHONDONTWRITEBYTECODE is set (as in many CI images) nothing is ever cached: each process then
-## compiled every module it imported, 0.8 s of a 2 s run of one spec file (bench/README.md).  Incremental:
-## only a changed module is compiled again; a stale file is never used (Python checks each source's mtime).
+## bytecode: the package (and the fake drivers the tests' driver hosts import) compiled once, here, for
+## every process a run starts (its -j workers, each driver host, the test suite's hundreds of nnvts
+## commands).  An editable install leaves compiling to import time, and where PYTHONDONTWRITEBYTECODE is
+## set (as in many CI images) nothing is ever cached: each process then compiled every module it imported,
+## 0.8 s of a 2 s run of one spec file (bench/README.md).  Incremental: only a changed module is compiled
+## again; a stale file is never used (Python checks each source's mtime).
 bytecode: $(STAMP)
-	$(BIN)/python -m compileall -q -j 0 vts drivers
+	$(BIN)/python -m compileall -q -j 0 vts drivers tests/__init__.py tests/fakes
 
 ## run: nnvts against the bundled reference driver on the bundled cases (generated_tests/)
 run: $(STAMP) bytecode
