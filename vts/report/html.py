@@ -27,7 +27,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from vts.report.digest import (
 )
 from vts.report.html_detail import detail_html, esc
 from vts.report.html_page import ASSETS, HEAD, TAIL
-from vts.report.output import atomic_write
+from vts.report.output import atomic_write, scratch_directory
 from vts.report.sanitize import clean
 from vts.results import CaseResult
 
@@ -95,8 +94,7 @@ class HtmlReport:
         self.footer = footer
         self.interrupted = interrupted
         self.digest = Digest()
-        self._scratch = tempfile.TemporaryDirectory(prefix="nnvts-html-") if scratch is None else None
-        directory = scratch if scratch is not None else self._scratch.name  # type: ignore[union-attr]
+        self._scratch, directory = scratch_directory(scratch, "nnvts-html-")
         self._lists = {group: open(  # noqa: SIM115 - closed in discard()
             os.path.join(directory, f"{group}.jsonl"), "w+", encoding="utf-8") for group in _GROUPS}
         self._listed = dict.fromkeys(_GROUPS, 0)

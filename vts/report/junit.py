@@ -29,14 +29,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import IO, Any
 from xml.sax.saxutils import escape, quoteattr
 
 from vts.report.digest import attempts_of
-from vts.report.output import atomic_write
+from vts.report.output import atomic_write, scratch_directory
 from vts.report.sanitize import clean
 from vts.results import CaseResult, Verdict
 
@@ -169,8 +168,7 @@ class JunitReport:
         self.incomplete = footer is None
         self.properties = properties(header, footer, interrupted)
         self.counts: dict[str, Counter[str]] = defaultdict(Counter)
-        self._scratch = tempfile.TemporaryDirectory(prefix="nnvts-junit-") if scratch is None else None
-        self._directory = scratch if scratch is not None else self._scratch.name  # type: ignore[union-attr]
+        self._scratch, self._directory = scratch_directory(scratch, "nnvts-junit-")
         self._writing: dict[str, IO[str]] = {}
         #: Each family's testcases in order: files this report writes, and parts' files (paths) it was given.
         self.parts: dict[str, list[IO[str] | str]] = {}

@@ -1,4 +1,7 @@
-"""Writing a report atomically: a reader (a CI artifact upload, a browser) never sees half a file."""
+"""Writing a report atomically: a reader (a CI artifact upload, a browser) never sees half a file.
+
+And where a report keeps its working files meanwhile (``scratch_directory``).
+"""
 
 from __future__ import annotations
 
@@ -45,3 +48,15 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+def scratch_directory(given: str | None, prefix: str) -> tuple[tempfile.TemporaryDirectory[str] | None, str]:
+    """(a temporary directory the caller owns and removes, or None; the path to use).
+
+    A report renders its case lists in scratch files: in a directory of its own by default, or in
+    ``given``, which its owner keeps and removes (a stream part's, ``vts.report.parts``).
+    """
+    if given is not None:
+        return None, given
+    owned = tempfile.TemporaryDirectory(prefix=prefix)
+    return owned, owned.name
