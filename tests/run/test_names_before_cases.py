@@ -264,6 +264,7 @@ def test_the_names_pass_reads_a_spec_file_once_until_it_changes(tmp_path, monkey
         document["name"] = name
         (tmp_path / f"{name}.json").write_text(json.dumps(document))
     monkeypatch.setattr(loader, "_outlines", {})
+    monkeypatch.setattr(loader, "_outlines_held", 0)
     reads: list[str] = []
     original = loader.read_text
     monkeypatch.setattr(loader, "read_text", lambda path: reads.append(Path(path).name) or original(path))
@@ -285,3 +286,4 @@ def test_the_names_pass_reads_a_spec_file_once_until_it_changes(tmp_path, monkey
     assert sorted(seen) == ["first_add", "renamed_add"]  # the new name, from the outline kept for it
     kept = [spec.name for spec in loader.load_paths([str(tmp_path)], lambda name, outlines: name == "first_add")]
     assert kept == ["first_add"]  # a file the outline says is needed is read and loaded in full
+    assert loader._outlines_held == 2 * len(hand_add_float()["models"])  # the changed file's old outline let go

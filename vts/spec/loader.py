@@ -261,12 +261,16 @@ def _outline(text: str) -> tuple[str, list[ModelOutline]] | None:
 
 def _remember_outline(path: str, identity: tuple[int, int, int] | None, name: str,
                       outlines: list[ModelOutline]) -> None:
+    """Keep ``path``'s outline, replacing the one read before it changed (dropped even when this one is not
+    kept: it would never match again)."""
     global _outlines_held
+    previous = _outlines.pop(path, None)
+    if previous is not None:
+        _outlines_held -= len(previous[2])
     if identity is None or _outlines_held + len(outlines) > _OUTLINES_KEPT:
         return
-    previous = _outlines.get(path)
-    _outlines_held += len(outlines) - (len(previous[2]) if previous is not None else 0)
     _outlines[path] = (identity, name, outlines)
+    _outlines_held += len(outlines)
 
 
 def _written_size(main: Any) -> int:
