@@ -13,6 +13,7 @@ import concurrent.futures
 import dataclasses
 import itertools
 import json
+import os
 import random
 from concurrent.futures.process import BrokenProcessPool
 
@@ -254,3 +255,22 @@ def test_a_report_rendered_in_parts_that_cannot_be_written_is_named_and_listed_i
     assert [path for path, _ in raised.value.failures] == [html]
     assert [kind for kind, _ in raised.value.written] == ["json", "junit"]
     assert json.loads((tmp_path / "r.json").read_text())["incomplete"] == [html]
+
+
+def test_an_html_report_opens_a_case_list_file_only_for_a_group_it_lists(tmp_path):
+    from vts.report.html import HtmlReport
+
+    passing = next(r for r in sample_results() if r.verdict is Verdict.PASSED)
+    failing = next(r for r in sample_results() if r.verdict is Verdict.CRASH)
+    report = HtmlReport(str(tmp_path / "r.html"), {}, None, False, scratch=str(tmp_path))
+    report.add(passing)
+    report.add(failing)
+    part = report.export()
+    assert sorted(part.files) == ["error", "passing"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["error.jsonl", "passing.jsonl"]
+    merged = HtmlReport.merged(str(tmp_path / "merged.html"), {}, {}, False, [part])
+    assert os.listdir(merged._directory) == []  # it lists its parts' cases, none of its own
+    merged.close()
+    page = (tmp_path / "merged.html").read_text(encoding="utf-8")
+    assert json.dumps(passing.name) in page and json.dumps(failing.name) in page
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["error.jsonl", "merged.html", "passing.jsonl"]

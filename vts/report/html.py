@@ -94,9 +94,10 @@ class HtmlReport:
         self.footer = footer
         self.interrupted = interrupted
         self.digest = Digest()
-        self._scratch, directory = scratch_directory(scratch, "nnvts-html-")
-        self._lists = {group: open(  # noqa: SIM115 - closed in discard()
-            os.path.join(directory, f"{group}.jsonl"), "w+", encoding="utf-8") for group in _GROUPS}
+        self._scratch, self._directory = scratch_directory(scratch, "nnvts-html-")
+        #: A group's case list file, opened at its first case: a report merged from parts (``merged``)
+        #: or a run without skips, say, opens none for the groups it never lists.
+        self._lists: dict[str, IO[str]] = {}
         self._listed = dict.fromkeys(_GROUPS, 0)
         #: The case lists of parts this report was merged from (``merged``), by group, in order.
         self._adopted: dict[str, list[str]] = {group: [] for group in _GROUPS}
@@ -126,7 +127,11 @@ class HtmlReport:
             self._listed[group] += 1
             entry = [case.name, case.family, case.verdict.value, round(case.duration, 4),
                      clean(case.reason, LIST_REASON_CHARS), grid_key(case)]
-            self._lists[group].write(_COMPACT.encode(entry) + "\n")
+            handle = self._lists.get(group)
+            if handle is None:
+                handle = self._lists[group] = open(  # noqa: SIM115 - closed in discard() or export()
+                    os.path.join(self._directory, f"{group}.jsonl"), "w+", encoding="utf-8")
+            handle.write(_COMPACT.encode(entry) + "\n")
 
     def close(self) -> None:
         try:
@@ -202,9 +207,10 @@ class HtmlReport:
 
     def _listed_lines(self, group: str) -> Iterator[str]:
         """The case list entries of ``group``: this report's own, then its parts', in order."""
-        handle = self._lists[group]
-        handle.seek(0)
-        yield from handle
+        handle = self._lists.get(group)
+        if handle is not None:
+            handle.seek(0)
+            yield from handle
         for name in self._adopted[group]:
             with open(name, encoding="utf-8") as part:
                 yield from part
