@@ -26,6 +26,7 @@ from __future__ import annotations
 import concurrent.futures
 import time
 from dataclasses import dataclass
+from typing import ClassVar
 
 from vts.families.base import Case, Family, Outcome
 from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolViolation
@@ -98,6 +99,7 @@ class IsolatedRunner(base.Runner):
 
     host: HostProcess | None = None
     rerun_crashes: bool = True
+    holds_alarm: ClassVar[bool] = True  # the driver runs in the host: nothing here replaces the handler
 
     def run_case(self, family: Family, case: Case) -> CaseResult:
         start = time.perf_counter()
@@ -172,15 +174,13 @@ class IsolatedRunner(base.Runner):
         """Run the case here; a backstop ends it if the harness side itself stops returning."""
         limit = self.options.case_timeout + BACKSTOP_GRACE
         if base._can_use_alarm():
-            previous = base.signal.signal(base.signal.SIGALRM, base._raise_case_timeout)
-            base.signal.setitimer(base.signal.ITIMER_REAL, limit)
+            previous = base.arm_case_alarm(limit, self._alarm_held)
             try:
                 return base.run_family_case(family, case, device, self.options)  # type: ignore[arg-type]
             except base._CaseTimeout:
                 return self._backstop()
             finally:
-                base.signal.setitimer(base.signal.ITIMER_REAL, 0)
-                base.signal.signal(base.signal.SIGALRM, previous)
+                base.disarm_case_alarm(previous)
         future = self._worker().submit(base.run_family_case, family, case, device, self.options)
         try:
             return future.result(timeout=limit)

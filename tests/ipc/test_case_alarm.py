@@ -1,0 +1,125 @@
+"""The case alarm of a run out of process: its handler installed once for the run, its backstop intact.
+
+``IsolatedRunner.run`` installs the SIGALRM handler for all its cases (no driver code runs in the harness
+to replace it); each case only sets and clears the timer.  In process, ``Runner`` keeps installing it per
+case, since a driver's own code may replace it.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+
+from tests.conftest import hand_add_float
+from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed
+from vts.families.generated import GeneratedFamily
+from vts.ipc.process import HostProcess
+from vts.model.casemodel import parse_spec
+from vts.results import CaseResult, Verdict
+from vts.run import runner as base
+from vts.run.isolated import BACKSTOP_GRACE, IsolatedRunner
+
+
+class _HarnessSideHang(Family):
+    """A family whose own code (not a driver call) stops returning on its first case."""
+
+    name = "harness_side_hang"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def run(self, case: Case, device: object, options: RunOptions) -> Outcome:
+        self.calls += 1
+        if self.calls == 1:
+            give_up = time.monotonic() + 20  # only the alarm should end this; bounded so a broken alarm fails
+            while time.monotonic() < give_up:
+                time.sleep(0.01)
+            return failed("the case alarm never went off")
+        return passed()
+
+
+class _Collect:
+    def __init__(self) -> None:
+        self.results: list[CaseResult] = []
+
+    def add(self, result: CaseResult) -> None:
+        self.results.append(result)
+
+    def finish(self, interrupted: bool) -> None:
+        pass
+
+
+def _cases(count: int) -> list[tuple[Family, Case]]:
+    family = GeneratedFamily()
+    (model,) = parse_spec(hand_add_float())
+    (case,) = family.model_cases(model, "<inline>")
+    return [(family, case)] * count
+
+
+def _runner(timeout: float = 10.0) -> IsolatedRunner:
+    host = HostProcess("reference")
+    return IsolatedRunner(host.start(), RunOptions(case_timeout=timeout), host=host)
+
+
+def _sigalrm_installs(monkeypatch) -> list[object]:
+    installed: list[object] = []
+    real = signal.signal
+
+    def counting(signum, handler):
+        if signum == signal.SIGALRM:
+            installed.append(handler)
+        return real(signum, handler)
+
+    monkeypatch.setattr(base.signal, "signal", counting)
+    return installed
+
+
+def test_a_run_out_of_process_installs_the_alarm_once_and_puts_the_old_handler_back(monkeypatch):
+    before = signal.getsignal(signal.SIGALRM)
+    installed = _sigalrm_installs(monkeypatch)
+    sink = _Collect()
+    runner = _runner()
+    assert runner.run(_cases(5), [sink])
+    assert [r.verdict for r in sink.results] == [Verdict.PASSED] * 5
+    assert installed == [base._raise_case_timeout, before]  # once for the run, then back
+    assert signal.getsignal(signal.SIGALRM) == before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_case_alone_out_of_process_still_installs_and_restores_the_alarm(monkeypatch):
+    before = signal.getsignal(signal.SIGALRM)
+    installed = _sigalrm_installs(monkeypatch)
+    runner = _runner()
+    try:
+        (family, case), = _cases(1)
+        assert runner.run_case(family, case).verdict is Verdict.PASSED
+    finally:
+        assert runner.host is not None
+        runner.host.stop()
+    assert installed == [base._raise_case_timeout, before]
+    assert signal.getsignal(signal.SIGALRM) == before
+
+
+def test_the_backstop_ends_harness_code_that_hangs_under_a_held_alarm(monkeypatch):
+    family = _HarnessSideHang()
+    (_, case), = _cases(1)
+    sink = _Collect()
+    runner = _runner(timeout=0.5)
+    start = time.monotonic()
+    assert runner.run([(family, case), (family, case)], [sink])
+    hung, after = sink.results
+    assert hung.verdict is Verdict.TIMEOUT and hung.reason == "no answer within 0.5 s", hung.reason
+    assert 0.5 + BACKSTOP_GRACE <= hung.duration < 0.5 + BACKSTOP_GRACE + 3.0
+    assert after.verdict is Verdict.PASSED, after.reason  # the next case runs, with the alarm still armed
+    assert time.monotonic() - start < 30
+    assert signal.getsignal(signal.SIGALRM) is not base._raise_case_timeout
+
+
+def test_in_process_the_alarm_is_installed_for_each_case(monkeypatch):
+    from drivers.reference import create_device
+
+    installed = _sigalrm_installs(monkeypatch)
+    sink = _Collect()
+    assert base.Runner(create_device(), RunOptions()).run(_cases(3), [sink])
+    assert [r.verdict for r in sink.results] == [Verdict.PASSED] * 3
+    assert installed.count(base._raise_case_timeout) == 3  # a driver may have replaced it in between
