@@ -1,8 +1,7 @@
-"""The case alarm of a run out of process: its handler installed once for the run, its backstop intact.
+"""The case alarm: its handler installed once for a run, checked before each case, its backstop intact.
 
-``IsolatedRunner.run`` installs the SIGALRM handler for all its cases (no driver code runs in the harness
-to replace it); each case only sets and clears the timer.  In process, ``Runner`` keeps installing it per
-case, since a driver's own code may replace it.
+``Runner.run`` installs the SIGALRM handler for all its cases; each case only checks it (in process, a
+driver's code may have replaced it), and sets and clears the timer.
 """
 
 from __future__ import annotations
@@ -115,11 +114,44 @@ def test_the_backstop_ends_harness_code_that_hangs_under_a_held_alarm(monkeypatc
     assert signal.getsignal(signal.SIGALRM) is not base._raise_case_timeout
 
 
-def test_in_process_the_alarm_is_installed_for_each_case(monkeypatch):
+class _ReplacesTheAlarmThenHangs(Family):
+    """In process, a driver's code can do what a family's can: replace SIGALRM's handler, then hang."""
+
+    name = "replaces_the_alarm"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def run(self, case: Case, device: object, options: RunOptions) -> Outcome:
+        self.calls += 1
+        if self.calls == 1:
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+            return passed()
+        give_up = time.monotonic() + 20
+        while time.monotonic() < give_up:
+            time.sleep(0.01)
+        return failed("the case alarm never went off")
+
+
+def test_in_process_a_handler_a_driver_replaced_is_put_back_for_the_next_case(monkeypatch):
+    from drivers.reference import create_device
+
+    before = signal.getsignal(signal.SIGALRM)
+    family = _ReplacesTheAlarmThenHangs()
+    (_, case), = _cases(1)
+    sink = _Collect()
+    assert base.Runner(create_device(), RunOptions(case_timeout=0.5)).run([(family, case), (family, case)], [sink])
+    replaced, hung = sink.results
+    assert replaced.verdict is Verdict.PASSED
+    assert hung.verdict is Verdict.TIMEOUT and hung.reason == "no answer within 0.5 s", hung.reason
+    assert signal.getsignal(signal.SIGALRM) == before
+
+
+def test_in_process_a_run_installs_the_alarm_once(monkeypatch):
     from drivers.reference import create_device
 
     installed = _sigalrm_installs(monkeypatch)
     sink = _Collect()
     assert base.Runner(create_device(), RunOptions()).run(_cases(3), [sink])
     assert [r.verdict for r in sink.results] == [Verdict.PASSED] * 3
-    assert installed.count(base._raise_case_timeout) == 3  # a driver may have replaced it in between
+    assert installed.count(base._raise_case_timeout) == 1

@@ -26,7 +26,6 @@ from __future__ import annotations
 import concurrent.futures
 import time
 from dataclasses import dataclass
-from typing import ClassVar
 
 from vts.families.base import Case, Family, Outcome
 from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolViolation
@@ -99,7 +98,6 @@ class IsolatedRunner(base.Runner):
 
     host: HostProcess | None = None
     rerun_crashes: bool = True
-    holds_alarm: ClassVar[bool] = True  # the driver runs in the host: nothing here replaces the handler
 
     def run_case(self, family: Family, case: Case) -> CaseResult:
         start = time.perf_counter()
