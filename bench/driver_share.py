@@ -1,0 +1,106 @@
+"""The driver's own work against the harness's, unprofiled: issue 23's ratio as a run pays it.
+
+Run standalone from the repository root::
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python -m bench.driver_share \\
+        --specs ../shared/corpus/V1_0 --families validation,generated --shard 1/4
+
+For each family, ``nnvts run --family F --driver reference --quiet`` in process and out of process, no
+report asked.  Every Python process of the run (harness, driver host, the host's init) loads
+``bench.driver_time_probe`` through a ``sitecustomize`` placed first on ``PYTHONPATH``: it times the
+outermost calls into the reference device and its prepared models with thread CPU, and writes that and
+the process's own CPU (``getrusage``) when it exits.  So, per case:
+
+* ``total``: CPU of every process of the run;
+* ``driver``: thread CPU inside the driver's entry points, wherever they ran;
+* ``harness``: the rest (harness, protocol on both sides, the host's loop), and its ratio to the driver;
+* ``fixed``: the CPU of the same command selecting no case (``-k`` of a name that matches nothing: the
+  interpreters' start-up, imports, the check of the specs, naming the cases), and the ratio of the
+  harness's CPU beyond it to the driver's: the marginal cost of a case, what a larger run converges to.
+
+Why not the profiler's shares (``bench.case_buckets``): cProfile charges each Python call, so it inflates
+code made of many small calls (the harness, the driver's validation) against system calls and numpy; its
+shares put validation's harness at 3.3x the driver where this measures more (bench/README.md, fifteenth
+pass).  The driver's work done on threads of its own after a call returned (the reference's asynchronous
+executions) counts as the process's, not the driver's: for the families here (validation and generated)
+nearly all driver work is inside a call.
+
+Read ratios of one sitting; the machine's other work only slows the wall clock, never these CPU figures,
+but a busy machine still moves them (caches, frequency).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+_SITECUSTOMIZE = "from bench import driver_time_probe\ndriver_time_probe.install()\n"
+_NOTHING = "zzz-no-case-is-named-this"
+
+
+def _run(args: list[str], tree: str) -> tuple[float, float, str]:
+    """(driver seconds, CPU seconds of every process, the command's stdout) of one ``nnvts`` command."""
+    with tempfile.TemporaryDirectory(prefix="nnvts-driver-share-") as directory:
+        site = os.path.join(directory, "site")
+        times = os.path.join(directory, "times")
+        os.mkdir(site)
+        os.mkdir(times)
+        with open(os.path.join(site, "sitecustomize.py"), "w", encoding="utf-8") as out:
+            out.write(_SITECUSTOMIZE)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([site, tree]), NNVTS_DRIVER_TIME_DIR=times)
+        done = subprocess.run([PYTHON, "-c", "import sys; from vts.cli.main import main; main(sys.argv[1:])",
+                               *args], cwd=tree, env=env, capture_output=True, text=True)
+        if done.returncode not in (0, 1, 5):  # 5: no case selected (the fixed-cost run)
+            sys.exit(f"nnvts {' '.join(args)} ended with {done.returncode}: {done.stderr.strip()[-400:]}")
+        driver = cpu = 0.0
+        for name in os.listdir(times):
+            with open(os.path.join(times, name), encoding="utf-8") as handle:
+                spent, own, *_ = handle.read().split()
+            driver += float(spent)
+            cpu += float(own)
+        return driver, cpu, done.stdout
+
+
+def measure(family: str, selection: list[str], isolation: list[str], tree: str) -> dict[str, float]:
+    """Cases; ms a case of the run's CPU, the driver's and the harness's; the fixed cost (s); both ratios."""
+    base = ["run", "--driver", "reference", "--quiet", "--family", family, *isolation, *selection]
+    _, _, listed = _run(["list", "--count", "--family", family, *selection], tree)
+    cases = int(listed.strip().splitlines()[-1])
+    _, fixed, _ = _run([*base, "-k", _NOTHING], tree)
+    driver, cpu, _ = _run(base, tree)
+    per_case = 1000 / max(cases, 1)
+    harness = cpu - driver
+    return {"cases": cases, "total": cpu * per_case, "driver": driver * per_case, "harness": harness * per_case,
+            "ratio": harness / driver if driver else float("nan"), "fixed": fixed,
+            "marginal": (harness - fixed) / driver if driver else float("nan")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--specs", action="append", help="spec paths (default ../shared/corpus/V1_0)")
+    parser.add_argument("--families", default="validation,generated", help="families, comma-separated")
+    parser.add_argument("--shard", help="--shard I/N narrowing the runs")
+    parser.add_argument("--tree", default=ROOT, help="the checkout to measure (default: this one)")
+    options = parser.parse_args()
+    selection = [a for s in (options.specs or ["../shared/corpus/V1_0"]) for a in ("--specs", s)]
+    if options.shard:
+        selection += ["--shard", options.shard]
+    print(f"tree {options.tree}; load average before: {os.getloadavg()}; {os.cpu_count()} CPUs")
+    print(f"{'family':<22} {'isolation':<15} {'cases':>7} {'total':>8} {'driver':>8} {'harness':>8} "
+          f"{'harness/driver':>15} {'fixed (s)':>10} {'beyond fixed':>13}")
+    for family in options.families.split(","):
+        for label, isolation in (("in process", ["--in-process"]), ("out of process", [])):
+            row = measure(family, selection, isolation, options.tree)
+            print(f"{family:<22} {label:<15} {row['cases']:>7.0f} {row['total']:>8.3f} {row['driver']:>8.3f} "
+                  f"{row['harness']:>8.3f} {row['ratio']:>14.2f}x {row['fixed']:>10.2f} {row['marginal']:>12.2f}x")
+    print("ms a case (everything included); beyond fixed: (harness CPU - the fixed cost) / driver CPU")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
