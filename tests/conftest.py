@@ -72,6 +72,19 @@ def run_generated() -> Callable:
 _FOLDER_MARKERS = {"hostile": "hostile", "scale": "scale"}
 
 
+class CollectingSink:
+    """A result sink that keeps every result, for tests that drive ``Runner.run`` themselves."""
+
+    def __init__(self) -> None:
+        self.results: list = []
+
+    def add(self, result) -> None:
+        self.results.append(result)
+
+    def finish(self, interrupted: bool) -> None:
+        pass
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the hostile and scale suites by folder (tests mirror the packages; these two are concerns)."""
     for item in items:

@@ -9,43 +9,36 @@ from __future__ import annotations
 import signal
 import time
 
-from tests.conftest import hand_add_float
+from tests.conftest import CollectingSink, hand_add_float
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed
 from vts.families.generated import GeneratedFamily
 from vts.ipc.process import HostProcess
 from vts.model.casemodel import parse_spec
-from vts.results import CaseResult, Verdict
+from vts.results import Verdict
 from vts.run import runner as base
 from vts.run.isolated import BACKSTOP_GRACE, IsolatedRunner
 
 
-class _HarnessSideHang(Family):
-    """A family whose own code (not a driver call) stops returning on its first case."""
+class _Scripted(Family):
+    """A family whose cases do, in turn, what ``steps`` says: pass, hang in its own code (only the case
+    alarm ends that; bounded so that a broken alarm fails instead of hanging the suite), or replace
+    SIGALRM's handler (in process, a driver's code can do what a family's can)."""
 
-    name = "harness_side_hang"
+    name = "scripted"
 
-    def __init__(self) -> None:
-        self.calls = 0
+    def __init__(self, *steps: str) -> None:
+        self.steps = list(steps)
 
     def run(self, case: Case, device: object, options: RunOptions) -> Outcome:
-        self.calls += 1
-        if self.calls == 1:
-            give_up = time.monotonic() + 20  # only the alarm should end this; bounded so a broken alarm fails
+        step = self.steps.pop(0)
+        if step == "replace the alarm":
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        elif step == "hang":
+            give_up = time.monotonic() + 20
             while time.monotonic() < give_up:
                 time.sleep(0.01)
             return failed("the case alarm never went off")
         return passed()
-
-
-class _Collect:
-    def __init__(self) -> None:
-        self.results: list[CaseResult] = []
-
-    def add(self, result: CaseResult) -> None:
-        self.results.append(result)
-
-    def finish(self, interrupted: bool) -> None:
-        pass
 
 
 def _cases(count: int) -> list[tuple[Family, Case]]:
@@ -76,7 +69,7 @@ def _sigalrm_installs(monkeypatch) -> list[object]:
 def test_a_run_out_of_process_installs_the_alarm_once_and_puts_the_old_handler_back(monkeypatch):
     before = signal.getsignal(signal.SIGALRM)
     installed = _sigalrm_installs(monkeypatch)
-    sink = _Collect()
+    sink = CollectingSink()
     runner = _runner()
     assert runner.run(_cases(5), [sink])
     assert [r.verdict for r in sink.results] == [Verdict.PASSED] * 5
@@ -100,9 +93,9 @@ def test_a_case_alone_out_of_process_still_installs_and_restores_the_alarm(monke
 
 
 def test_the_backstop_ends_harness_code_that_hangs_under_a_held_alarm(monkeypatch):
-    family = _HarnessSideHang()
+    family = _Scripted("hang", "pass")
     (_, case), = _cases(1)
-    sink = _Collect()
+    sink = CollectingSink()
     runner = _runner(timeout=0.5)
     start = time.monotonic()
     assert runner.run([(family, case), (family, case)], [sink])
@@ -114,32 +107,13 @@ def test_the_backstop_ends_harness_code_that_hangs_under_a_held_alarm(monkeypatc
     assert signal.getsignal(signal.SIGALRM) is not base._raise_case_timeout
 
 
-class _ReplacesTheAlarmThenHangs(Family):
-    """In process, a driver's code can do what a family's can: replace SIGALRM's handler, then hang."""
-
-    name = "replaces_the_alarm"
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def run(self, case: Case, device: object, options: RunOptions) -> Outcome:
-        self.calls += 1
-        if self.calls == 1:
-            signal.signal(signal.SIGALRM, signal.SIG_IGN)
-            return passed()
-        give_up = time.monotonic() + 20
-        while time.monotonic() < give_up:
-            time.sleep(0.01)
-        return failed("the case alarm never went off")
-
-
 def test_in_process_a_handler_a_driver_replaced_is_put_back_for_the_next_case(monkeypatch):
     from drivers.reference import create_device
 
     before = signal.getsignal(signal.SIGALRM)
-    family = _ReplacesTheAlarmThenHangs()
+    family = _Scripted("replace the alarm", "hang")
     (_, case), = _cases(1)
-    sink = _Collect()
+    sink = CollectingSink()
     assert base.Runner(create_device(), RunOptions(case_timeout=0.5)).run([(family, case), (family, case)], [sink])
     replaced, hung = sink.results
     assert replaced.verdict is Verdict.PASSED
@@ -151,7 +125,7 @@ def test_in_process_a_run_installs_the_alarm_once(monkeypatch):
     from drivers.reference import create_device
 
     installed = _sigalrm_installs(monkeypatch)
-    sink = _Collect()
+    sink = CollectingSink()
     assert base.Runner(create_device(), RunOptions()).run(_cases(3), [sink])
     assert [r.verdict for r in sink.results] == [Verdict.PASSED] * 3
     assert installed.count(base._raise_case_timeout) == 1

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import hand_add_float
+from tests.conftest import CollectingSink, hand_add_float
 from tests.ipc.conftest import ROOT, hand_mul_float, nnvts_command, nnvts_env, slot_names, write_spec
 from tests.scale.test_pytest_plugin import junit_outcomes, pytest_run
 from vts.families.base import RunOptions
@@ -86,22 +86,11 @@ def _cases(models: int):
             yield family, case
 
 
-class _Sink:
-    def __init__(self) -> None:
-        self.results: list[CaseResult] = []
-
-    def add(self, result: CaseResult) -> None:
-        self.results.append(result)
-
-    def finish(self, interrupted: bool) -> None:
-        pass
-
-
 def test_the_runner_stops_restarting_a_driver_in_a_crash_loop():
     host = HostProcess(STORM)
     runner = IsolatedRunner(host.start(), RunOptions(case_timeout=20.0), host=host)
     guard = install_crash_guard(runner, CrashLoopPolicy(max_consecutive=3))
-    sink = _Sink()
+    sink = CollectingSink()
     assert runner.run(_cases(8), [sink])
     verdicts = [r.verdict for r in sink.results]
     assert verdicts == [Verdict.CRASH] * 3 + [Verdict.CRASH_LOOP] * 5, [(r.verdict, r.reason) for r in sink.results]
