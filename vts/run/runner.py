@@ -347,7 +347,12 @@ def arm_case_alarm(seconds: float, held: bool) -> object:
 def disarm_case_alarm(previous: object) -> None:
     signal.setitimer(signal.ITIMER_REAL, 0)
     if previous is not _HELD:
-        signal.signal(signal.SIGALRM, previous)  # type: ignore[arg-type]
+        _restore_alarm_handler(previous)
+
+
+def _restore_alarm_handler(previous: object) -> None:
+    """Put back the SIGALRM handler found before; None (one not installed from Python) is the default."""
+    signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)  # type: ignore[arg-type]
 
 
 # -- Ctrl-C from the user, told apart from a KeyboardInterrupt a driver raises -------------------
@@ -573,7 +578,7 @@ class Runner:
                     signal.signal(signal.SIGINT, previous if previous is not None else signal.default_int_handler)
                 if holding:
                     self._alarm_held = False
-                    signal.signal(signal.SIGALRM, alarm_previous if alarm_previous is not None else signal.SIG_DFL)
+                    _restore_alarm_handler(alarm_previous)
         return not interrupted
 
 
