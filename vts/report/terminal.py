@@ -270,7 +270,7 @@ class TerminalReport:
         if not self.quiet:
             self._print_failures()
             self._print_table()
-        self._print_baseline()
+        self.print_baseline()
         if self.crash_loop is not None:  # part of the summary, -q included: why the run ended early
             self.console.print(f"nnvts: {self.digest.counts['crash_loop']} cases "
                                f"{_safe(self.crash_loop, 300)}", highlight=False)
@@ -321,7 +321,8 @@ class TerminalReport:
             table.caption = "; ".join(notes)
         self.console.print(table)
 
-    def _print_baseline(self) -> None:
+    def print_baseline(self) -> None:
+        """The comparison against the baseline (its presence tells the baseline extension not to print it)."""
         digest = self.digest
         if not digest.baseline:
             return
