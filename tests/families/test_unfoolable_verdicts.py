@@ -117,7 +117,7 @@ def test_right_only_on_golden_inputs_passes_generated_and_fails_differential():
 def test_random_inputs_are_reproducible_and_differ_from_the_goldens():
     import numpy as np
 
-    from vts.families.differential.inputs import plan_inputs, random_example, seed_of
+    from vts.families._kit.random_inputs import plan_inputs, random_example, seed_of
     from vts.model.casemodel import parse_spec
 
     (model,) = parse_spec(hand_add_float())
@@ -138,7 +138,7 @@ def test_random_inputs_are_reproducible_and_differ_from_the_goldens():
 def test_domains_positive_nonzero_and_indices():
     import numpy as np
 
-    from vts.families.differential.inputs import plan_inputs, random_example
+    from vts.families._kit.random_inputs import plan_inputs, random_example
     from vts.model.casemodel import parse_spec
     from vts.spec.loader import load_paths
 

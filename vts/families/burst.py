@@ -41,11 +41,11 @@ import numpy as np
 
 from vts.families._kit.executions import Answer, Executor, PreparedModelCache, execute
 from vts.families._kit.judge import judge_success
+from vts.families._kit.random_inputs import plan_inputs, random_example, seed_of
+from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
 from vts.families._kit.request_variants import SiblingExamples, request_variants, with_examples
 from vts.families.base import Case, CaseFailure, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.differential.inputs import plan_inputs, random_example, seed_of
 from vts.families.registry import register_family
-from vts.families.validation.family import RequestMutation, apply_request_mutation
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming, OperationType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel

@@ -37,9 +37,9 @@ from collections.abc import Callable, Iterator
 
 from vts.families._kit.concurrent_calls import run_concurrently
 from vts.families._kit.executions import Executor, execute, prepare_for_case
+from vts.families._kit.jobs import Job, close_jobs, harness_threads, job_task, judge_jobs, make_jobs, run_wave
 from vts.families._kit.judge import judge_success
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
-from vts.families.concurrency import Job, close_jobs, harness_threads, job_task, judge_jobs, make_jobs, run_wave
 from vts.families.registry import register_family
 from vts.hal import memory as hal_memory
 from vts.hal.enums import ErrorStatus, MeasureTiming

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from vts.families._kit.derived_models import is_coupled, signed_twin
 from vts.families._kit.executions import prepare_for_case
+from vts.families._kit.fenced_path import judge_golden
 from vts.families._kit.per_example import Executed, Judgement, PerExampleFamily
 from vts.families.base import Case, Outcome, RunOptions, failed, passed, skipped
-from vts.families.fenced import judge_golden
 from vts.families.registry import register_family
 from vts.hal.interfaces import Device
 from vts.model.casemodel import CaseModel

@@ -1,4 +1,8 @@
-"""Random inputs for the differential family: reproducible, in range, in the operation's domain.
+"""Random inputs for a model: reproducible, in range, in the operation's domain.
+
+In the kit because two families draw them: ``differential`` judges the
+driver against an oracle on them, and ``burst`` streams them through a held
+slot's memory (a burst that keeps a stale copy answers the old inputs).
 
 Every main input of a model is either *varied* (drawn afresh) or *held* at
 the value of the model's first example, with a reason.  A value is varied

@@ -79,9 +79,9 @@ import numpy as np
 
 from vts.families._kit.executions import Answer, Executor, execute, prepare_for_case, timing_problems
 from vts.families._kit.judge import judge_success, reduced_precision, shape_problems
+from vts.families._kit.random_inputs import InputPlan, plan_inputs, random_example, seed_of
 from vts.families.base import Case, CaseFailure, Family, HarnessError, Outcome, RunOptions, failed, passed, skipped
 from vts.families.differential import large, quant_params
-from vts.families.differential.inputs import InputPlan, plan_inputs, random_example, seed_of
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperandType, OperationType
 from vts.hal.errors import DriverError

@@ -37,8 +37,8 @@ from vts.families._kit.executions import (
     execute,
     prepare_for_case,
 )
+from vts.families._kit.fenced_path import execute_fenced_twice, judge_golden
 from vts.families.base import Case, CaseFailure, Outcome, RunOptions, failed, passed, skipped
-from vts.families.fenced import execute_fenced_twice, judge_golden
 from vts.hal import memory as hal_memory
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import reduce
 
 from vts.families._kit.executions import Executor, PreparedModelCache, null_fence, sent_unchanged
+from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.families.validation.ahead import InFlight, Mutations, SentAhead
@@ -34,47 +34,12 @@ from vts.families.validation.mutations import Mutation, apply_mutation, enumerat
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
-from vts.hal.types import DataLocation, Model, Request
+from vts.hal.types import Model, Request
 from vts.model.casemodel import BuiltRequest, CaseModel, ConstantPolicy, build_request, close_model, to_hal_model
 from vts.model.extensions import ExtensionRegistry
 
 _EXCLUDED_VARIATIONS = ("inputs_as_internal", "all_tensors_as_inputs")
 _SENTINEL = 0xA5
-
-
-@dataclass(frozen=True, slots=True)
-class RequestMutation:
-    """One request mutation as plain data: ``kind`` names the change, ``args`` parameterise it."""
-
-    slug: str
-    description: str
-    kind: str
-    args: tuple[int, ...] = ()
-
-
-def apply_request_mutation(request: Request, built: BuiltRequest, mutation: RequestMutation) -> None:
-    kind, args = mutation.kind, mutation.args
-    if kind == "remove_input":
-        request.inputs.pop(args[0])
-        return
-    if kind == "remove_output":
-        request.outputs.pop(args[0])
-        return
-    if kind in ("input_dims_rank", "input_dims_conflict"):
-        request.inputs[0].dimensions = list(args)
-        return
-    side = "inputs" if kind.startswith("input_") else "outputs"
-    argument = next(a for a in getattr(request, side) if not a.has_no_value)
-    pool_size = (built.input_pool if side == "inputs" else built.output_pool).size
-    loc = argument.location
-    if kind.endswith("pool_index"):
-        argument.location = DataLocation(len(request.pools) + 5, loc.offset, loc.length)
-    elif kind.endswith("offset"):
-        argument.location = DataLocation(loc.pool_index, pool_size + 4, loc.length)
-    elif kind.endswith("length"):
-        argument.location = DataLocation(loc.pool_index, loc.offset, pool_size - loc.offset + 1)
-    else:
-        raise ValueError(f"unknown request mutation {kind!r}")
 
 
 def _request_mutations(model: CaseModel) -> list[RequestMutation]:
