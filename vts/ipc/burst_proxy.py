@@ -21,7 +21,7 @@ from vts.ipc.errors import ProtocolError, RequestRejected
 from vts.ipc.protocol import Method, Writer
 
 if TYPE_CHECKING:
-    from vts.ipc.client import Connection
+    from vts.ipc.connection import Connection
 
 #: BurstPool tags.
 HELD = 0

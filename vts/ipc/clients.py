@@ -27,11 +27,13 @@ from typing import Any
 
 from vts.hal.interfaces import Device
 from vts.ipc import protocol as p
-from vts.ipc.client import Connection, ProxyDevice, connect
+from vts.ipc.client import connect
+from vts.ipc.connection import Connection
 from vts.ipc.errors import ProtocolError, RequestRejected
 from vts.ipc.host import DriverHost
 from vts.ipc.host_sessions import MAX_CONCURRENCY, SIBLING_THREADS, serve_client
 from vts.ipc.protocol import Method, Reader
+from vts.ipc.proxies import ProxyDevice
 
 
 class Unsupported(Exception):
@@ -85,10 +87,10 @@ def _take_fd(r: Reader, taken: set[int]) -> int:
 
 def declared_pool_id(connection: Connection, pool: Any) -> int:
     """The id under which ``connection`` declared ``pool`` (for tests of isolation between connections)."""
-    entry = connection._pool_ids.get(pool)
-    if entry is None:
+    pool_id = connection.pools.last_id(pool)
+    if pool_id is None:
         raise KeyError("the pool was never declared on this connection")
-    return entry[0]
+    return pool_id
 
 
 def close_client(client: ProxyDevice) -> None:
