@@ -118,8 +118,16 @@ def _located(problems: list[Problem], path: str, text: str | None, kind: str) ->
     return SpecError(first.path, first.line, first.pointer, first.message, errors[1:])
 
 
-def _is_spec_name(name: str) -> bool:
+def is_spec_name(name: str) -> bool:
+    """Whether a file name is one a directory of specs is read for (hidden files never are).
+
+    Public because the pytest plugin collects spec files by the same rule.
+    """
     return name.endswith(SPEC_SUFFIXES) and not name.startswith(".")
+
+
+#: The old private name, until vts/pytest_plugin.py imports ``is_spec_name`` (issue 39).
+_is_spec_name = is_spec_name
 
 
 def _unreadable_directory(error: OSError) -> None:
@@ -140,7 +148,7 @@ def iter_spec_paths(paths: Sequence[str]) -> list[str]:
             found = []
             for root, dirs, files in os.walk(path, onerror=_unreadable_directory):
                 dirs[:] = [d for d in dirs if not d.startswith(".")]
-                found += [os.path.join(root, f) for f in files if _is_spec_name(f)]
+                found += [os.path.join(root, f) for f in files if is_spec_name(f)]
             files_here = sorted(found)
         elif os.path.lexists(path):
             if spec_kind(path) is None:
