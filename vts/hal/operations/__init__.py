@@ -40,12 +40,14 @@ from vts.hal.validation_error import BeyondHalRule, ValidationError
 
 __all__ = [
     "SPECS",
+    "OpContext",
     "OpSpec",
     "Signature",
     "ValidationError",
     "beyond_hal_rule_broken",
     "operation_min_hal_version",
     "operation_name",
+    "run_spec",
     "validate_operation",
 ]
 
