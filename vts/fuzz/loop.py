@@ -19,17 +19,19 @@ one reported.  The failing input is saved
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vts.families.fuzz_replay.edits import Edit
-from vts.families.fuzz_replay.oracle import Finding, Tally, check_model, check_requests
-from vts.families.fuzz_replay.saved import (
+from vts.families.fuzz_replay import (
+    Edit,
+    Finding,
     FuzzCase,
     RequestEdits,
+    Tally,
+    check_model,
+    check_requests,
     edited_model,
     edited_requests,
     edits_text,
@@ -161,18 +163,64 @@ class _ChunkState:
 
 def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk_seed: int, examples: int,
               deadline: float | None = None) -> ChunkResult:
+    """One chunk: ``examples`` Hypothesis examples from ``chunk_seed``, its failure (if any) shrunk and saved."""
+    chunk = _Chunk(target, seeds, config, deadline)
+    fuzz_one = _hypothesis_test(chunk, chunk_seed, examples)
+    started = time.monotonic()
+    failure = _run_test(fuzz_one, chunk.state, chunk_seed)
+    if failure is not None and config.save_dir:
+        _save(failure, seeds, config, chunk_seed)
+    return ChunkResult(chunk_seed, chunk.state.examples, chunk.tally, time.monotonic() - started, failure)
+
+
+@dataclass
+class _Chunk:
+    """What the examples of one chunk share: the target, the seeds, the budgets, the tally and the state."""
+
+    target: Any
+    seeds: Sequence[SeedModel]
+    config: FuzzConfig
+    deadline: float | None
+    tally: Tally = field(default_factory=Tally)
+    state: _ChunkState = field(default_factory=_ChunkState)
+
+
+def _hypothesis_test(chunk: _Chunk, chunk_seed: int, examples: int) -> Callable[[], None]:
+    """The chunk as one Hypothesis test: seeded, quiet, no database, generate then shrink.
+
+    Two draws an example: the model's edits, then -- only once the driver prepared the model -- the
+    requests', so no request is generated for the (many) models a driver refuses.
+    """
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
 
+    model_cases, request_lists = _strategies(chunk)
+
+    @hypothesis_seed(chunk_seed)
+    @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
+              phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False, print_blob=False,
+              verbosity=Verbosity.quiet,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(st.data())
+    def fuzz_one(data: Any) -> None:
+        index, model_edits = data.draw(model_cases())
+        _stop_when_spent(chunk)
+        _check_example(chunk, index, model_edits, lambda: data.draw(request_lists(index)))
+
+    return fuzz_one
+
+
+def _strategies(chunk: _Chunk) -> tuple[Any, Any]:
+    """The two draws of an example: (seed index, model edits), then that seed's requests and their edits."""
+    from hypothesis import strategies as st
+
     from vts.fuzz.mutators import ModelLayout, RequestLayout, draw_model_edits, draw_request_edits
 
+    seeds, config = chunk.seeds, chunk.config
     layouts = [(ModelLayout.of(s.model), RequestLayout.of(s.built.request)) for s in seeds]
     pick_seed = st.integers(0, len(seeds) - 1)
     pick_executor = st.sampled_from(("sync", "async"))
-    tally = Tally()
-    state = _ChunkState()
-    started = time.monotonic()
 
     @st.composite
     def model_cases(draw: Any) -> tuple[int, tuple[Edit, ...]]:
@@ -188,66 +236,70 @@ def run_chunk(target: Any, seeds: Sequence[SeedModel], config: FuzzConfig, chunk
             draw, layout, config.max_request_edits, min_edits=0 if n == 0 else 1)))
             for n in range(config.requests_per_model))
 
-    @hypothesis_seed(chunk_seed)
-    @settings(max_examples=examples, database=None, deadline=None, derandomize=False,
-              phases=(Phase.generate, Phase.shrink), report_multiple_bugs=False, print_blob=False,
-              verbosity=Verbosity.quiet,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(st.data())
-    def fuzz_one(data: Any) -> None:
-        # Two draws: the model's edits, then -- only once the driver prepared the model -- the requests',
-        # so no request is generated for the (many) models a driver refuses.
-        index, model_edits = data.draw(model_cases())
-        seed = seeds[index]
-        model_case = FuzzCase(seed.label, model_edits, ())
-        now = time.monotonic()
-        # Both stops end Hypothesis at once (BaseExceptions it does not treat as failures): an example
-        # that drew less because time ran out would make its data generation inconsistent (Flaky).
-        if state.first_failure_at is not None and now - state.first_failure_at > config.shrink_budget:
-            state.stopped = True
-            raise _Stop("shrink budget spent")
-        if state.first_failure_at is None and deadline is not None and now >= deadline:
-            state.stopped = True
-            raise _Stop("out of time")
-        model = edited_model(seed.model, model_edits)
-        case = model_case
-        try:
-            prepared = check_model(target.device(), model, target.call, tally)
-            if prepared is not None and config.requests_per_model:
-                case = FuzzCase(seed.label, model_edits, data.draw(request_lists(index)))
-                requests = edited_requests(seed.built.request, case.requests)
-                tally.edited_requests += sum(1 for r in case.requests if r.edits)
-                check_requests(prepared, model, requests, target.call, tally, async_timeout=target.timeout)
-        except Finding as finding:
-            state.last = (case, finding)
-            if state.first is None:
-                state.first, state.first_failure_at = (case, finding), time.monotonic()
-            raise
-        if state.first_failure_at is None:
-            state.examples += 1
+    return model_cases, request_lists
 
-    failure: FuzzFailure | None = None
+
+def _stop_when_spent(chunk: _Chunk) -> None:
+    """End the chunk once the shrink budget (after a failure) or the time budget (before one) is spent.
+
+    Both stops end Hypothesis at once (BaseExceptions it does not treat as failures): an example that
+    drew less because time ran out would make its data generation inconsistent (Flaky).
+    """
+    state, now = chunk.state, time.monotonic()
+    if state.first_failure_at is not None and now - state.first_failure_at > chunk.config.shrink_budget:
+        state.stopped = True
+        raise _Stop("shrink budget spent")
+    if state.first_failure_at is None and chunk.deadline is not None and now >= chunk.deadline:
+        state.stopped = True
+        raise _Stop("out of time")
+
+
+def _check_example(chunk: _Chunk, index: int, model_edits: tuple[Edit, ...],
+                   draw_requests: Callable[[], tuple[RequestEdits, ...]]) -> None:
+    """Send one example's model and, once prepared, its requests; a Finding is recorded, then raised."""
+    seed, config, state, tally = chunk.seeds[index], chunk.config, chunk.state, chunk.tally
+    model = edited_model(seed.model, model_edits)
+    case = FuzzCase(seed.label, model_edits, ())
+    try:
+        prepared = check_model(chunk.target.device(), model, chunk.target.call, tally)
+        if prepared is not None and config.requests_per_model:
+            case = FuzzCase(seed.label, model_edits, draw_requests())
+            requests = edited_requests(seed.built.request, case.requests)
+            tally.edited_requests += sum(1 for r in case.requests if r.edits)
+            check_requests(prepared, model, requests, chunk.target.call, tally, async_timeout=chunk.target.timeout)
+    except Finding as finding:
+        state.last = (case, finding)
+        if state.first is None:
+            state.first, state.first_failure_at = (case, finding), time.monotonic()
+        raise
+    if state.first_failure_at is None:
+        state.examples += 1
+
+
+def _run_test(fuzz_one: Callable[[], None], state: _ChunkState, chunk_seed: int) -> FuzzFailure | None:
+    """Run the chunk's test; the failure it found, if any (an error of the harness's own is re-raised)."""
     try:
         fuzz_one()
     except Finding as finding:
-        failure = _failure(state.last, finding, chunk_seed)
-    except BaseException:
+        return _failure(state.last, finding, chunk_seed)
+    except BaseException as error:
         # A stop may surface as _Stop or, when Hypothesis notices the cut-short example, as its Flaky error.
-        if not state.stopped:
-            if isinstance(sys.exc_info()[1], Exception) and state.first is not None:
-                case, finding = state.first
-                failure = FuzzFailure(finding.kind, f"{finding.message} (did not reproduce on replay: "
-                                      f"{type(sys.exc_info()[1]).__name__})", case, chunk_seed)
-            else:
-                raise
-        elif state.last is not None:  # the smallest failing input found within the shrink budget
-            failure = _failure(state.last, state.last[1], chunk_seed)
-    if failure is not None and config.save_dir:
-        seed = next(s for s in seeds if s.label == failure.case.base)
-        found_by = {**config.found_by, "chunk_seed": chunk_seed}
-        failure.spec_path = save_failure(config.save_dir, seed, failure.case, failure.kind, failure.message,
-                                         found_by)
-    return ChunkResult(chunk_seed, state.examples, tally, time.monotonic() - started, failure)
+        if state.stopped:
+            # The smallest failing input found within the shrink budget, if any.
+            return _failure(state.last, state.last[1], chunk_seed) if state.last is not None else None
+        if isinstance(error, Exception) and state.first is not None:
+            case, finding = state.first
+            return FuzzFailure(finding.kind, f"{finding.message} (did not reproduce on replay: "
+                               f"{type(error).__name__})", case, chunk_seed)
+        raise
+    return None
+
+
+def _save(failure: FuzzFailure, seeds: Sequence[SeedModel], config: FuzzConfig, chunk_seed: int) -> None:
+    """Write the failing input beside a concrete spec of its seed (``fuzz_replay`` re-sends it)."""
+    seed = next(s for s in seeds if s.label == failure.case.base)
+    found_by = {**config.found_by, "chunk_seed": chunk_seed}
+    failure.spec_path = save_failure(config.save_dir, seed, failure.case, failure.kind, failure.message, found_by)
 
 
 def _failure(last: tuple[FuzzCase, Finding] | None, raised: Finding, chunk_seed: int) -> FuzzFailure:

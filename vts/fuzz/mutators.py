@@ -20,7 +20,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from vts.families.fuzz_replay.edits import Edit, Path
+from vts.families.fuzz_replay import Edit, Path
 from vts.hal.enums import OperandLifeTime, OperandType, OperationType
 from vts.hal.types import Model, Request
 

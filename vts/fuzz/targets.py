@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from vts.families.fuzz_replay.oracle import Finding
+from vts.families.fuzz_replay import Finding
 from vts.hal.interfaces import Device
 
 if TYPE_CHECKING:
