@@ -150,17 +150,17 @@ class HostileHost(DriverHost):
         reader, taken = super()._start(message)
         self.mul_model = False
         if message.code == Method.GET_SUPPORTED_OPERATIONS:
-            model = p.read_model(Reader(reader.data[reader.pos:], message.fds), self._pool)
+            model = p.read_model(Reader(reader.data[reader.pos:], message.fds), self.pool)
             self.mul_model = any(op.type == OperationType.MUL for op in model.main.operations)
         return reader, taken
 
-    def _send(self, seq: int, code: int, status: int, body: bytes | bytearray, fds: Sequence[int] = ()) -> None:
+    def send(self, seq: int, code: int, status: int, body: bytes | bytearray, fds: Sequence[int] = ()) -> None:
         if self.hijacked == seq and code & p.REPLY:
             self.hijacked = None
             with self._send_lock:
                 MODES[self.mode](self, seq, code, bytes(body))
             return
-        super()._send(seq, code, status, body, fds)
+        super().send(seq, code, status, body, fds)
 
 
 def _truncate(request) -> None:  # type: ignore[no-untyped-def]

@@ -29,8 +29,8 @@ from vts.hal.interfaces import Device
 from vts.ipc import protocol as p
 from vts.ipc.client import connect
 from vts.ipc.connection import Connection
+from vts.ipc.driver_host import DriverHost
 from vts.ipc.errors import ProtocolError, RequestRejected
-from vts.ipc.host import DriverHost
 from vts.ipc.host_sessions import MAX_CONCURRENCY, SIBLING_THREADS, serve_client
 from vts.ipc.protocol import Method, Reader
 from vts.ipc.proxies import ProxyDevice

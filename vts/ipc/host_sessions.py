@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from vts.hal.interfaces import Burst, Device, PreparedModel
@@ -19,10 +18,11 @@ from vts.ipc import protocol as p
 from vts.ipc.answers import encode_result, measure_timing
 from vts.ipc.burst_proxy import GIVEN, HELD
 from vts.ipc.errors import ProtocolError
+from vts.ipc.host_calls import Handler
 from vts.ipc.protocol import Method, Reader, Writer
 
 if TYPE_CHECKING:
-    from vts.ipc.host import DriverHost
+    from vts.ipc.driver_host import DriverHost
     from vts.ipc.host_limits import ConnectionLimits
 
 #: The most calls a host serves at once on one connection (a bound on what a harness may ask).
@@ -41,7 +41,7 @@ def serve_client(host_class: type[DriverHost], device: Device, sock: socket.sock
     def run() -> None:
         try:
             host = host_class(device, sock, threads, limits=limits)
-            host._handlers[Method.CLOSE] = _close_shared
+            host.handlers[Method.CLOSE] = _close_shared
             host.serve()
         finally:
             sock.close()
@@ -59,27 +59,24 @@ def _close_shared(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
     return Writer(), None
 
 
-Handler = Callable[[Reader, int, set[int]], tuple[Writer, Callable[[], None] | None]]
-
-
 def host_handlers(host: DriverHost) -> dict[int, Handler]:
     """The handlers of this module's kinds for one connection's host."""
     def configure(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
-        prepared = host._object(r.u32(), PreparedModel)
+        prepared = host.object_of(r.u32(), PreparedModel)
         r.end()
         burst = prepared.configure_execution_burst()
-        return host._handle_reply(burst, Burst, "configure_execution_burst"), None
+        return host.handle_reply(burst, Burst, "configure_execution_burst"), None
 
     def execute(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
-        burst = host._object(r.u32(), Burst)
-        plain = p.read_request(r, host._pool)
+        burst = host.object_of(r.u32(), Burst)
+        plain = p.read_request(r, host.pool)
         pools: list[Any] = []
         for _ in range(r.count(1)):
             tag = r.u8()
             if tag == HELD:
                 pools.append(None)
             elif tag == GIVEN:
-                pools.append(p.read_pool_ref(r, host._pool))
+                pools.append(p.read_pool_ref(r, host.pool))
             else:
                 raise ProtocolError(f"unknown burst pool tag {tag}")
         memory_ids = r.i64_list()
@@ -90,7 +87,7 @@ def host_handlers(host: DriverHost) -> dict[int, Handler]:
         return encode_result(result, "burst execute"), None
 
     def free_memory(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
-        burst = host._object(r.u32(), Burst)
+        burst = host.object_of(r.u32(), Burst)
         slot = r.i64()
         r.end()
         burst.free_memory(slot)

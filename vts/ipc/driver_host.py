@@ -1,0 +1,266 @@
+"""The driver host's connection: serves any Python ``Device`` over the nnvts protocol on one socket.
+
+The host owns the driver's side of every shared object: pools mapped from the
+descriptors the harness sends (``from_fd``), and handles for the prepared
+models, buffers and fenced-execution callbacks the driver returns.  The
+HAL's handlers are ``HalCalls``'s; the session kinds (bursts, concurrency,
+further clients) ``host_sessions``'s; the process around it ``vts.ipc.host``.
+
+Calls are served by threads taking turns as reader (leader/follower): the
+thread that reads a request handles it itself, so a call costs no thread
+hand-off.  With ``threads`` above one a driver blocked in one call (a long
+execution) does not stop another thread's call, as with a HAL service's
+thread pool; the default is one thread, which serves calls in order
+(asynchronous executions still run concurrently, on the driver's threads).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from vts.hal.enums import ErrorStatus
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import Device
+from vts.hal.memory import Memory, from_fd, unmapped
+from vts.ipc import protocol as p
+from vts.ipc.answers import driver_error_answer, exception_body, text_body
+from vts.ipc.errors import ProtocolError
+from vts.ipc.host_calls import HalCalls, Handler
+from vts.ipc.host_exit import EXIT_OK, exit_after_grace, log, out_of_memory
+from vts.ipc.host_limits import ConnectionLimits
+from vts.ipc.host_sessions import host_handlers
+from vts.ipc.protocol import Reader, WireStatus
+
+__all__ = ["DEFAULT_THREADS", "DriverHost"]
+
+#: How many threads take turns reading requests (concurrent calls served at once).  One by default:
+#: threads taking turns cost 20-60 us of GIL and futex traffic per call, and the suite's concurrency
+#: (asynchronous executions) runs on the driver's own threads anyway.
+DEFAULT_THREADS = 1
+
+
+class DriverHost(HalCalls):
+    """Serves ``device`` on the connected stream socket ``sock`` until the harness hangs up."""
+
+    def __init__(self, device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS,
+                 owns_process: bool = False, limits: ConnectionLimits | None = None) -> None:
+        super().__init__(device)
+        #: What this connection may hold, where it is one of ``nnvts serve``'s clients (None: spawned host).
+        self.limits = limits
+        #: Whether the host may end the process when the harness hangs up (not when it runs in a thread).
+        self.owns_process = owns_process
+        self.sock = sock
+        self._receiver = p.Receiver(sock, admit=limits.admit if limits is not None else None)
+        self.threads = max(1, threads) if limits is None else min(max(1, threads), limits.max_threads)
+        self.pools: dict[int, Memory] = {}
+        self.objects: dict[int, object] = {}
+        self._handles = itertools.count(1)
+        self._read_lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._table_lock = threading.Lock()
+        self._stopped = threading.Event()
+        #: Bumped by every preamble that may change the pool table (see ``HalCalls._read_model``).
+        self.pools_generation = 0
+        #: Method code -> handler: the HAL's methods and the session kinds (``host_sessions``).
+        self.handlers: dict[int, Handler] = {**self.hal_handlers(), **host_handlers(self)}
+        #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).
+        self._live_threads: set[int] = {0}
+
+    def serve(self) -> int:
+        """Serve until the connection ends; returns the exit status."""
+        with self._table_lock:
+            for index in range(1, self.threads):
+                self._start_thread(index)
+        try:
+            self._loop(0)
+            self._stopped.wait()
+        finally:
+            self.release()
+        return EXIT_OK
+
+    def release(self) -> None:
+        """The peer is gone: close every pool's descriptor, drop every handle, give back what it held."""
+        self._stopped.set()
+        with self._table_lock:
+            pools, self.pools = self.pools, {}
+            objects, self.objects = self.objects, {}
+        for pool in pools.values():
+            with contextlib.suppress(Exception):
+                pool.close()
+        objects.clear()
+        if self.limits is not None:
+            self.limits.close()
+
+    def _start_thread(self, index: int) -> None:
+        """Start reader thread ``index`` (call with the table lock held)."""
+        self._live_threads.add(index)
+        threading.Thread(target=self._loop, args=(index,), daemon=True, name=f"nnvts-host-{index}").start()
+
+    def set_threads(self, threads: int) -> int:
+        """Serve up to ``threads`` calls at once from now on (SET_CONCURRENCY); returns the previous number.
+
+        Extra threads start now; surplus ones end after their next call.
+        """
+        if self.limits is not None:
+            threads = min(threads, self.limits.max_threads)
+        with self._table_lock:
+            previous, self.threads = self.threads, max(1, threads)
+            for index in range(1, self.threads):
+                if index not in self._live_threads:
+                    self._start_thread(index)
+        return previous
+
+    def _loop(self, index: int = 0) -> None:
+        while not self._stopped.is_set():
+            if index >= self.threads:
+                with self._table_lock:
+                    if index >= self.threads:
+                        self._live_threads.discard(index)
+                        return
+            with self._read_lock:
+                if self._stopped.is_set():
+                    return
+                admitted = 0
+                try:
+                    message = self._receiver.receive()
+                except p.Refused as error:  # from the header alone: nothing was taken
+                    self.send(error.seq, error.code | p.REPLY, WireStatus.PROTOCOL_ERROR, text_body(str(error)))
+                    continue
+                except (ProtocolError, OSError) as error:
+                    log(f"connection lost: {error}")
+                    message = None
+                finally:
+                    if self.limits is not None:
+                        admitted, self.limits.admitted = self.limits.admitted, 0
+                if message is None:
+                    self._release_bytes(admitted)
+                if message is None:
+                    self._stopped.set()
+                    if self.owns_process:
+                        # The harness is gone.  A call stuck in the driver must not keep the process alive.
+                        exit_after_grace()
+                    return
+                try:
+                    reader, taken = self._start(message)
+                except ProtocolError as error:
+                    p.close_fds(message.fds)
+                    self._release_bytes(admitted)
+                    self.send(message.seq, message.code | p.REPLY, WireStatus.PROTOCOL_ERROR, text_body(str(error)))
+                    continue
+            try:
+                self._handle(message, reader, taken)
+            finally:
+                self._release_bytes(admitted)
+
+    def _release_bytes(self, admitted: int) -> None:
+        if self.limits is not None:
+            self.limits.release_bytes(admitted)
+
+    def _start(self, message: p.Message) -> tuple[Reader, set[int]]:
+        """Apply the preamble in stream order (pool declarations, releases) before the next read."""
+        reader = Reader(message.body, message.fds)
+        preamble = p.read_preamble(reader)
+        taken: set[int] = set()
+        if not (preamble.pools or preamble.released_pools or preamble.released_handles):
+            return reader, taken
+        self.pools_generation += 1  # a model decoded before may name pools this preamble changes
+        with self._table_lock:
+            released = 0
+            for pool_id in preamble.released_pools:
+                pool = self.pools.pop(pool_id, None)
+                if pool is not None:
+                    pool.close()
+                    released += 1
+            dropped = sum(self.objects.pop(handle, None) is not None for handle in preamble.released_handles)
+            if self.limits is not None:
+                self.limits.give_pools(released)
+                self.limits.give_handles(dropped)
+                # Counted before any descriptor is taken: a refused preamble leaves them all to be closed.
+                self.limits.take_pools(len({d.pool_id for d in preamble.pools if d.pool_id not in self.pools}))
+            for decl in preamble.pools:
+                fd = message.fds[decl.fd_index] if decl.fd_index >= 0 else -1
+                if fd >= 0:
+                    taken.add(fd)
+                old = self.pools.pop(decl.pool_id, None)
+                if old is not None:
+                    old.close()
+                self.pools[decl.pool_id] = _map_pool(decl.name, decl.size, fd)
+        return reader, taken
+
+    def _handle(self, message: p.Message, reader: Reader, taken: set[int]) -> None:
+        after: Callable[[], None] | None = None
+        reply_code = message.code | p.REPLY
+        try:
+            handler = self.handlers.get(message.code)
+            if handler is None:
+                raise ProtocolError(f"unknown request code {message.code}")
+            writer, after = handler(reader, message.seq, taken)
+            status, body, fds = ErrorStatus.NONE, writer.buf, writer.fds
+        except ProtocolError as error:
+            status, body, fds, writer = WireStatus.PROTOCOL_ERROR, text_body(str(error)), [], None
+        except DriverError as error:
+            status, body, fds, writer = driver_error_answer(error)
+        except MemoryError:
+            out_of_memory()
+        except BaseException as error:
+            status, body, fds, writer = WireStatus.DRIVER_EXCEPTION, exception_body(error), [], None
+        finally:
+            for fd in message.fds:
+                if fd not in taken:
+                    _close(fd)
+        self.send(message.seq, reply_code, status, body, fds)
+        if writer is not None:
+            for fd in writer.close_after_send:
+                _close(fd)
+        if after is not None:
+            after()
+
+    def send(self, seq: int, code: int, status: int, body: bytes | bytearray, fds: Sequence[int] = ()) -> None:
+        try:
+            with self._send_lock:
+                p.send_message(self.sock, seq, code, status, body, fds)
+        except OSError as error:
+            log(f"cannot answer the harness: {error}")
+            self._stopped.set()
+
+    def pool(self, pool_id: int) -> Memory:
+        try:
+            return self.pools[pool_id]
+        except KeyError:
+            raise ProtocolError(f"pool id {pool_id} was never declared (or was released)") from None
+
+    def register(self, obj: object | None) -> int:
+        if obj is None:
+            return p.NULL_HANDLE
+        handle = next(self._handles)
+        with self._table_lock:
+            if self.limits is not None:
+                self.limits.take_handle()
+            self.objects[handle] = obj
+        return handle
+
+    def object_of(self, handle: int, kind: type) -> Any:
+        obj = self.objects.get(handle)
+        if not isinstance(obj, kind):
+            raise ProtocolError(f"handle {handle} is not a live {kind.__name__}")
+        return obj
+
+
+def _map_pool(name: str, size: int, fd: int) -> Memory:
+    """The pool the harness declared, mapped; one the host cannot map keeps its name and size, and no bytes."""
+    if fd < 0:
+        return unmapped(name, size, fd)
+    try:
+        return from_fd(name, size, fd)
+    except (OSError, ValueError, OverflowError) as error:
+        log(f"cannot map pool {name!r} of {size} bytes: {error}")
+        return unmapped(name, size, fd)
+
+
+def _close(fd: int) -> None:
+    p.close_fds([fd])
