@@ -1,4 +1,4 @@
-"""The floors of ../shared/design/architecture.md hold: the import contract, no cycles, no loose modules.
+"""The floors of docs/architecture.md hold: the import contract, no cycles, no loose modules.
 
 ``lint-imports`` (import-linter) checks the floors and "drivers see only the
 HAL"; a second run over a copy with one upward import proves the contract

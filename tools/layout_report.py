@@ -1,4 +1,4 @@
-"""Counts that say how well the code keeps to its floors (docs: shared architecture).
+"""Counts that say how well the code keeps to its floors (docs/architecture.md).
 
 Why a script: the layout issue asks for before/after figures (upward imports, cycles,
 function-level imports, long modules, loose modules); measuring them by hand each time
@@ -13,7 +13,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-#: The floor of each top-level unit under ``vts`` (architecture.md); unknown units are "loose".
+#: The floor of each top-level unit under ``vts`` (docs/architecture.md); unknown units are "loose".
 FLOORS = {
     "cli": 7, "pytest_plugin": 7,
     "fuzz": 6, "soak": 6,

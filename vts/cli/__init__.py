@@ -3,8 +3,8 @@
 The entry point is ``vts.cli.main:main`` (pyproject's ``nnvts`` script);
 ``main`` and ``device_info`` are not named here, being the names of their
 modules.  ``__all__`` names the rest that other code (the tests) uses: the
-parameter types and the duration parser.  Each loads on first use, since
-``nnvts --help`` must start in well under 100 ms.
+parameter types and the duration parser.  Each loads on first use: the goal
+for ``nnvts --help`` is 100 ms.
 """
 
 from __future__ import annotations

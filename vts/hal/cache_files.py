@@ -3,8 +3,9 @@
 The HAL hands a driver cache files (``prepareModel``'s model and data cache
 handles, HAL 1.2+) that any process could have written; a driver must not
 build a model, let alone load an executable, from bytes it did not write for
-this token (test-catalogue §7.4).  Two of our drivers cache (the reference and
-XLA), so the rules live here once:
+this token (the caching rules of ``IDevice.hal`` 1.2/1.3, which VTS
+CompilationCachingTests.cpp checks).  Two of our drivers cache (the reference
+and XLA), so the rules live here once:
 
 * **Files.** One model-cache file: a magic, a JSON header (driver version, the
   model's structure, the SHA-256 of the data cache), the model's small

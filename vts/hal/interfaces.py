@@ -173,8 +173,9 @@ class Burst:
     ``None`` when the client relies on the burst holding it already.
 
     The rules every burst enforces (INVALID_ARGUMENT, nothing executed, no
-    output written), after the catalogue's burst validation (test-catalogue
-    §4.4, §4.6) and the sample driver (hal-reference §12.4):
+    output written), after VTS's request and burst validation
+    (ValidateRequest.cpp, ValidateBurst.cpp) and the AOSP sample driver's
+    burst server (``ExecutionBurstServer.cpp``):
 
     * one identifier per pool (``len(memory_ids) == len(request.pools)``);
     * identifiers are int32 slots >= 0, each at most once per request;

@@ -79,7 +79,7 @@ _TYPES_BY_VERSION = {
 
 _SCALAR_TYPES = frozenset({_T.FLOAT16, _T.FLOAT32, _T.INT32, _T.UINT32, _T.BOOL, _T.SUBGRAPH, _T.OEM})
 
-#: Types whose scale must be exactly 0 (HAL reference §10.1).
+#: Types whose scale must be exactly 0 (``OperandType`` in NN HAL 1.3 types.hal; ValidateHal.cpp).
 _ZERO_SCALE = frozenset({
     _T.FLOAT16, _T.FLOAT32, _T.INT32, _T.UINT32, _T.BOOL, _T.SUBGRAPH,
     _T.TENSOR_FLOAT16, _T.TENSOR_FLOAT32, _T.TENSOR_BOOL8, _T.TENSOR_QUANT8_SYMM_PER_CHANNEL,

@@ -7,7 +7,8 @@ and a ``Request`` whose arguments are byte ranges of shared memory).  Keeping
 the two apart lets families mutate the HAL form freely while the goldens stay
 attached to the test form.
 
-The packing follows the NNAPI runtime and VTS (test-catalogue §2.2/§2.3):
+The packing follows the NNAPI runtime and VTS (GeneratedTestHarness.cpp's
+``createModel`` and ``createRequest``):
 constant values start at 4-byte aligned offsets; constants larger than 128
 bytes travel as CONSTANT_REFERENCE in one shared pool, smaller ones inline as
 CONSTANT_COPY; request inputs share pool 0 and outputs pool 1.
@@ -336,7 +337,7 @@ class ConstantPolicy:
 def _extension_prefixes(model: CaseModel) -> dict[str, int]:
     """Each extension's prefix: the model's explicit entries (any uint16 but 0, in their order) or 1, 2, ...
 
-    A runtime may give any prefix to any extension (hal-reference §10.3); a
+    A runtime may give any prefix to any extension (``Model.extensionNameToPrefix``); a
     driver must decode a type by the prefix the model gives, never by the
     extension's position in the list.
     """

@@ -1,6 +1,7 @@
 """Accuracy criteria of the NN HAL suite, as pure functions returning records.
 
-Per operand type (spec-format.md "Accuracy", test-catalogue §9): float32
+Per operand type (``checkResults`` of TestHarness.cpp, shared by VTS and CTS;
+docs/driver-guide.md): float32
 within 1e-5 + 5 ULP relative; float16 (and float32 in relaxed or fp16 models)
 within 5 fp16 ULP absolute and relative; int32 and quantized types within 1
 (a model may widen the quantized bound, MobileNet-sized graphs use 3);

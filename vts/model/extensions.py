@@ -3,7 +3,7 @@
 A spec names an extension type as ``EXTENSION_NAME:TYPE_NAME``; the HAL sees
 a 32-bit number whose high 16 bits are a per-model prefix and whose low 16
 bits are the type's id inside the extension (``Model.extensionNameToPrefix``,
-hal-reference §10.3).  Turning one into the other needs the extension's
+``ExtensionTypeEncoding`` in NN HAL 1.2 types.hal).  Turning one into the other needs the extension's
 definition -- the id of each operand and operation type, whether an operand
 type is a tensor, how many bytes one element takes and how to read it --
 which on Android lives in the vendor's header (``FibonacciExtension.h``).

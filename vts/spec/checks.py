@@ -1,4 +1,4 @@
-"""Semantic load-time checks the schema cannot express (spec-format.md, "Load-time errors").
+"""Semantic load-time checks the schema cannot express (docs/spec-format.md, "Load-time errors").
 
 Names unique per subgraph and per file, every reference resolvable, type
 names known (or of a declared extension), and every value's size, kinds and

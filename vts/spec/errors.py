@@ -1,6 +1,6 @@
 """Errors in spec files, located by file, line and JSON pointer.
 
-A spec error is the author's problem, not a test verdict (spec-format.md,
+A spec error is the author's problem, not a test verdict (docs/spec-format.md,
 "Load-time errors"): the CLI prints it and exits with status 2.  The message
 always says what was expected, because "invalid" alone sends the author to
 the schema to find out.

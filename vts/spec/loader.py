@@ -2,7 +2,7 @@
 
 ``load_file`` is the one door through which a spec reaches the rest of
 nnvts: what comes out is schema-valid, semantically checked and expanded to
-the concrete layer (spec-format.md), so consumers never see authoring-layer
+the concrete layer (docs/spec-format.md), so consumers never see authoring-layer
 keys.  Anything wrong raises ``SpecError`` naming the file, line, JSON
 pointer and what was expected.  ``load_paths`` is lazy so a corpus of
 thousands of models is never held in memory at once.
@@ -124,10 +124,6 @@ def is_spec_name(name: str) -> bool:
     Public because the pytest plugin collects spec files by the same rule.
     """
     return name.endswith(SPEC_SUFFIXES) and not name.startswith(".")
-
-
-#: The old private name, until vts/pytest_plugin.py imports ``is_spec_name`` (issue 39).
-_is_spec_name = is_spec_name
 
 
 def _unreadable_directory(error: OSError) -> None:

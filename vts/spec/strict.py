@@ -1,6 +1,6 @@
 """Making a concrete document writable as strict JSON: non-finite values move to ``{b64}``.
 
-A golden may be NaN or infinity (spec-format.md, "Element checks"), but JSON
+A golden may be NaN or infinity (docs/spec-format.md, "Element checks"), but JSON
 has no token for either: Python's ``NaN``/``Infinity`` are an extension that
 strict parsers (``jq``, browsers, most other languages) reject.  The concrete
 format already has a form that carries any float bit pattern — ``{b64}``,

@@ -3,7 +3,7 @@
 A value is written as a flat list, a bare scalar, ``{b64: ...}`` (the
 little-endian bytes of the stored element type), or in examples the long
 form ``{dims, value | b64}``.  All forms must denote the same array
-(spec-format.md, "Values").  Checks work on the Python list where that is
+(docs/spec-format.md, "Values").  Checks work on the Python list where that is
 cheapest (``set(map(type, ...))``, ``min``/``max`` run at C speed) and fall back
 to numpy only for long float lists; numpy itself is imported lazily.
 """
@@ -111,7 +111,7 @@ def check_value(value: Any, et: ElementType, count: int | None, pointer: str,
 
 
 def check_elements(values: list[Any], et: ElementType, pointer: str, *, bare: bool = False) -> Problem | None:
-    """Check element kinds and ranges against the stored type (spec-format.md, "Values")."""
+    """Check element kinds and ranges against the stored type (docs/spec-format.md, "Values")."""
     kinds = set(map(type, values))
 
     def at(i: int) -> str:

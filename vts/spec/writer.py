@@ -2,7 +2,7 @@
 
 One JSON file per spec, named after the spec (spec names are suite-unique),
 holding the concrete-layer document.  The rendering is canonical — keys in
-the order of spec-format.md, one operand, operation or example value per
+the order of docs/spec-format.md, one operand, operation or example value per
 line — so output is byte-for-byte deterministic and a change to a spec shows
 up as a small diff.  ``generated_tests/`` belongs to the generator: any
 ``*.json`` directly in it that no spec produces is stale and removed.

@@ -1,4 +1,4 @@
-"""The caching family's models (test-catalogue §7.1), built by nnvts with independent goldens.
+"""The caching family's models (VTS CompilationCachingTests.cpp's fixture), built by nnvts with independent goldens.
 
 * MobileNet v1 (float32 and uint8), where the suite uses the corpus's
   ``mobilenet_224_gender_basic_fixed`` and ``mobilenet_quantized``: the

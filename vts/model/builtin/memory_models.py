@@ -1,4 +1,4 @@
-"""The memory-domain suite's test models, built by nnvts itself (test-catalogue §6.1).
+"""The memory-domain suite's test models, built by nnvts itself (VTS MemoryDomainTests.cpp's fixture).
 
 VTS's MemoryDomainTest builds two tiny models around one test operand,
 ``[1, 32, 32, 8]`` of the parameter type (scale 0.5 and zero point 0 for the

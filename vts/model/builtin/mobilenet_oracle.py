@@ -1,9 +1,9 @@
 """Goldens for ``vts.model.builtin.mobilenet``: a float64 numpy forward pass written apart from the reference driver.
 
 The caching family judges a MobileNet restored from cache "correct or
-refused" (test-catalogue §7.2), so it needs expected outputs that neither the
-driver under test nor the bundled reference driver produced (spec-format.md,
-"Goldens").  This module recomputes the network from the builders' public
+refused" (VTS CompilationCachingTests.cpp), so it needs expected outputs that
+neither the driver under test nor the bundled reference driver produced (a
+golden never comes from a driver: docs/spec-format.md).  This module recomputes the network from the builders' public
 weights with plain numpy: convolutions as im2col matrix products in float64,
 Android's SAME padding (``needed = (out - 1) * stride + filter - in``, the
 smaller half first), ReLU6, a global mean, the classifier and a softmax.

@@ -1,7 +1,7 @@
 """One generated case of Android's generator as a model of the concrete spec format.
 
 The child hands over what ``example_generator.GetModelStruct`` gives the C++
-printer; this module maps it onto spec-format.md: the case named
+printer; this module maps it onto docs/spec-format.md: the case named
 ``SPEC_REST`` by Android becomes model ``REST`` of spec ``SPEC`` (``SPEC``
 itself when the names are equal), main inputs and outputs move their data
 into the one example, constants keep theirs, and large data is written as
@@ -30,7 +30,7 @@ _CONSTANT = ("CONSTANT_COPY", "CONSTANT_REFERENCE")
 _VERSION = re.compile(r"V(\d+)_(\d+)")
 
 #: Per-model tolerance overrides for cases Android's harness judges with a wider margin:
-#: the MobileNet graphs (spec-format.md, "Accuracy": quantized outputs within 3).
+#: the MobileNet graphs (quantized outputs within 3, as ``checkResults`` of TestHarness.cpp allows them).
 _TOLERANCES: tuple[tuple[re.Pattern[str], dict[str, Any]], ...] = (
     (re.compile(r"mobilenet"), {"quant": 3}),
 )
@@ -49,7 +49,7 @@ def hal_version(android_version: str | None) -> str | None:
 
 
 def model_name(test_name: str, spec_name: str) -> str:
-    """Android's case name without the spec-name prefix (spec-format.md, "Case names")."""
+    """Android's case name without the spec-name prefix (docs/corpus.md: ``SPEC.MODEL``)."""
     if test_name == spec_name:
         return spec_name
     prefix = spec_name + "_"
