@@ -1,7 +1,7 @@
 """Driver-allocated buffers of the reference device: ``IBuffer`` of NN HAL 1.3 (memory domains).
 
 The rules are the sample driver's ``ManagedBuffer`` / ``SampleBuffer``
-(hal-reference §12.5), with one deliberate difference: a buffer may have a
+(Android's SampleDriver.cpp, BufferTracker.cpp), with one deliberate difference: a buffer may have a
 dynamic shape.  Its *initial* dimensions (the allocation descriptor combined
 with every role's operand) may hold unknown axes or an unknown rank; the
 buffer then takes its shape from ``copy_from``'s dimensions or from the

@@ -2,7 +2,7 @@
 
 Android's sample driver answers ``configureExecutionBurst`` with a server
 whose executor keeps the mapped memory of each slot until ``freeMemory``
-(hal-reference §12.4).  ``ReferenceBurst`` does the same on top of
+(ExecutionBurstServer.cpp).  ``ReferenceBurst`` does the same on top of
 ``vts.hal.interfaces.Burst`` (which enforces the identifier rules): a memory
 is checked for mappability once, when its slot is first given, and every
 later request naming the slot uses the kept pool.  A pool the device cannot

@@ -1,7 +1,7 @@
 """The nnvts reference accelerator: a CPU device that runs models with numpy.
 
 It is the yardstick vendor drivers are compared with, so its answers follow
-Android's sample driver (hal-reference.md §12) unless a comment says why
+Android's sample driver (frameworks/ml/nn/driver/sample/SampleDriver.cpp) unless a comment says why
 not: full HAL validation on every call, INVALID_ARGUMENT for malformed
 models and arguments, MISSED_DEADLINE_PERSISTENT for a deadline that passed
 before the work started.

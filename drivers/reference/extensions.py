@@ -2,7 +2,7 @@
 
 A model names extension types by a per-model prefix (high 16 bits) and the
 type's id inside the extension (low 16 bits); ``Model.extensionNameToPrefix``
-says which prefix is which extension (hal-reference §10.3).  ``ModelExtensions``
+says which prefix is which extension (Android's TypeManager.cpp).  ``ModelExtensions``
 decodes that for one model and answers the driver's three questions:
 
 * is the model valid for the extensions this driver declares?  An unknown

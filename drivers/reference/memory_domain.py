@@ -10,7 +10,7 @@
   foreign object as invalid);
 * the token table of its live buffers.
 
-``allocate`` follows the sample driver (hal-reference §12.5): the
+``allocate`` follows the sample driver (Android's SampleDriver.cpp): the
 ``validateMemoryDesc`` rules answer INVALID_ARGUMENT, an extension operand
 type GENERAL_FAILURE.  Unlike the sample driver it accepts buffers whose
 dimensions are not fully known (see ``drivers.reference.buffer``).
@@ -123,7 +123,7 @@ class DeviceMemory:
 
         A kind the HAL allows but the device does not support is not an
         invalid argument: the sample driver reports an unmappable request pool
-        as GENERAL_FAILURE (§12.4), and so does this device for model pools
+        as GENERAL_FAILURE (SampleDriver.cpp), and so does this device for model pools
         (the sample driver says INVALID_ARGUMENT there; the HAL reserves that
         for malformed arguments, and a valid ``hardware_buffer_blob`` is not).
         """

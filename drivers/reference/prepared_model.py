@@ -1,6 +1,6 @@
 """The reference driver's prepared model: request decoding, execution paths, timing.
 
-Behaviour follows Android's sample driver (hal-reference.md §12.4): validate
+Behaviour follows Android's sample driver (SampleDriver.cpp): validate
 the request first (INVALID_ARGUMENT), refuse an already-passed deadline
 (MISSED_DEADLINE_PERSISTENT), map the pools (shared memory and
 driver-allocated buffers named by token: ``drivers.reference.request_pools``),

@@ -1,7 +1,7 @@
 """One execution's view of its request pools: shared memory mapped, tokens resolved to buffers.
 
-The sample driver maps every request pool before running (hal-reference
-§12.4): a shared-memory pool the device cannot map is GENERAL_FAILURE, an
+The sample driver maps every request pool before running (Android's
+SampleDriver.cpp): a shared-memory pool the device cannot map is GENERAL_FAILURE, an
 unknown token INVALID_ARGUMENT, and a known token is checked by its buffer
 (``ReferenceBuffer.validate_request``: roles, initialisation, dimensions).
 Reading inputs and writing outputs then goes through this binding, so a

@@ -1,6 +1,6 @@
 /*
  * Decoding models and requests, and validating them the way the HAL's
- * ValidateHal does (hal-reference.md §12.6).  Operation signatures are
+ * ValidateHal does (Android's frameworks/ml/nn/common/ValidateHal.cpp).  Operation signatures are
  * checked for the operations this driver knows (ADD, MUL); any other
  * operation gets the operation-independent checks only.
  */

@@ -1,6 +1,6 @@
 /*
  * HAL structures as the sample driver sees them, their decoding, and the
- * validation every driver owes the runtime (hal-reference.md §12.6): a
+ * validation every driver owes the runtime (Android's ValidateHal.cpp): a
  * malformed model or request is INVALID_ARGUMENT, never a crash.
  */
 #ifndef NNVTS_MODEL_H

@@ -741,7 +741,7 @@ static void handle_call(struct message *msg)
             send_protocol_error(msg->seq, reply, "not a live prepared-model handle");
             goto out;
         }
-        /* Fenced executions must know every output size up front (hal-reference.md §12.4). */
+        /* Fenced executions must know every output size up front (Android's SampleDriver.cpp). */
         const char *why = validate_request(&q, &pm->model.main, msg->code != M_EXECUTE_FENCED);
         if (why) {
             send_error(msg->seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);

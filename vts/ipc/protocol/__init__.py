@@ -1,8 +1,8 @@
 """The nnvts driver protocol: message framing and the binary encoding of HAL structures.
 
 docs/protocol.md is the normative description; this package is its Python
-implementation, used by both ends (``client.py`` in the harness, ``host.py``
-serving a Python driver).  The encoding is deliberately small and fixed so a
+implementation, used by both ends (``vts.ipc.client`` in the harness,
+``vts.ipc.host`` serving a Python driver).  The encoding is deliberately small and fixed so a
 driver in C needs only a cursor over little-endian integers:
 
 * a 16-byte header (body length, sequence number, code, status, number of
@@ -20,17 +20,14 @@ kinds), ``primitives`` (``Writer`` and ``Reader``) and ``codec`` (HAL structures
 Everything is named here too, so ``from vts.ipc import protocol as p`` reaches it all.
 """
 
-from vts.ipc.errors import ProtocolError  # noqa: F401 - what a reader raises, named with the protocol
-from vts.ipc.protocol.codec import (  # noqa: F401
-    _NO_PREAMBLE,
+from vts.ipc.errors import ProtocolError  # what a reader raises, named with the protocol
+from vts.ipc.protocol.codec import (
     EMPTY_PREAMBLE,
     PoolDeclaration,
     PoolRefReader,
     PoolRefWriter,
     Preamble,
     SubgraphBytes,
-    _read_perf,
-    _write_perf,
     read_buffer_desc,
     read_capabilities,
     read_error,
@@ -63,13 +60,7 @@ from vts.ipc.protocol.codec import (  # noqa: F401
     write_subgraph,
     write_timing,
 )
-from vts.ipc.protocol.framing import (  # noqa: F401
-    _MSG_CTRUNC,
-    _MSG_NOSIGNAL,
-    _MSG_TRUNC,
-    _RECORD,
-    _SCM_RIGHTS,
-    _SOL_SOCKET,
+from vts.ipc.protocol.framing import (
     BODY_IN_FD,
     DEVICE_FLAGS,
     FOREIGN_HANDLE,
@@ -90,14 +81,77 @@ from vts.ipc.protocol.framing import (  # noqa: F401
     Receiver,
     Refused,
     WireStatus,
-    _read_side_body,
-    _received_fds,
-    _write_all,
     close_fds,
     send_message,
     socket_pair,
 )
-from vts.ipc.protocol.primitives import (  # noqa: F401
+from vts.ipc.protocol.primitives import (
     Reader,
     Writer,
 )
+
+__all__ = [
+    "BODY_IN_FD",
+    "DEVICE_FLAGS",
+    "EMPTY_PREAMBLE",
+    "FOREIGN_HANDLE",
+    "HEADER",
+    "MAX_BODY",
+    "MAX_FDS",
+    "MAX_INLINE_BODY",
+    "NOTIFY",
+    "NULL_HANDLE",
+    "PROTOCOL_VERSION",
+    "REPLY",
+    "SOCKET_TYPE",
+    "ExtraTag",
+    "FenceTag",
+    "Message",
+    "Method",
+    "PoolDeclaration",
+    "PoolRefReader",
+    "PoolRefWriter",
+    "PoolTag",
+    "Preamble",
+    "ProtocolError",
+    "Reader",
+    "Receiver",
+    "Refused",
+    "SubgraphBytes",
+    "WireStatus",
+    "Writer",
+    "close_fds",
+    "read_buffer_desc",
+    "read_capabilities",
+    "read_error",
+    "read_execution_result",
+    "read_extensions",
+    "read_location",
+    "read_model",
+    "read_operand",
+    "read_output_shapes",
+    "read_pool_ref",
+    "read_preamble",
+    "read_request",
+    "read_roles",
+    "read_subgraph",
+    "read_timing",
+    "send_message",
+    "socket_pair",
+    "write_buffer_desc",
+    "write_capabilities",
+    "write_error",
+    "write_execution_result",
+    "write_extensions",
+    "write_location",
+    "write_model",
+    "write_operand",
+    "write_operation",
+    "write_output_shapes",
+    "write_pool_ref",
+    "write_preamble",
+    "write_request",
+    "write_roles",
+    "write_subgraph",
+    "write_timing",
+]

@@ -41,8 +41,8 @@ from vts.ipc.protocol.framing import (
     PoolTag,
 )
 from vts.ipc.protocol.primitives import (
-    _I64_ARRAYS,
-    _U32,
+    I64_ARRAYS,
+    U32,
     Reader,
     Writer,
 )
@@ -144,7 +144,7 @@ def write_location(w: Writer, loc: DataLocation) -> None:
 
 
 def read_location(r: Reader) -> DataLocation:
-    return DataLocation(*r._unpack(_LOCATION))
+    return DataLocation(*r.unpack(_LOCATION))
 
 
 #: Operands with at most this many dimensions are written and read with one struct of their own (issue 23:
@@ -360,15 +360,15 @@ def write_request(w: Writer, request: Request, memory_id: Callable[[Any], int]) 
     # Inlined: the request is encoded on every execution (same bytes as the generic writers).
     buf = w.buf
     for arguments in (request.inputs, request.outputs):
-        buf += _U32.pack(len(arguments))
+        buf += U32.pack(len(arguments))
         for arg in arguments:
             loc = arg.location
             dims = arg.dimensions
             n = len(dims)
             buf += _ARG_HEAD_N.pack(1 if arg.has_no_value else 0, loc.pool_index, loc.offset, loc.length, n)
             if n:
-                buf += (_I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).pack(*dims)
-    buf += _U32.pack(len(request.pools))
+                buf += (I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).pack(*dims)
+    buf += U32.pack(len(request.pools))
     for pool in request.pools:
         if isinstance(pool, MemoryToken):
             buf += _TOKEN_REF.pack(PoolTag.TOKEN, pool.token)
@@ -382,7 +382,7 @@ def read_request(r: Reader, memory: Callable[[int], Any]) -> Request:
     sides: list[list[RequestArgument]] = []
     try:
         for _ in range(2):
-            (count,) = _U32.unpack_from(data, pos)
+            (count,) = U32.unpack_from(data, pos)
             pos += 4
             if count * _ARG_HEAD_N.size > size - pos:
                 raise ProtocolError(f"list of {count} request arguments at offset {pos - 4} overruns the body")
@@ -395,13 +395,13 @@ def read_request(r: Reader, memory: Callable[[int], Any]) -> Request:
                 if n:
                     if n * 8 > size - pos:
                         raise ProtocolError(f"{n} dimensions at offset {pos - 4} overrun the body")
-                    dims = list((_I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).unpack_from(data, pos))
+                    dims = list((I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).unpack_from(data, pos))
                     pos += 8 * n
                 else:
                     dims = []
                 arguments.append(RequestArgument(no_value == 1, DataLocation(pool_index, offset, length), dims))
             sides.append(arguments)
-        (count,) = _U32.unpack_from(data, pos)
+        (count,) = U32.unpack_from(data, pos)
         pos += 4
         if count * 5 > size - pos:
             raise ProtocolError(f"list of {count} request pools at offset {pos - 4} overruns the body")
@@ -427,26 +427,26 @@ def write_timing(w: Writer, timing: Timing) -> None:
 
 
 def read_timing(r: Reader) -> Timing:
-    return Timing(*r._unpack(_TIMING))
+    return Timing(*r.unpack(_TIMING))
 
 
 def write_output_shapes(w: Writer, shapes: Sequence[OutputShape]) -> None:
     buf = w.buf
-    buf += _U32.pack(len(shapes))
+    buf += U32.pack(len(shapes))
     for shape in shapes:
         dims = shape.dimensions
         n = len(dims)
-        buf += _U32.pack(n)
+        buf += U32.pack(n)
         if n:
-            buf += (_I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).pack(*dims)
+            buf += (I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).pack(*dims)
         buf += b"\x01" if shape.is_sufficient else b"\x00"
 
 
 def read_output_shapes(r: Reader) -> tuple[OutputShape, ...]:
     shapes = []
     for _ in range(r.count(5, bounds.MAX_OUTPUT_SHAPES)):
-        if r.pos + 4 <= len(r.data) and _U32.unpack_from(r.data, r.pos)[0] > bounds.MAX_RANK:
-            raise ProtocolError(f"an output shape of {_U32.unpack_from(r.data, r.pos)[0]} dimensions "
+        if r.pos + 4 <= len(r.data) and U32.unpack_from(r.data, r.pos)[0] > bounds.MAX_RANK:
+            raise ProtocolError(f"an output shape of {U32.unpack_from(r.data, r.pos)[0]} dimensions "
                                 f"(at most {bounds.MAX_RANK})")
         dims = r.i64_list()
         shapes.append(OutputShape(tuple(dims), r.boolean()))
@@ -486,7 +486,7 @@ def _write_perf(w: Writer, info: PerformanceInfo) -> None:
 
 
 def _read_perf(r: Reader) -> PerformanceInfo:
-    return PerformanceInfo(*r._unpack(_PERF))
+    return PerformanceInfo(*r.unpack(_PERF))
 
 
 def write_capabilities(w: Writer, caps: Capabilities) -> None:

@@ -14,13 +14,14 @@ from vts import bounds
 from vts.ipc.errors import ProtocolError
 
 _U8 = struct.Struct("<B")
-_U32 = struct.Struct("<I")
+#: A little-endian u32 (counts, ids): shared with the codec's inline encoders.
+U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
 _U64 = struct.Struct("<Q")
 _I64 = struct.Struct("<q")
 _F64 = struct.Struct("<d")
 #: Precompiled formats for the short integer lists (dimensions, operand indexes) of every call.
-_I64_ARRAYS = [struct.Struct(f"<{n}q") for n in range(8)]
+I64_ARRAYS = [struct.Struct(f"<{n}q") for n in range(8)]
 
 
 
@@ -46,7 +47,7 @@ class Writer:
         self.buf += b"\x01" if value else b"\x00"
 
     def u32(self, value: int) -> None:
-        self.buf += _U32.pack(value)
+        self.buf += U32.pack(value)
 
     def i32(self, value: int) -> None:
         self.buf += _I32.pack(value)
@@ -61,7 +62,7 @@ class Writer:
         self.buf += _F64.pack(value)
 
     def raw(self, data: bytes | bytearray | memoryview) -> None:
-        self.buf += _U32.pack(len(data))
+        self.buf += U32.pack(len(data))
         self.buf += data
 
     def string(self, text: str) -> None:
@@ -69,13 +70,13 @@ class Writer:
 
     def i64_list(self, values: Sequence[int]) -> None:
         n = len(values)
-        self.buf += _U32.pack(n)
+        self.buf += U32.pack(n)
         if n:
             self.buf += struct.pack(f"<{n}q", *values)
 
     def f64_list(self, values: Sequence[float]) -> None:
         n = len(values)
-        self.buf += _U32.pack(n)
+        self.buf += U32.pack(n)
         if n:
             self.buf += struct.pack(f"<{n}d", *values)
 
@@ -88,7 +89,7 @@ class Writer:
 
     def fd(self, fd: int) -> None:
         """Attach ``fd`` to the message and write its index (u32)."""
-        self.buf += _U32.pack(len(self.fds))
+        self.buf += U32.pack(len(self.fds))
         self.fds.append(fd)
 
     def fd_list(self, fds: Sequence[int]) -> None:
@@ -107,7 +108,8 @@ class Reader:
         self.pos = 0
         self.fds = list(fds)
 
-    def _unpack(self, st: struct.Struct) -> tuple[Any, ...]:
+    def unpack(self, st: struct.Struct) -> tuple[Any, ...]:
+        """The fields of ``st`` at the cursor (for fixed-size structures of the codec), moving past them."""
         try:
             values = st.unpack_from(self.data, self.pos)
         except struct.error:
@@ -136,7 +138,7 @@ class Reader:
 
     def u32(self) -> int:
         try:
-            value = _U32.unpack_from(self.data, self.pos)[0]
+            value = U32.unpack_from(self.data, self.pos)[0]
         except struct.error:
             raise self._short(4) from None
         self.pos += 4
@@ -203,7 +205,7 @@ class Reader:
         n = self.count(8)
         if not n:
             return []
-        values = list(_I64_ARRAYS[n].unpack_from(self.data, self.pos)) if n < 8 else list(
+        values = list(I64_ARRAYS[n].unpack_from(self.data, self.pos)) if n < 8 else list(
             struct.unpack_from(f"<{n}q", self.data, self.pos))
         self.pos += 8 * n
         return values
