@@ -13,6 +13,13 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+if __package__:
+    from tools import code_figures
+    from tools.private_names import module_files, scan
+else:  # run as a file (python tools/layout_report.py), or imported with tools/ on sys.path
+    import code_figures
+    from private_names import module_files, scan
+
 #: The floor of each top-level unit under ``vts`` (docs/architecture.md); unknown units are "loose".
 FLOORS = {
     "cli": 7, "pytest_plugin": 7,
@@ -172,8 +179,38 @@ def main(argv: list[str] | None = None) -> int:
             print("  " + line)
         for group in module_cycles + package_cycles:
             print("  cycle: " + " <-> ".join(group))
+    _print_code_figures(root, edges, args.verbose)
     return 0
 
+
+def _print_code_figures(root: Path, edges: dict[str, set[str]], verbose: bool) -> None:
+    """The figures of issue 39 after the floor figures, each followed by its items under ``--verbose``."""
+    files = module_files(root, ["vts"])
+    with_all, without_all = code_figures.packages_with_all(files)
+    long_functions = code_figures.long_functions(files)
+    runners = code_figures.runner_constructions(files)
+    runner_modules = sorted({item.split(":")[0] for item in runners})
+    # (label, the count as printed, what follows it on the line, the items --verbose lists)
+    figures: list[tuple[str, int, str, list[str]]] = []
+
+    def add(label: str, items: list[str], count: int | None = None, tail: str = "") -> None:
+        figures.append((label, len(items) if count is None else count, tail, items))
+
+    add("imports between families", code_figures.imports_between_families(edges))
+    add("private names imported across packages", [str(item) for item in scan(root)])
+    add(f"functions over {code_figures.LONG_FUNCTION} lines", long_functions,
+        tail=f" {[item.split(' (')[0] for item in long_functions]}")
+    add("Runner constructions", runners, tail=f" {runner_modules}")
+    add("public top-level names", code_figures.public_top_level_names(files))
+    add("packages with __all__ in __init__", [f"without __all__: {name}" for name in without_all],
+        count=len(with_all), tail=f" of {len(with_all) + len(without_all)}")
+    add("design citations that do not resolve",
+        code_figures.unresolved_citations(root, ["vts", "drivers", "tests", "tools", "bench", "docs"]))
+    for label, count, tail, items in figures:
+        print(f"{label}: {count}{tail}")
+        if verbose:
+            for item in items:
+                print("  " + item)
 
 if __name__ == "__main__":
     raise SystemExit(main())
