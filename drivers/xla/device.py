@@ -400,7 +400,13 @@ class _DeferredCallback(CompletedFencedCallback):
 
 
 def create_device(argv: Sequence[str] = (), backend: str | None = None, precision: str | None = None) -> XlaDevice:
-    """Entry point of the ``nnvts.drivers`` group (``xla``): backend from ``NNVTS_XLA_BACKEND`` (default cpu)."""
+    """Entry point of the ``nnvts.drivers`` group (``xla``); ``--driver-option`` sets its backend and precision.
+
+    Driver options:
+        backend: the JAX platform to run on (cpu, gpu, cuda, rocm...); unset: $NNVTS_XLA_BACKEND, else cpu
+        precision: float32 matmul/convolution precision (highest, default); unset: $NNVTS_XLA_PRECISION,
+            else highest
+    """
     import importlib.util
 
     if importlib.util.find_spec("jax") is None or importlib.util.find_spec("jaxlib") is None:

@@ -1,8 +1,9 @@
-"""Finding drivers: by entry point name, by ``module:attr``, or ``exec:COMMAND``.
+"""Finding drivers: by entry point name, by ``module:attr``, or ``exec:COMMAND``, with their options.
 
 Entry points of the group ``nnvts.drivers`` name installed drivers
 (``reference`` is ours).  ``module:attr`` names a ``Device`` instance, a
-``Device`` subclass, or a zero-argument factory.  ``exec:COMMAND`` runs any
+``Device`` subclass, or a factory called with the driver's options as
+keyword arguments (``vts.ipc.driver_options``).  ``exec:COMMAND`` runs any
 program speaking the nnvts protocol (see docs/protocol.md).
 """
 
@@ -11,11 +12,28 @@ from __future__ import annotations
 import importlib
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 
 from vts.hal.interfaces import Device
+from vts.ipc.driver_errors import DriverNotFound, DriverSyntaxError, DriverUnavailable
+from vts.ipc.driver_options import DriverOptionError, factory_arguments, normalise_options
+
+__all__ = [
+    "BUILTIN",
+    "ENTRY_POINT_GROUP",
+    "DriverNotFound",
+    "DriverOptionError",
+    "DriverRef",
+    "DriverSyntaxError",
+    "DriverUnavailable",
+    "available_drivers",
+    "load_device",
+    "missing_extra_message",
+    "resolve_target",
+    "unavailable_drivers",
+]
 
 ENTRY_POINT_GROUP = "nnvts.drivers"
 
@@ -25,14 +43,6 @@ BUILTIN = {"reference": "drivers.reference:create_device",
            # Over optional engines: their factories name the extra to install when the engine is missing.
            "litert": "drivers.litert:create_device", "onnxruntime": "drivers.onnxruntime:create_device",
            "xla": "drivers.xla:create_device"}
-
-
-class DriverNotFound(LookupError):
-    """The driver name resolves to nothing loadable (a usage error: exit status 2)."""
-
-
-class DriverUnavailable(DriverNotFound):
-    """An installed driver whose optional dependencies (a package extra) are not installed."""
 
 
 def _target(entry: metadata.EntryPoint) -> str:
@@ -71,10 +81,6 @@ def missing_extra_message(driver: str, extras: Sequence[str], package: str, requ
             f"pip install '{package}[{','.join(extras)}]'")
 
 
-class DriverSyntaxError(DriverNotFound):
-    """A driver reference that is not well formed (bad quoting, an empty command, a bad dotted name)."""
-
-
 @dataclass(frozen=True)
 class DriverRef:
     """How to obtain a driver, parsed once where the text enters (the command line, a pytest option).
@@ -83,9 +89,14 @@ class DriverRef:
     or ``exec:COMMAND`` (a program speaking the nnvts protocol).  The text is
     checked when the reference is made, so everything downstream holds a
     well-formed value; picklable, so ``-j`` workers receive it as is.
+
+    ``options`` are the driver's options (``--driver-option KEY=VALUE``) as
+    text, sorted by key; a key given twice or malformed is a
+    ``DriverOptionError``.  ``str(ref)`` is the spec alone.
     """
 
     spec: str
+    options: tuple[tuple[str, str], ...] = ()
     kind: str = field(init=False, compare=False)
     #: The program and its arguments of an ``exec:`` driver (empty for the others).
     argv: tuple[str, ...] = field(init=False, compare=False, default=())
@@ -94,6 +105,7 @@ class DriverRef:
         spec = self.spec
         if not isinstance(spec, str):
             raise TypeError(f"a driver reference is made from text, not {type(spec).__name__}")
+        object.__setattr__(self, "options", normalise_options(self.options))
         if spec.startswith("exec:"):
             try:
                 words = tuple(shlex.split(spec[len("exec:"):]))
@@ -119,6 +131,15 @@ class DriverRef:
 
     def __str__(self) -> str:
         return self.spec
+
+    def with_options(self, options: Mapping[str, str] | Iterable[tuple[str, str]]) -> DriverRef:
+        """The same driver with ``options`` instead of its own (``DriverOptionError`` if malformed)."""
+        return DriverRef(self.spec, tuple(options.items()) if isinstance(options, Mapping) else tuple(options))
+
+    @property
+    def options_dict(self) -> dict[str, str]:
+        """The options as a new dict (key -> value text)."""
+        return dict(self.options)
 
     @property
     def is_exec(self) -> bool:
@@ -150,11 +171,17 @@ class DriverRef:
         known = ", ".join(sorted(available_drivers())) or "none"
         raise DriverNotFound(f"driver {self.spec!r} not found (installed: {known}; or give module:attr)")
 
+    def factory(self) -> object:
+        """The Python object the reference names (a ``Device``, a ``Device`` class or a factory), not called."""
+        return resolve_target(self.target)
+
     def load(self) -> Device:
-        return load_device(self.target)
+        """The device, its factory called with the options (converted to its parameters' types)."""
+        return load_device(self.target, self.options, str(self))
 
 
-def load_device(target: str) -> Device:
+def resolve_target(target: str) -> object:
+    """The object ``module:attr`` names (``DriverNotFound`` if the module or attribute is missing)."""
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -165,11 +192,18 @@ def load_device(target: str) -> Device:
         if not hasattr(obj, part):
             raise DriverNotFound(f"driver module {module_name!r} has no attribute {attr!r}")
         obj = getattr(obj, part)
+    return obj
+
+
+def load_device(target: str, options: Iterable[tuple[str, str]] = (), driver: str | None = None) -> Device:
+    """The device ``module:attr`` names, its factory called with ``options`` as keyword arguments."""
+    obj = resolve_target(target)
+    arguments = factory_arguments(driver or target, obj, options)
     if isinstance(obj, Device):
         return obj
     if callable(obj):
         try:
-            device = obj()
+            device = obj(**arguments)
         except ImportError as error:  # a driver over an optional engine says what to install
             raise DriverUnavailable(f"{target}: {error}") from None
         if isinstance(device, Device):
