@@ -41,6 +41,7 @@ from vts.report.digest import (
     pass_rate,
     tone,
 )
+from vts.report.header import driver_options, options_text
 from vts.report.html_detail import detail_html, esc
 from vts.report.html_page import ASSETS, HEAD, TAIL
 from vts.report.output import atomic_write, scratch_directory
@@ -244,6 +245,7 @@ def _facts(header: dict[str, Any], footer: dict[str, Any] | None, digest: Digest
     duration = footer.get("duration") if footer else None
     rows: list[tuple[str, object]] = [
         ("driver", " ".join(str(driver.get(k)) for k in ("name", "version") if driver.get(k))),
+        ("driver options", options_text(driver_options(header), ", ") or None),  # the row only when some
         ("device type", driver.get("type")),
         ("driver reference", driver.get("ref")),
         ("isolation", driver.get("isolation")),

@@ -4,7 +4,8 @@ It follows the schema Jenkins' xUnit plugin publishes (``junit-10.xsd``,
 Surefire's format; tests/data/junit-10.xsd, checked in the test suite):
 
 - one ``<testsuite>`` per family, with ``<properties>`` naming the driver
-  (name, version, type), the nnvts version, the selection and the seed;
+  (name, version, type, and its options as ``nnvts.driver.options``), the
+  nnvts version, the selection and the seed;
 - failed and xpass cases carry ``<failure>``; error, crash, timeout (and any
   other failing verdict) ``<error type=VERDICT>``; a crashed case has the
   driver's stderr tail in ``<system-out>``; skipped and xfail ``<skipped>``;
@@ -35,6 +36,7 @@ from typing import IO, Any
 from xml.sax.saxutils import escape, quoteattr
 
 from vts.report.digest import attempts_of
+from vts.report.header import driver_options, options_text
 from vts.report.output import atomic_write, scratch_directory
 from vts.report.sanitize import clean
 from vts.results import CaseResult, Verdict
@@ -81,6 +83,7 @@ def properties(header: dict[str, Any], footer: dict[str, Any] | None, interrupte
     driver = header.get("driver") if isinstance(header.get("driver"), dict) else {"name": header.get("driver")}
     pairs: list[tuple[str, object]] = [(f"driver.{key}", driver.get(key)) for key in
                                        ("name", "version", "type", "ref", "isolation")]
+    pairs.append((OPTIONS_PROPERTY, options_text(driver_options(header))))
     pairs.append(("nnvts.version", header.get("nnvts_version")))
     selection = header.get("selection")
     if isinstance(selection, dict):
@@ -94,6 +97,11 @@ def properties(header: dict[str, Any], footer: dict[str, Any] | None, interrupte
     if footer is None:
         pairs.append(("nnvts.incomplete", "true: no summary in the results stream (the run was killed)"))
     return [(name, _property_value(value)) for name, value in pairs if value is not None and value != ""]
+
+
+#: The property listing the driver's ``--driver-option`` pairs, ``KEY=VALUE,KEY2=VALUE2`` in key order;
+#: absent when the run gave none (as every property with nothing to say is).
+OPTIONS_PROPERTY = "nnvts.driver.options"
 
 
 def _property_value(value: object) -> str:

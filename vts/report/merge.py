@@ -7,17 +7,22 @@ concatenation; here they are named: cases of the selection no shard ran
 (*missing*), cases two shards ran (*duplicate*, the first is kept), and
 cases no shard should have run (*unexpected*).  The merged reports are
 still written, so nothing that ran is lost; the exit status says the run
-is not whole.
+is not whole.  Shards of different drivers, or of one driver given
+different ``--driver-option``, are no one run at all: refused before
+anything is written (``DriverMismatch``, exit status 2).
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vts.report.header import MAX_DESCRIBED, describe_options, driver_of, driver_options, options_problem
 from vts.report.resultsfile import ResultsFileError, ResultsMeta, iter_results, read_results
+from vts.report.sanitize import cut
 from vts.results import CaseResult
 
 
@@ -51,6 +56,19 @@ class Coverage:
         for path in self.incomplete:
             out.append(f"incomplete shard file (killed or interrupted): {path}")
         return out
+
+
+class DriverMismatch(ResultsFileError):
+    """Shards run with different drivers, or one driver configured differently: not parts of one run.
+
+    A ``ResultsFileError`` (exit status 2, nothing written), naming the
+    later shard, then the first: their results would be reported as one
+    driver's, under the first shard's header.
+    """
+
+    def __init__(self, path: str, first: str, what: str, value: str, first_value: str) -> None:
+        super().__init__(path, None, f"run with {what} {value}, but {first} with {what} {first_value}: "
+                                     "merge only shards of one driver and one set of --driver-option")
 
 
 class SelectionMismatch(ValueError):
@@ -106,13 +124,37 @@ def _describe(selection: dict[str, Any]) -> str:
                   or "the default selection") + ")"
 
 
+def check_driver(meta: ResultsMeta, first: ResultsMeta | None) -> None:
+    """Refuse a header whose driver options are not an object of strings, or whose driver (its ``ref``
+    and options: absent ones are none) is not ``first``'s; ``first`` None: the file stands alone."""
+    options = driver_options(meta.header)
+    problem = options_problem(options)
+    if problem is not None:
+        raise ResultsFileError(meta.path, None, problem)
+    if first is None:
+        return
+    ref, first_ref = driver_of(meta.header).get("ref"), driver_of(first.header).get("ref")
+    if ref != first_ref:
+        raise DriverMismatch(meta.path, first.path, "driver", _describe_ref(ref), _describe_ref(first_ref))
+    first_options = driver_options(first.header)
+    if options != first_options:
+        raise DriverMismatch(meta.path, first.path, "driver options", describe_options(options),
+                             describe_options(first_options))
+
+
+def _describe_ref(ref: object) -> str:
+    """A driver reference for a one-line message: quoted, escaped, bounded."""
+    return "(none recorded)" if ref is None else cut(json.dumps(ref, ensure_ascii=True), MAX_DESCRIBED)
+
+
 def survey(paths: Sequence[str], expected: Iterable[str] | None) -> tuple[list[ResultsMeta], Coverage]:
     """Read every file to the end, strictly, and check coverage; nothing is written yet.
 
     A malformed file (``ResultsFileError``) thus stops the merge before any
     output, and the reports can say in their header what the merge found.
     ``expected`` is every case name of the selection (None: only
-    duplicates are checked).
+    duplicates are checked).  Every file must have been run with the
+    first one's driver and driver options (``check_driver``).
     """
     coverage = Coverage()
     metas: list[ResultsMeta] = []
@@ -125,6 +167,7 @@ def survey(paths: Sequence[str], expected: Iterable[str] | None) -> tuple[list[R
                 coverage.duplicates.setdefault(result.name, [first]).append(path)
             else:
                 seen[result.name] = path
+        check_driver(meta, metas[0] if metas else None)
         if not meta.complete or meta.interrupted:
             coverage.incomplete.append(path)
         metas.append(meta)

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
+from vts.report.header import clean_header, with_clean_options
 from vts.report.sanitize import clean_result, clean_value
 from vts.report.verbatim import EMPTY, StreamFingerprint
 from vts.results import RESULTS_SCHEMA_VERSION, CaseResult, summarize
@@ -80,7 +81,8 @@ class ResultStream:
         self._size = 0
         self._started = time.monotonic()
         self._closed = False
-        self._write({"nnvts_results": RESULTS_SCHEMA_VERSION, **header})
+        # Driver options bounded: a header re-written by ``nnvts report`` / ``merge`` comes from another file.
+        self._write({"nnvts_results": RESULTS_SCHEMA_VERSION, **with_clean_options(header)})
 
     def _write(self, record: dict[str, Any]) -> None:
         if self._file is not None:
@@ -205,7 +207,7 @@ def read_stream(path: str, annotate: Annotate | None = None
         header = {}
     footer = _footer(path)
     cases = _iter_cases(path) if annotate is None else (clean_result(annotate(r)) for r in _iter_cases(path))
-    return clean_value(header), cases, clean_value(footer) if footer is not None else None
+    return clean_header(header), cases, clean_value(footer) if footer is not None else None
 
 
 def _parse(line: str) -> dict[str, Any] | None:
