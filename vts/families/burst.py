@@ -1,4 +1,4 @@
-"""The burst family: HAL 1.2 burst executions, golden and malformed (test-catalogue §2.4, §4.4, §4.6).
+"""The burst family: HAL 1.2 burst executions, golden and malformed (VTS GeneratedTestHarness.cpp, ValidateBurst.cpp).
 
 A burst (``PreparedModel.configure_execution_burst``) names its request
 pools by identifier (slot) and keeps each slot's memory until the client
@@ -21,7 +21,7 @@ model (not ``expect_failure``):
   was first given, instead of the memory, answers the old inputs; the
   random inputs catch it on models whose A and B share their inputs, their
   expected answer being the same prepared model's plain execution of them.
-* ``burst/validation/SPEC.MODEL``: the catalogue's malformed burst
+* ``burst/validation/SPEC.MODEL``: VTS ValidateBurst.cpp's malformed burst
   requests, each on a fresh burst: fewer and more identifiers than pools, an
   identifier twice, negative and beyond-int32 identifiers, a held slot never
   given (INT32_MAX, as VTS), a freed slot, a memory given for a slot still
@@ -70,7 +70,7 @@ def burst_execute(burst: Burst, request: Request, memory_ids: list[int],
 
 
 def configure(prepared: PreparedModel) -> Burst:
-    """``configureExecutionBurst`` must succeed with a burst (catalogue §4.6: NONE and a non-null context)."""
+    """``configureExecutionBurst`` must succeed with a burst (ValidateBurst.cpp: NONE and a non-null context)."""
     try:
         burst = prepared.configure_execution_burst()
     except DriverError as error:
@@ -260,7 +260,7 @@ def _freed(burst: Burst, built: BuiltRequest) -> tuple[Request, list[int]]:
 
 
 def burst_mutations(model: CaseModel) -> list[BurstMutation]:
-    """The malformed burst requests of one model (test-catalogue §4.4 burst path, §4.6 in API form)."""
+    """The malformed burst requests of one model (ValidateRequest.cpp's burst path, ValidateBurst.cpp in API form)."""
     mutations = [
         BurstMutation("fewer_ids", "one memory identifier fewer than pools",
                       lambda burst, built: (built.request, [1])),

@@ -1,4 +1,4 @@
-"""The capabilities family: the HAL 1.3 rules for ``getCapabilities`` (GetCapabilitiesTest, catalogue §8).
+"""The capabilities family: the HAL 1.3 rules for ``getCapabilities`` (GetCapabilitiesTest, BasicTests.cpp).
 
 The runtime picks a device per operation by comparing these figures
 (execTime and powerUsage relative to the CPU, lower is better), so a

@@ -1,7 +1,7 @@
 """The families' names, readable without importing them (``nnvts run --help`` lists them).
 
 Importing every family to name them took ``nnvts run --help`` 0.8 s; the CLI
-must answer ``--help`` in under 100 ms (style.md).  The registry stays the
+must answer ``--help`` in under 100 ms (bench/README.md measures it).  The registry stays the
 truth: tests/families/test_catalogue.py fails when this table and the
 registered families disagree, so a new family cannot be left out of it.
 """

@@ -1,6 +1,6 @@
 """The deadline family: preparation and execution under deadlines (HAL 1.3 DeadlineTest, and more).
 
-Per model, as the suite does (test-catalogue §5): five preparations (LOW and
+Per model, as the suite does (VTS QualityOfServiceTests.cpp): five preparations (LOW and
 HIGH priority without a deadline must succeed; an expired or 5 ms deadline
 may succeed or report MISSED_DEADLINE_*; an unlimited one must succeed) and
 six executions (sync and async × expired, unlimited, 5 ms).  A success must

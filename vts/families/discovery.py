@@ -1,4 +1,4 @@
-"""The discovery family: what a device says about itself (the suite's basic tests, test-catalogue §8).
+"""The discovery family: what a device says about itself (the suite's basic tests, VTS BasicTests.cpp).
 
 One device-level case per question the NNAPI runtime asks before it uses a
 device: its name, type, status, version string, extensions and cache file

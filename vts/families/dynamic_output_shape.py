@@ -1,4 +1,4 @@
-"""Dynamic output shapes (the HAL suite's DynamicOutputShapeTest, 1.3 rules; catalogue §3.2).
+"""Dynamic output shapes (the HAL suite's DynamicOutputShapeTest, 1.3 rules; GeneratedTestHarness.cpp).
 
 Every main output of the model is declared with unknown dims; the driver
 must report the real shapes.  Each example runs in two modes on the

@@ -1,6 +1,6 @@
 """The extensions family: vendor extensions run when declared and are refused, cleanly, when misused.
 
-HAL 1.2 extensions (hal-reference §10.3/§10.4) name operand and operation
+HAL 1.2 extensions (NN HAL 1.2 types.hal: ``Extension``, ``ExtensionTypeEncoding``) name operand and operation
 types by a per-model prefix in the high 16 bits; ``Model.extensionNameToPrefix``
 says which prefix is which extension and ``getSupportedExtensions`` which
 extensions the device implements.  The HAL suite only checks that the names

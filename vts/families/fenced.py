@@ -1,4 +1,4 @@
-"""Fenced execution (the HAL suite's FencedComputeTest, catalogue §2.4 and §3.3).
+"""Fenced execution (the HAL suite's FencedComputeTest, GeneratedTestHarness.cpp EvaluatePreparedModel).
 
 ``execute_fenced`` with no wait fences, timing off and on.  On success the
 driver returns either a sync fence or nothing (already done) and a callback.
@@ -12,7 +12,8 @@ every output, and cannot describe a zero-sized one.
 Chaining on a returned fence only ever hands a driver fences that are
 already signalled (or its own), so a driver that starts without waiting
 for ``wait_for`` passes it.  On each model's first example the family also
-hands over fences of its own that signal later (hal-reference §12:
+hands over fences of its own that signal later (NN HAL 1.3 IPreparedModel.hal
+``executeFenced``, as the AOSP sample driver's SampleDriver.cpp keeps it: it
 "waits for all waitFor fences"; "for each wait fence ... wait (no timeout)
 and anything but signalled -> GENERAL_FAILURE"; the duration
 ``timeout_after_fence`` counts from when the fences signal):

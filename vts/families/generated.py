@@ -5,8 +5,8 @@ case the example runs on the synchronous and asynchronous paths, and every
 answer is judged: status NONE, timing rules, shapes, then values.
 
 The suite's GeneratedTest matrix is {timing NO, YES} x {SYNC, ASYNC, BURST}
-(test-catalogue §3.1): a driver must report no timing on any path when not
-asked (§2.5), and a path that is only ever asked for timing cannot show it
+(VTS GeneratedTestHarness.cpp): a driver must report no timing on any path when not
+asked (EvaluatePreparedModel), and a path that is only ever asked for timing cannot show it
 reports timing unasked.  Running all four (path, timing) pairs on every
 example would double the family's cost, so the first example of each model
 runs the full matrix (catching a path that answers timing unasked on the
@@ -15,7 +15,7 @@ with the timing choices alternating by example index, so a multi-example
 model also crosses both paths with both timings on different inputs.
 
 Models marked ``expect_failure`` are judged the way the suite judges them
-(test-catalogue §4.1): the support query must still answer NONE; the driver
+(VTS VtsHalNeuralnetworks.cpp ``validateFailure``): the support query must still answer NONE; the driver
 may then mark the operation unsupported and refuse preparation, or prepare
 it and fail the execution with a status other than NONE, no shapes and no
 timing.  Claiming support and then refusing preparation fails.

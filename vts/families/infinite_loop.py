@@ -1,4 +1,4 @@
-"""Infinite-loop timeout (the HAL suite's InfiniteLoopTimeoutTest, catalogue §3.1).
+"""Infinite-loop timeout (the HAL suite's InfiniteLoopTimeoutTest, GeneratedTestHarness.cpp).
 
 A model marked expect_failure whose first operation is a WHILE that never
 ends is executed with a 1 ms loop timeout on the synchronous, asynchronous

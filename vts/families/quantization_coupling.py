@@ -1,4 +1,4 @@
-"""Quantization coupling (the HAL suite's QuantizationCouplingTest, catalogue §3.3 and §9.2).
+"""Quantization coupling (the HAL suite's QuantizationCouplingTest, GeneratedTestHarness.cpp).
 
 A single-operation model with TENSOR_QUANT8_ASYMM operands gets a signed
 twin (TENSOR_QUANT8_ASYMM_SIGNED, zero points and bytes shifted by -128).

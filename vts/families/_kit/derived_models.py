@@ -1,4 +1,4 @@
-"""Model transformations the HAL suite derives at run time (test-catalogue §3.3).
+"""Model transformations the HAL suite derives at run time (VTS GeneratedTestHarness.cpp).
 
 * ``with_unknown_output_dims``: every main output's dims become 0 (rank
   kept), so the driver must report the shapes (DynamicOutputShapeTest).

@@ -1,7 +1,7 @@
 """Shared mechanics of model-driven families: prepare a model, execute a request.
 
-``create_prepared_model`` is the suite's createPreparedModel (test-catalogue
-§2.1): the support query must answer NONE with one flag per operation; a
+``create_prepared_model`` is the suite's createPreparedModel (VTS
+VtsHalNeuralnetworks.cpp): the support query must answer NONE with one flag per operation; a
 model that is not fully supported may be refused at preparation (the case is
 then skipped), a fully supported one may not.  A model that only the NNAPI
 runtime accepts (ValidateHal's driver mode refuses it, e.g. WHILE operands

@@ -1,9 +1,9 @@
 """Judging a successful execution: output shapes, then values against the goldens.
 
-Shapes are checked before values (test-catalogue §2.5): an answer must carry
+Shapes are checked before values (VTS GeneratedTestHarness.cpp EvaluatePreparedModel): an answer must carry
 no shapes or exactly one per output, each sufficient and equal to the
 expected dims.  Values use the criteria of ``vts.model.compare``; RANDOM_MULTINOMIAL
-models are judged statistically (§9.1) instead of element by element.
+models are judged statistically (TestHarness.cpp ``checkResults``) instead of element by element.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""The caching family: compilation caches restore correct models or fail cleanly (test-catalogue §7)."""
+"""The caching family: compilation caches restore correct models or fail cleanly (VTS CompilationCachingTests.cpp)."""

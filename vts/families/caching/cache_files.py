@@ -1,4 +1,4 @@
-"""Cache files and handles for the caching family (test-catalogue §7.1).
+"""Cache files and handles for the caching family (VTS CompilationCachingTests.cpp).
 
 The HAL passes compilation caches as native handles holding one file
 descriptor each; nnvts's rendering (``vts.hal.interfaces.CacheFiles``) is a

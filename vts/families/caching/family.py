@@ -1,10 +1,10 @@
-"""The caching family: compilation caches restore correct models or fail cleanly (test-catalogue §7).
+"""The caching family: compilation caches restore correct models or fail cleanly (VTS CompilationCachingTests.cpp).
 
 The suite's 11 CompilationCachingTest tests and 5 CompilationCachingSecurityTest
 tests (× seeds 0..9), on a float32 and a quant8 model, plus one device-level
 case for the cache file counts.  "Save" is ``prepare_model`` with cache
 handles and a 32-byte token: it must succeed whatever is wrong with the
-handles (a caching problem never changes preparation, §7.4).  "Retrieve" is
+handles (a caching problem never changes preparation, docs/caching.md).  "Retrieve" is
 ``prepare_model_from_cache``.  The rules, from the 1.2/1.3 IDevice contract:
 
 * a correctly saved model is restored and computes the goldens (or the
@@ -97,7 +97,7 @@ class _Run:
             close_model(hal_model)
 
     def save(self, model: CaseModel, handles: cf.Handles, token: bytes | None = None) -> PreparedModel:
-        """prepareModel with cache handles: must succeed whatever the handles (catalogue §7.1)."""
+        """prepareModel with cache handles: must succeed whatever the handles (VTS CompilationCachingTests.cpp)."""
         hal_model = self.hal(model)
         try:
             prepared = self.device.prepare_model(hal_model, ExecutionPreference.FAST_SINGLE_ANSWER, Priority.MEDIUM,

@@ -1,7 +1,7 @@
 """Declared versus measured speed: does a driver's ``getCapabilities`` tell the truth?
 
 ``PerformanceInfo.execTime`` is the device's time relative to the CPU (1.0 =
-parity, lower is faster; hal-reference §10.4), and the NNAPI runtime picks a
+parity, lower is faster; NN HAL 1.0 types.hal ``PerformanceInfo``), and the NNAPI runtime picks a
 device per operation from it.  A driver that claims to be ten times faster
 than it is steals work it then runs slowly.  The suite only checks that the
 figures are positive; nnvts measures them: it runs reference workloads --

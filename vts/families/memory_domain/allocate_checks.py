@@ -1,4 +1,4 @@
-"""VTS MemoryDomainAllocateTest (15 tests) and MemoryDomainCopyTest (7 tests), test-catalogue §6.2-6.3.
+"""VTS MemoryDomainAllocateTest (15 tests) and MemoryDomainCopyTest (7 tests), in MemoryDomainTests.cpp.
 
 Each test is a function of a ``MemoryContext``; statuses the suite requires
 are checked next to the call.  Every allocation in the Allocate tests is

@@ -2,7 +2,7 @@
 
 A ``MemoryContext`` carries one test's device, test operand and executor,
 and offers the suite's helpers with its acceptance rules spelled out
-(test-catalogue §6.1):
+(VTS MemoryDomainTests.cpp, its MemoryDomainTestBase fixture):
 
 * ``validate_allocate``: an invalid ``allocate`` must answer
   INVALID_ARGUMENT or GENERAL_FAILURE (a driver without memory domains may

@@ -1,4 +1,4 @@
-"""VTS MemoryDomainExecutionTest (7 tests), test-catalogue §6.4, plus one nnvts addition.
+"""VTS MemoryDomainExecutionTest (7 tests, MemoryDomainTests.cpp), plus one nnvts addition.
 
 Driver-allocated buffers used in requests: shared-memory arguments are
 ``{pool p, offset 0, length = data size}``, buffer arguments ``{pool p}``

@@ -1,6 +1,6 @@
 """The memory_domain family: driver-allocated buffers and non-default shared memory (HAL 1.3).
 
-Two kinds of cases (test-catalogue §3.3 MemoryDomainTest and §6):
+Two kinds of cases (VTS GeneratedTestHarness.cpp MemoryDomainTest and MemoryDomainTests.cpp):
 
 * device-level, named ``memory_domain/<Suite>.<Test>.<TYPE>[.<executor>]``:
   VTS's MemoryDomainAllocateTest (15 tests), MemoryDomainCopyTest (7) and

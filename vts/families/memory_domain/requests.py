@@ -1,4 +1,4 @@
-"""Model cases of the memory_domain family: VTS MemoryDomainTest (test-catalogue §3.1, §3.3).
+"""Model cases of the memory_domain family: VTS MemoryDomainTest (GeneratedTestHarness.cpp).
 
 Every example of every model (not ``expect_failure``) runs six times, with
 outputs as the model declares them and timing off: on the async, sync and
@@ -7,8 +7,8 @@ fenced paths, in two memory configurations.
 * BLOB_AHWB: the request's input and output pools are
   ``hardware_buffer_blob`` memory.  A driver must map them (the HAL accepts
   the kind from 1.2 on); refusing them fails the case, as any non-NONE status
-  fails a FULLY_SPECIFIED execution in VTS (§2.5 lets only dynamic-shape
-  modes skip on GENERAL_FAILURE).
+  fails a FULLY_SPECIFIED execution in VTS (GeneratedTestHarness.cpp
+  EvaluatePreparedModel lets only dynamic-shape modes skip on GENERAL_FAILURE).
 * DEVICE: one ``allocate`` per non-omitted input and per output
   (descriptor without dimensions, one role of frequency 1.0).  Each must
   give a buffer and a positive token, or GENERAL_FAILURE (that argument then

@@ -1,7 +1,7 @@
 """The validation family: malformed models and requests must be refused with INVALID_ARGUMENT.
 
 Applications talk to drivers directly, so a driver must validate every
-argument and never crash (test-catalogue §4).  Cases are derived from every
+argument and never crash (VTS ValidateModel.cpp, ValidateRequest.cpp).  Cases are derived from every
 loaded model, as the HAL suite does, so a spec author writes an example once
 and gets the whole sweep:
 
@@ -13,7 +13,7 @@ and gets the whole sweep:
   dimension errors the suite never tries; INVALID_ARGUMENT, synchronously on
   the asynchronous path (the launch status), no output shapes, no timing, and
   no byte of the output pool written;
-* a fenced execution waiting on a null fence (§4.5).
+* a fenced execution waiting on a null fence (VTS VtsHalNeuralnetworks.cpp, ValidationTest).
 
 The suite skips its automatic lifetime variations (``all_inputs_as_internal``,
 ``all_tensors_as_inputs``); so do we.

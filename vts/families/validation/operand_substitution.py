@@ -58,7 +58,7 @@ def _operand_uses(model: Model) -> dict[int, list[Use]]:
 
 
 def _substitute_is_legal(uses: list[Use], model_has_cast_like: bool, new_type: int) -> bool:
-    """Where another type is legal for the operand, the suite skips it (catalogue §4.2 row 10).
+    """Where another type is legal for the operand, the suite skips it (mutateOperationOperandTypeTest).
 
     ``uses`` are the operand's uses (``_operand_uses``); ``model_has_cast_like``
     whether any operation of the model is CAST, ARGMAX or ARGMIN.

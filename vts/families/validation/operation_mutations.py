@@ -167,7 +167,7 @@ def _apply_remove_operation(model: Model, m: Mutation) -> None:
 
 
 def _removal_leaves_valid_signature(op: Operation, slot: int) -> bool:
-    """Input removals that leave a still-valid signature are skipped by the suite (catalogue §4.2 row 17)."""
+    """Input removals that leave a still-valid signature are skipped by the suite (removeOperationInputTest)."""
     n = len(op.inputs)
     t = op.type
     if is_extension_type(t):
