@@ -26,12 +26,17 @@
 #include "wire.h"
 
 #define DEVICE_NAME "nnvts-sample_c"
+#define NAME_PREFIX "nnvts-"
+#define DEFAULT_NAME "sample_c"
+#define MAX_NAME 64
 #define VERSION_STRING "nnvts-sample-c/0.1"
 #define DEVICE_TYPE_ACCELERATOR 4
 #define NO_TIMING UINT64_MAX
 #define MAX_RANK 8
 
 static int sock = 3;
+/* The device name: DEVICE_NAME unless the harness opened the driver with option name=... (OPEN). */
+static char device_name[sizeof NAME_PREFIX + MAX_NAME] = DEVICE_NAME;
 
 /* ---- pools ----------------------------------------------------------------------------------- */
 
@@ -570,6 +575,70 @@ static uint16_t wait_fences(const struct fences *f, const char **why)
     return S_NONE;
 }
 
+/* Whether ``value`` (``n`` bytes) is a name this driver accepts: 1 to MAX_NAME of [A-Za-z0-9_.-]. */
+static int good_name(const uint8_t *value, uint32_t n)
+{
+    if (n == 0 || n > MAX_NAME)
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t c = value[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+              c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/*
+ * OPEN (revision 2): the driver options.  This driver accepts one, ``name``: the device name after "nnvts-".
+ * An unknown option or a bad name is INVALID_ARGUMENT and changes nothing.  The reply names the revision,
+ * the device name as opened, and the options accepted (docs/protocol.md §5.2).
+ */
+static void open_driver(const struct message *msg, struct reader *r, struct writer *w)
+{
+    uint16_t reply = msg->code | CODE_REPLY;
+    char name[MAX_NAME + 1] = DEFAULT_NAME, why[160];
+    uint32_t revision = rd_u32(r), noptions = rd_count(r, 8);
+    for (uint32_t i = 0; i < noptions && !r->err; i++) {
+        uint32_t nkey, nvalue;
+        const uint8_t *key = rd_bytes(r, &nkey), *value = rd_bytes(r, &nvalue);
+        if (r->err)
+            break;
+        if (nkey == 4 && memcmp(key, "name", 4) == 0) {
+            if (!good_name(value, nvalue)) {
+                send_error(msg->seq, reply, S_INVALID_ARGUMENT,
+                           "option name: expected 1 to 64 letters, digits, '_', '.' or '-'", NULL, 0);
+                return;
+            }
+            memcpy(name, value, nvalue);
+            name[nvalue] = 0;
+        } else {
+            snprintf(why, sizeof why, "unknown option '%.*s' (accepted: name=" DEFAULT_NAME ")",
+                     (int)(nkey > 64 ? 64 : nkey), (const char *)key);
+            send_error(msg->seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
+            return;
+        }
+    }
+    if (!rd_end(r)) {
+        send_protocol_error(msg->seq, reply, r->err ? r->err : "malformed OPEN");
+        return;
+    }
+    if (revision != PROTOCOL_REVISION) {
+        send_protocol_error(msg->seq, reply, "unsupported protocol revision");
+        return;
+    }
+    snprintf(device_name, sizeof device_name, NAME_PREFIX "%s", name);
+    wr_u32(w, revision);
+    wr_str(w, device_name);
+    wr_u8(w, 0); /* only the options listed */
+    wr_u32(w, 1);
+    wr_str(w, "name");
+    wr_u8(w, 1); /* has a default */
+    wr_str(w, DEFAULT_NAME);
+    wr_str(w, "the device name after nnvts- (1 to 64 letters, digits, _ . -)");
+    wire_send(sock, msg->seq, reply, S_NONE, w);
+}
+
 static void handle_call(struct message *msg)
 {
     struct reader r = {msg->body, msg->length, 0, NULL, msg->fds, msg->nfds};
@@ -617,11 +686,15 @@ static void handle_call(struct message *msg)
             goto out;
         }
         wr_u32(&w, PROTOCOL_VERSION);
-        wr_str(&w, DEVICE_NAME);
-        wr_u32(&w, 0); /* no nnvts extension flags (no priority scheduling) */
+        wr_str(&w, device_name);
+        wr_u32(&w, 1); /* no device flags (no priority scheduling); the revision it speaks */
+        wr_str(&w, REVISION_FLAG);
         wire_send(sock, msg->seq, reply, S_NONE, &w);
         goto out;
     }
+    case M_OPEN:
+        open_driver(msg, &r, &w);
+        goto out;
     case M_GET_STATUS:
     case M_GET_TYPE:
         if (!rd_end(&r))

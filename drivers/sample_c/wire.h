@@ -14,6 +14,9 @@
 #endif
 
 #define PROTOCOL_VERSION 1
+/* The highest protocol revision this driver speaks (HELLO's reply flag "protocol:2"; docs/protocol.md §5.2). */
+#define PROTOCOL_REVISION 2
+#define REVISION_FLAG "protocol:2"
 #define HEADER_SIZE 16
 #define MAX_INLINE_BODY (64 * 1024)
 #define MAX_FDS 253
@@ -26,6 +29,7 @@ enum method {
     M_GET_SUPPORTED_EXTENSIONS, M_GET_SUPPORTED_OPERATIONS, M_GET_NUMBER_OF_CACHE_FILES_NEEDED,
     M_PREPARE_MODEL, M_PREPARE_MODEL_FROM_CACHE, M_ALLOCATE, M_EXECUTE, M_EXECUTE_ASYNC,
     M_EXECUTE_FENCED, M_FENCED_GET_EXECUTION_INFO, M_BUFFER_COPY_TO, M_BUFFER_COPY_FROM, M_CLOSE,
+    M_OPEN = 24, /* revision 2: the driver options */
 };
 
 /* Reply statuses: ErrorStatus 0-8, then the protocol's own. */

@@ -1,6 +1,7 @@
 """The harness side of the protocol: connect to a driver host and get a ``Device`` back.
 
-``connect`` says HELLO on a connected socket and returns a ``ProxyDevice``
+``connect`` opens the driver on a connected socket (``vts.ipc.opening``:
+HELLO, then OPEN with the driver options) and returns a ``ProxyDevice``
 (``vts.ipc.proxies``) over a ``Connection`` (``vts.ipc.connection``).  The
 pieces live in modules of their own: ``connection`` (requests and answers),
 ``reply_reader`` (reading the socket, leader/follower), ``pool_table``
@@ -13,13 +14,12 @@ name).  This module names them all for the callers that import them from here.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-from vts.ipc import protocol as p
 from vts.ipc.connection import MAX_AHEAD_BODY, Connection, Decode, PendingCall
-from vts.ipc.errors import DriverCrashed, DriverTimeout, ProtocolError, ProtocolViolation
+from vts.ipc.errors import DriverCrashed, DriverTimeout, ProtocolViolation
+from vts.ipc.opening import hello, open_driver
 from vts.ipc.output_guard import GUARD_LIMIT, OutputGuard
-from vts.ipc.protocol import Method, Writer
 from vts.ipc.proxies import ProxyBuffer, ProxyDevice, ProxyFencedCallback, ProxyPreparedModel
 from vts.ipc.remote_exceptions import RemoteDriverException, remote_exception
 from vts.ipc.remote_future import RemoteFuture
@@ -50,22 +50,18 @@ ProtocolErrorLost = ProtocolViolation
 
 
 def connect(sock: socket.socket, describe_death: Callable[[], DriverCrashed] | None = None,
-            timeout: float | None = 30.0) -> ProxyDevice:
-    """Say HELLO on a connected socket and return the device behind it.
+            timeout: float | None = 30.0, options: Sequence[tuple[str, str]] = (),
+            driver: str = "the driver") -> ProxyDevice:
+    """Open the driver on a connected socket (HELLO, then OPEN with ``options``) and return its device.
 
-    ``timeout`` bounds the handshake (a program that never answers is not
-    a driver); afterwards calls are bounded by the connection's deadline.
+    ``timeout`` bounds the opening exchange (a program that never answers is
+    not a driver); afterwards calls are bounded by the connection's deadline.
+    ``DriverOptionError`` when the driver (named ``driver`` in messages) does
+    not accept ``options`` (docs/protocol.md §5.2).
     """
     connection = Connection(sock, describe_death)
     connection.call_timeout = timeout
-
-    def hello(w: Writer) -> None:
-        w.u32(p.PROTOCOL_VERSION)
-        w.string("nnvts")
-
-    version, connection.device_name, connection.device_flags = connection.call(
-        Method.HELLO, hello, lambda r, taken: (r.u32(), r.text(), tuple(r.text() for _ in range(r.count(4, 64)))))
+    hello(connection)
+    open_driver(connection, options, driver)
     connection.call_timeout = None
-    if version != p.PROTOCOL_VERSION:
-        raise ProtocolError(f"the driver speaks protocol version {version}, the harness {p.PROTOCOL_VERSION}")
     return ProxyDevice(connection)

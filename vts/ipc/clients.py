@@ -70,7 +70,8 @@ def open_client(device: Device) -> ProxyDevice:
             fd = parent.call(Method.OPEN_CONNECTION, decode=_take_fd, fds_allowed=1)
         except (ProtocolError, RequestRejected) as error:
             raise Unsupported(f"the driver does not open further connections ({error})") from None
-        client = connect(socket.socket(fileno=fd), parent.describe_death, timeout=None)
+        # The same driver instance: opened with the options the first connection gave it.
+        client = connect(socket.socket(fileno=fd), parent.describe_death, timeout=None, options=parent.options)
         client.connection.deadline = parent.deadline
         return client
     ours, theirs = p.socket_pair()

@@ -31,6 +31,7 @@ from vts.hal.errors import DriverError
 from vts.hal.memory import Memory
 from vts.hal.types import ExecutionResult, MemoryToken, Model, Request
 from vts.ipc import protocol as p
+from vts.ipc.driver_options import DriverOption
 from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, EncodingError, ProtocolError, RequestRejected
 from vts.ipc.output_guard import OutputGuard
 from vts.ipc.pool_table import PoolTable
@@ -94,7 +95,10 @@ class Connection:
         self.device_name = ""
         self.device_flags: tuple[str, ...] = ()
         #: The protocol revision agreed in the opening exchange (docs/protocol.md §5.2); 1 until then.
-        self.revision = p.PROTOCOL_VERSION
+        self.revision = 1
+        #: The driver options the driver was opened with, and those it accepts (None: any); ``vts.ipc.opening``.
+        self.options: tuple[tuple[str, str], ...] = ()
+        self.accepted_options: tuple[DriverOption, ...] | None = ()
         self._seq = itertools.count(1)
         self._send_lock = threading.Lock()
         #: The pools and handles the host knows (public for tests of isolation between connections).

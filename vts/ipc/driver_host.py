@@ -30,7 +30,7 @@ from vts.hal.memory import Memory, from_fd, unmapped
 from vts.ipc import protocol as p
 from vts.ipc.answers import driver_error_answer, exception_body, text_body
 from vts.ipc.errors import ProtocolError
-from vts.ipc.host_calls import HalCalls, Handler
+from vts.ipc.host_calls import HalCalls, Handler, OpenedWith
 from vts.ipc.host_exit import EXIT_OK, exit_after_grace, log, out_of_memory
 from vts.ipc.host_limits import ConnectionLimits
 from vts.ipc.host_sessions import host_handlers
@@ -48,8 +48,9 @@ class DriverHost(HalCalls):
     """Serves ``device`` on the connected stream socket ``sock`` until the harness hangs up."""
 
     def __init__(self, device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS,
-                 owns_process: bool = False, limits: ConnectionLimits | None = None) -> None:
-        super().__init__(device)
+                 owns_process: bool = False, limits: ConnectionLimits | None = None,
+                 opened_with: OpenedWith | None = None) -> None:
+        super().__init__(device, opened_with)
         #: What this connection may hold, where it is one of ``nnvts serve``'s clients (None: spawned host).
         self.limits = limits
         #: Whether the host may end the process when the harness hangs up (not when it runs in a thread).

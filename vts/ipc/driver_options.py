@@ -283,9 +283,10 @@ def accepted_options(ref: DriverRef) -> tuple[DriverOption, ...] | None:
 def check_options(ref: DriverRef) -> None:
     """Raise ``DriverOptionError`` unless the Python driver ``ref`` accepts its options (before anything runs).
 
-    Without options nothing is imported.  An ``exec:`` driver's options are
+    Unknown names, missing required ones and values that do not convert to
+    the parameter's type are all found here.  Without options nothing is imported.  An ``exec:`` driver's options are
     checked by the driver itself in the opening exchange, when it starts.
     """
     if not ref.options or ref.is_exec:
         return
-    check_against(str(ref), accepted_options(ref), ref.options)
+    factory_arguments(str(ref), ref.factory(), ref.options)  # checked and converted, not called

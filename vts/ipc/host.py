@@ -28,8 +28,10 @@ from collections.abc import Callable, Sequence
 
 from vts.hal.interfaces import Device
 from vts.ipc.driver_host import DEFAULT_THREADS, DriverHost
+from vts.ipc.driver_options import accepted_options, parse_driver_option
+from vts.ipc.drivers import DriverNotFound, DriverRef
 from vts.ipc.errors import ProtocolError
-from vts.ipc.host_calls import ForeignPreparedModel
+from vts.ipc.host_calls import ForeignPreparedModel, OpenedWith
 from vts.ipc.host_exit import (
     EXIT_CANNOT_LISTEN,
     EXIT_DRIVER_NOT_LOADED,
@@ -74,7 +76,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     where.add_argument("--socket", help="listen on this Unix socket path (every connection a client of one driver)")
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="concurrent calls served")
     parser.add_argument("--memory-limit", type=int, default=0, help="RLIMIT_AS in bytes (0: unlimited)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a driver option, passed to the driver's factory (repeatable)")
     args = parser.parse_args(argv)
+    try:
+        args.driver = _with_options(args.driver, args.option)
+    except DriverNotFound as error:
+        log(str(error))
+        return EXIT_DRIVER_NOT_LOADED
     trace_to = os.environ.get(TRACEMALLOC_ENV)
     if trace_to:
         _trace_allocations(trace_to)
@@ -122,11 +131,15 @@ def _trace_allocations(prefix: str) -> None:
     atexit.register(dump)
 
 
-def serve(driver: str, *, fd: int | None = None, path: str | None = None, threads: int = DEFAULT_THREADS,
-          memory_limit: int = 0) -> int:
-    """Load ``driver`` and serve it on an inherited descriptor or a listening path."""
-    from vts.ipc.drivers import DriverNotFound, DriverRef
+def _with_options(driver: str, options: Sequence[str]) -> DriverRef:
+    """The driver reference with the ``--option KEY=VALUE`` texts added to its own options."""
+    ref = DriverRef.of(driver)
+    return ref.with_options(ref.options + tuple(parse_driver_option(text) for text in options)) if options else ref
 
+
+def serve(driver: DriverRef | str, *, fd: int | None = None, path: str | None = None,
+          threads: int = DEFAULT_THREADS, memory_limit: int = 0) -> int:
+    """Load ``driver`` (with its options) and serve it on an inherited descriptor or a listening path."""
     if fd is not None:
         # Spawned by the harness, which owns the terminal: Ctrl-C is its to handle.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -137,7 +150,9 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
 
         resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
     try:
-        device = DriverRef.of(driver).load()
+        ref = DriverRef.of(driver)
+        device = ref.load()
+        opened_with = OpenedWith(ref.options, accepted_options(ref))
     except DriverNotFound as error:
         log(str(error))
         return EXIT_DRIVER_NOT_LOADED
@@ -147,7 +162,7 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
     if fd is not None:
         sock = socket.socket(fileno=fd)
         try:
-            return serve_socket(device, sock, threads, owns_process=True)
+            return DriverHost(device, sock, threads, owns_process=True, opened_with=opened_with).serve()
         finally:
             sock.close()
     assert path is not None
@@ -162,7 +177,7 @@ def serve(driver: str, *, fd: int | None = None, path: str | None = None, thread
             log(f"refused a client: {error}")
             conn.close()
             return
-        serve_client(DriverHost, device, conn, threads, limits)
+        serve_client(DriverHost, device, conn, threads, limits, opened_with)
 
     with StopSignals() as stop:  # before the path appears: a manager may signal as soon as it sees it
         try:

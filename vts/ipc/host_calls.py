@@ -1,6 +1,6 @@
 """The HAL's calls as the driver host serves them: decode the request, call the driver, encode its answer.
 
-One handler per method of docs/protocol.md §5 (``HELLO`` to ``CLOSE``).
+One handler per method of docs/protocol.md §5 (``HELLO`` to ``CLOSE``, and ``OPEN``).
 Whatever the driver returns is checked before it is encoded
 (``vts.ipc.answers``): an answer the protocol cannot carry is the driver's
 fault (``MalformedAnswer``), never a torn reply.  ``HalCalls`` is a base of
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,13 +36,14 @@ from vts.ipc.answers import (
     measure_timing,
     short_repr,
 )
+from vts.ipc.driver_options import DriverOption
 from vts.ipc.errors import ProtocolError
 from vts.ipc.fences import read_fence, write_fence
 from vts.ipc.host_exit import out_of_memory
 from vts.ipc.host_limits import ConnectionLimits
 from vts.ipc.protocol import Method, Reader, WireStatus, Writer
 
-__all__ = ["ForeignPreparedModel", "HalCalls", "Handler"]
+__all__ = ["ForeignPreparedModel", "HalCalls", "Handler", "OpenedWith"]
 
 #: A request handler: (arguments, sequence number, descriptors it keeps) -> (reply body, what to do once sent).
 Handler = Callable[[Reader, int, set[int]], tuple[Writer, Callable[[], None] | None]]
@@ -59,6 +61,18 @@ class ForeignPreparedModel(PreparedModel):
         raise DriverError(ErrorStatus.GENERAL_FAILURE, "not a prepared model of this driver")
 
 
+@dataclass(frozen=True)
+class OpenedWith:
+    """The options the host's driver was made with, and those its factory accepts (None: any)."""
+
+    options: tuple[tuple[str, str], ...] = ()
+    accepted: tuple[DriverOption, ...] | None = ()
+
+
+def _listed(options: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in options) or "(none)"
+
+
 class HalCalls:
     """The handlers of the HAL's methods for one connection to ``device``."""
 
@@ -68,8 +82,10 @@ class HalCalls:
     #: Bumped by the host at every preamble that may change the pool table (see ``_read_model``).
     pools_generation: int
 
-    def __init__(self, device: Device) -> None:
+    def __init__(self, device: Device, opened_with: OpenedWith | None = None) -> None:
         self.device = device
+        #: What OPEN answers (docs/protocol.md §5.2).
+        self.opened_with = opened_with or OpenedWith()
         #: The last model read: the pool generation it was decoded in, its bytes, the model.
         self._last_model: tuple[int, bytes, Model] | None = None
 
@@ -110,6 +126,7 @@ class HalCalls:
             Method.BUFFER_COPY_TO: self._copy_to,
             Method.BUFFER_COPY_FROM: self._copy_from,
             Method.CLOSE: self._close,
+            Method.OPEN: self._open,
         }
 
     def _hello(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
@@ -121,10 +138,31 @@ class HalCalls:
         w = Writer()
         w.u32(p.PROTOCOL_VERSION)
         w.string(cut_wire_text(str(getattr(self.device, "name", type(self.device).__name__))))
-        flags = [flag for flag in p.DEVICE_FLAGS if getattr(self.device, flag, False) is True]
+        flags = self.hello_flags()
         w.u32(len(flags))
         for flag in flags:
             w.string(flag)
+        return w, None
+
+    def hello_flags(self) -> list[str]:
+        """HELLO's reply flags: the device flags set to true, and the highest protocol revision spoken."""
+        flags = [flag for flag in p.DEVICE_FLAGS if getattr(self.device, flag, False) is True]
+        return [*flags, p.revision_flag()]
+
+    def _open(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        """OPEN (revision 2): the driver was made with its options when the host started; they must match."""
+        revision, options = p.read_open_request(r)
+        r.end()
+        if not p.OPTIONS_REVISION <= revision <= p.PROTOCOL_REVISION:
+            raise ProtocolError(f"OPEN for revision {revision}; this host speaks revisions up to {p.PROTOCOL_REVISION}")
+        opened = self.opened_with
+        if tuple(sorted(options)) != opened.options:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT,
+                              f"this driver host made its driver with options {_listed(opened.options)}, not "
+                              f"{_listed(options)} (a Python driver's options are given when its host starts)")
+        w = Writer()
+        name = cut_wire_text(str(getattr(self.device, "name", type(self.device).__name__)))
+        p.write_open_reply(w, p.OpenReply(revision, name, opened.accepted))
         return w, None
 
     def _version_string(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:

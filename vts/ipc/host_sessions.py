@@ -18,7 +18,7 @@ from vts.ipc import protocol as p
 from vts.ipc.answers import encode_result, measure_timing
 from vts.ipc.burst_proxy import GIVEN, HELD
 from vts.ipc.errors import ProtocolError
-from vts.ipc.host_calls import Handler
+from vts.ipc.host_calls import Handler, OpenedWith
 from vts.ipc.protocol import Method, Reader, Writer
 
 if TYPE_CHECKING:
@@ -32,15 +32,16 @@ SIBLING_THREADS = 4
 
 
 def serve_client(host_class: type[DriverHost], device: Device, sock: socket.socket, threads: int,
-                 limits: ConnectionLimits | None = None) -> threading.Thread:
+                 limits: ConnectionLimits | None = None, opened_with: OpenedWith | None = None) -> threading.Thread:
     """Serve one more client of ``device`` on ``sock`` from a thread (closes ``sock`` when it ends).
 
     ``host_class`` is the caller's ``DriverHost``: passed in, so this module needs the host only for its type.
+    ``opened_with``: the options the shared driver was made with (what OPEN answers).
     """
 
     def run() -> None:
         try:
-            host = host_class(device, sock, threads, limits=limits)
+            host = host_class(device, sock, threads, limits=limits, opened_with=opened_with)
             host.handlers[Method.CLOSE] = _close_shared
             host.serve()
         finally:
@@ -106,7 +107,7 @@ def host_handlers(host: DriverHost) -> dict[int, Handler]:
         r.end()
         limits = host.limits.sibling() if host.limits is not None else None  # ProtocolError beyond a bound
         ours, theirs = p.socket_pair()
-        serve_client(type(host), host.device, ours, max(host.threads, SIBLING_THREADS), limits)
+        serve_client(type(host), host.device, ours, max(host.threads, SIBLING_THREADS), limits, host.opened_with)
         w = Writer()
         w.fd(theirs.detach())
         w.close_after_send.extend(w.fds)

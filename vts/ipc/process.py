@@ -48,6 +48,7 @@ from typing import IO
 
 from vts.ipc import contain, tree
 from vts.ipc.client import ProxyDevice, connect
+from vts.ipc.driver_options import DriverOptionError
 from vts.ipc.drivers import DriverRef
 from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolError
 from vts.ipc.protocol import socket_pair
@@ -142,7 +143,10 @@ def describe_exit(returncode: int, python_host: bool, memory_limit: int) -> str:
 class HostProcess:
     """One driver host at a time for a driver spec (``name``, ``module:attr`` or ``exec:COMMAND``).
 
-    ``memory_limit`` is in bytes (0: none).  Spawn from a long-lived thread
+    The driver's options travel with its reference: the Python host makes
+    the driver with them (``--option``), and the opening exchange gives them
+    to the driver (OPEN); a driver refusing them raises ``DriverOptionError``
+    from ``start``.  ``memory_limit`` is in bytes (0: none).  Spawn from a long-lived thread
     (the run's main thread): Linux delivers the parent-death signal when the
     spawning *thread* ends.
     """
@@ -152,8 +156,9 @@ class HostProcess:
     handshake_timeout: float = 30.0
     threads: int | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
-    #: The driver may reach the network (default: an empty network namespace, where namespaces exist).
-    network: bool = field(default_factory=contain.network_allowed)
+    #: The driver may reach the network (False: an empty network namespace, where namespaces exist); None
+    #: reads ``NNVTS_ALLOW_NETWORK`` (``contain.network_allowed``), for callers not yet passing it.
+    allow_network: bool | None = None
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _device: ProxyDevice | None = field(default=None, init=False, repr=False)
     _log: IO[bytes] | None = field(default=None, init=False, repr=False)
@@ -173,6 +178,13 @@ class HostProcess:
 
     def __post_init__(self) -> None:
         self.driver = DriverRef.of(self.driver)  # parsed once; text only from library callers
+        if self.allow_network is None:
+            self.allow_network = contain.network_allowed()
+
+    @property
+    def network(self) -> bool:
+        """Whether the driver may reach the network (``allow_network``, resolved)."""
+        return bool(self.allow_network)
 
     @property
     def is_exec(self) -> bool:
@@ -253,16 +265,21 @@ class HostProcess:
         self.starts += 1
         self._init_pid = self._driver_pid = 0
         try:
-            self._device = connect(parent, self._death, timeout=self.handshake_timeout)
+            self._device = connect(parent, self._death, timeout=self.handshake_timeout,
+                                   options=self.driver.options, driver=str(self.driver))
             if self._report >= 0:
                 self._find_contained(self._process.pid)
+        except DriverOptionError:
+            self.kill()
+            self._device = None
+            raise
         except (DriverLost, ProtocolError, OSError) as error:
             reason = error.reason if isinstance(error, DriverLost) else str(error)
             tail = self.stderr_tail()
             self.kill()
             self._device = None
             details = ("\n" + "\n".join(tail)) if tail else ""
-            raise HostStartError(f"driver {self.driver!r} did not start: {reason}{details}") from None
+            raise HostStartError(f"driver {str(self.driver)!r} did not start: {reason}{details}") from None
         return self._device
 
     def restart(self) -> ProxyDevice:
@@ -438,6 +455,8 @@ class HostProcess:
         argv = [sys.executable, "-P", "-m", "vts.ipc.host", "--driver", self.driver.spec, "--fd", str(SOCKET_FD)]
         if self.threads is not None:
             argv += ["--threads", str(self.threads)]
+        for key, value in self.driver.options:  # the host makes the driver with them (and OPEN checks them)
+            argv += ["--option", f"{key}={value}"]
         return argv
 
     def _environment(self) -> dict[str, str]:

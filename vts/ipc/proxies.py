@@ -45,6 +45,7 @@ from vts.hal.types import (
 from vts.ipc import protocol as p
 from vts.ipc.burst_proxy import configure_burst
 from vts.ipc.connection import Connection, PendingCall
+from vts.ipc.driver_options import DriverOption
 from vts.ipc.errors import DriverLost, EncodingError, RequestRejected
 from vts.ipc.fences import read_fence, write_fence
 from vts.ipc.output_guard import OutputGuard
@@ -173,6 +174,8 @@ class ProxyDevice(Device):
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.name = connection.device_name
+        #: The options the driver accepts, from the opening exchange (None: any; ``()`` for a revision-1 driver).
+        self.accepted_options: tuple[DriverOption, ...] | None = connection.accepted_options
         for flag in p.DEVICE_FLAGS:
             setattr(self, flag, flag in connection.device_flags)
 

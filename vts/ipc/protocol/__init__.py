@@ -16,7 +16,8 @@ driver in C needs only a cursor over little-endian integers:
   results between in-process and out-of-process runs), timings ``u64``.
 
 Three modules, each on the one below: ``framing`` (header, descriptors, message
-kinds), ``primitives`` (``Writer`` and ``Reader``) and ``codec`` (HAL structures).
+kinds), ``primitives`` (``Writer`` and ``Reader``) and ``codec`` (HAL structures);
+beside the codec, ``opening`` (the negotiated revision and ``OPEN``'s driver options).
 Everything is named here too, so ``from vts.ipc import protocol as p`` reaches it all.
 """
 
@@ -85,6 +86,18 @@ from vts.ipc.protocol.framing import (
     send_message,
     socket_pair,
 )
+from vts.ipc.protocol.opening import (
+    OPTIONS_REVISION,
+    PROTOCOL_REVISION,
+    REVISION_FLAG_PREFIX,
+    OpenReply,
+    advertised_revision,
+    read_open_reply,
+    read_open_request,
+    revision_flag,
+    write_open_reply,
+    write_open_request,
+)
 from vts.ipc.protocol.primitives import (
     Reader,
     Writer,
@@ -101,13 +114,17 @@ __all__ = [
     "MAX_INLINE_BODY",
     "NOTIFY",
     "NULL_HANDLE",
+    "OPTIONS_REVISION",
+    "PROTOCOL_REVISION",
     "PROTOCOL_VERSION",
     "REPLY",
+    "REVISION_FLAG_PREFIX",
     "SOCKET_TYPE",
     "ExtraTag",
     "FenceTag",
     "Message",
     "Method",
+    "OpenReply",
     "PoolDeclaration",
     "PoolRefReader",
     "PoolRefWriter",
@@ -120,6 +137,7 @@ __all__ = [
     "SubgraphBytes",
     "WireStatus",
     "Writer",
+    "advertised_revision",
     "close_fds",
     "read_buffer_desc",
     "read_capabilities",
@@ -128,6 +146,8 @@ __all__ = [
     "read_extensions",
     "read_location",
     "read_model",
+    "read_open_reply",
+    "read_open_request",
     "read_operand",
     "read_output_shapes",
     "read_pool_ref",
@@ -136,6 +156,7 @@ __all__ = [
     "read_roles",
     "read_subgraph",
     "read_timing",
+    "revision_flag",
     "send_message",
     "socket_pair",
     "write_buffer_desc",
@@ -145,6 +166,8 @@ __all__ = [
     "write_extensions",
     "write_location",
     "write_model",
+    "write_open_reply",
+    "write_open_request",
     "write_operand",
     "write_operation",
     "write_output_shapes",

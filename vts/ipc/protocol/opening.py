@@ -1,0 +1,121 @@
+"""The opening exchange's revision and ``OPEN`` message (docs/protocol.md §5.2), both ends.
+
+HELLO stays what it has always been (version 1, byte for byte), so a driver
+built against the first protocol keeps working.  A driver that speaks a
+later revision says so in HELLO's reply flags (``protocol:N``, the highest
+it speaks); the harness then agrees on ``min(N, PROTOCOL_REVISION)`` and,
+from revision 2, sends ``OPEN`` with the driver options.  The driver
+answers with the options it accepts and its device name as opened, or
+INVALID_ARGUMENT when it refuses an option.  A later revision appends its
+fields to ``OPEN``'s arguments and result, present when the agreed revision
+is at least its number; what a revision defines never changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from vts import bounds
+from vts.ipc.driver_options import MAX_OPTIONS, DriverOption, DriverOptionError, check_pair
+from vts.ipc.errors import ProtocolError
+from vts.ipc.protocol.primitives import Reader, Writer
+
+__all__ = [
+    "OPTIONS_REVISION",
+    "PROTOCOL_REVISION",
+    "REVISION_FLAG_PREFIX",
+    "OpenReply",
+    "advertised_revision",
+    "read_open_reply",
+    "read_open_request",
+    "revision_flag",
+    "write_open_reply",
+    "write_open_request",
+]
+
+#: The highest revision of the protocol this implementation speaks.  Revision 1 is HELLO alone.
+PROTOCOL_REVISION = 2
+#: The revision that brought ``OPEN`` and driver options.
+OPTIONS_REVISION = 2
+#: HELLO reply flag naming the highest revision a driver speaks: ``protocol:2``.
+REVISION_FLAG_PREFIX = "protocol:"
+#: The highest revision number a flag may name (a bound on what a driver sends, not a plan).
+_MAX_REVISION = 1 << 16
+
+
+def revision_flag(revision: int = PROTOCOL_REVISION) -> str:
+    """The HELLO reply flag saying a driver speaks up to ``revision``."""
+    return f"{REVISION_FLAG_PREFIX}{revision}"
+
+
+def advertised_revision(flags: Iterable[str]) -> int:
+    """The highest revision HELLO's reply ``flags`` name (1 when none does; malformed ones are ignored)."""
+    best = 1
+    for flag in flags:
+        number = flag[len(REVISION_FLAG_PREFIX):] if flag.startswith(REVISION_FLAG_PREFIX) else ""
+        if number.isdigit() and len(number) <= 6 and 1 <= int(number) <= _MAX_REVISION:
+            best = max(best, int(number))
+    return best
+
+
+def write_open_request(w: Writer, revision: int, options: Sequence[tuple[str, str]]) -> None:
+    """``u32 revision``, ``list<(str key, str value)> options``."""
+    w.u32(revision)
+    w.u32(len(options))
+    for key, value in options:
+        w.string(key)
+        w.string(value)
+
+
+def read_open_request(r: Reader) -> tuple[int, tuple[tuple[str, str], ...]]:
+    """The revision and options of an ``OPEN`` request (``ProtocolError`` for malformed option text)."""
+    revision = r.u32()
+    options = []
+    for _ in range(r.count(8, MAX_OPTIONS)):
+        key, value = r.text(), r.text()
+        try:
+            options.append(check_pair(key, value))
+        except DriverOptionError as error:
+            raise ProtocolError(str(error)) from None
+    return revision, tuple(options)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenReply:
+    """What ``OPEN`` answers: the agreed revision, the device's name as opened, the options it accepts.
+
+    ``accepted`` None: the driver takes options it does not list (any name).
+    """
+
+    revision: int
+    device_name: str
+    accepted: tuple[DriverOption, ...] | None = ()
+
+
+def write_open_reply(w: Writer, reply: OpenReply) -> None:
+    """``u32 revision``, ``str device_name``, ``bool any_option``, ``list<OptionSpec>``."""
+    w.u32(reply.revision)
+    w.string(reply.device_name)
+    w.boolean(reply.accepted is None)
+    accepted = reply.accepted or ()
+    w.u32(len(accepted))
+    for option in accepted:
+        w.string(option.name)
+        w.boolean(option.default is not None)
+        w.string(option.default or "")
+        w.string(option.description)
+
+
+def read_open_reply(r: Reader) -> OpenReply:
+    """An ``OPEN`` reply, its texts bounded as every driver text is."""
+    revision = r.u32()
+    name = r.text()
+    any_option = r.boolean()
+    accepted = []
+    for _ in range(r.count(13, bounds.MAX_LIST_ITEMS)):
+        option_name = r.text(bounds.MAX_TYPE_NAME)
+        has_default = r.boolean()
+        default = r.text()
+        accepted.append(DriverOption(option_name, default if has_default else None, r.text()))
+    return OpenReply(revision, name, None if any_option else tuple(accepted))
