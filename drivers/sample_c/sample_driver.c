@@ -592,7 +592,7 @@ static int good_name(const uint8_t *value, uint32_t n)
 /*
  * OPEN (revision 2): the driver options.  This driver accepts one, ``name``: the device name after "nnvts-".
  * An unknown option or a bad name is INVALID_ARGUMENT and changes nothing.  The reply names the revision,
- * the device name as opened, and the options accepted (docs/protocol.md §5.2).
+ * the device name as opened, and the options accepted (docs/protocol.md §5.3).
  */
 static void open_driver(const struct message *msg, struct reader *r, struct writer *w)
 {

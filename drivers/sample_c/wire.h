@@ -14,7 +14,7 @@
 #endif
 
 #define PROTOCOL_VERSION 1
-/* The highest protocol revision this driver speaks (HELLO's reply flag "protocol:2"; docs/protocol.md §5.2). */
+/* The highest protocol revision this driver speaks (HELLO's reply flag "protocol:2"; docs/protocol.md §5.3). */
 #define PROTOCOL_REVISION 2
 #define REVISION_FLAG "protocol:2"
 #define HEADER_SIZE 16

@@ -57,7 +57,7 @@ def connect(sock: socket.socket, describe_death: Callable[[], DriverCrashed] | N
     ``timeout`` bounds the opening exchange (a program that never answers is
     not a driver); afterwards calls are bounded by the connection's deadline.
     ``DriverOptionError`` when the driver (named ``driver`` in messages) does
-    not accept ``options`` (docs/protocol.md §5.2).
+    not accept ``options`` (docs/protocol.md §5.3).
     """
     connection = Connection(sock, describe_death)
     connection.call_timeout = timeout

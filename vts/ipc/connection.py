@@ -94,7 +94,7 @@ class Connection:
         self.call_timeout: float | None = None
         self.device_name = ""
         self.device_flags: tuple[str, ...] = ()
-        #: The protocol revision agreed in the opening exchange (docs/protocol.md §5.2); 1 until then.
+        #: The protocol revision agreed in the opening exchange (docs/protocol.md §5.3); 1 until then.
         self.revision = 1
         #: The driver options the driver was opened with, and those it accepts (None: any); ``vts.ipc.opening``.
         self.options: tuple[tuple[str, str], ...] = ()

@@ -3,7 +3,7 @@
 A Python driver declares its options as the keyword parameters of its
 factory (``def create_device(argv=(), backend: str | None = None)``); a
 program speaking the protocol lists them in the opening exchange
-(docs/protocol.md §5.2).  Options are text where they enter and stay text in
+(docs/protocol.md §5.3).  Options are text where they enter and stay text in
 the driver reference (so a reference is hashable, picklable and the same
 for an in-process and an out-of-process driver); a Python factory gets them
 converted to its parameters' types.  Every problem is a ``DriverOptionError``,

@@ -84,7 +84,7 @@ class HalCalls:
 
     def __init__(self, device: Device, opened_with: OpenedWith | None = None) -> None:
         self.device = device
-        #: What OPEN answers (docs/protocol.md §5.2).
+        #: What OPEN answers (docs/protocol.md §5.3).
         self.opened_with = opened_with or OpenedWith()
         #: The last model read: the pool generation it was decoded in, its bytes, the model.
         self._last_model: tuple[int, bytes, Model] | None = None

@@ -56,7 +56,7 @@ def open_driver(connection: Connection, options: Sequence[tuple[str, str]], driv
             raise DriverOptionError(
                 f"driver {driver!r} does not accept option{'s' if len(options) > 1 else ''} {names} (it accepts "
                 f"no options: it speaks protocol revision 1, and options came with revision {p.OPTIONS_REVISION}, "
-                "docs/protocol.md §5.2)")
+                "docs/protocol.md §5.3)")
         return
     try:
         reply = connection.call(Method.OPEN, lambda w: p.write_open_request(w, revision, options),

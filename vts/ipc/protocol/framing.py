@@ -74,7 +74,7 @@ class Method(enum.IntEnum):
     BURST_FREE_MEMORY = 21
     SET_CONCURRENCY = 22
     OPEN_CONNECTION = 23
-    # The opening exchange's second step, from revision 2 (vts/ipc/protocol/opening.py, docs/protocol.md §5.2).
+    # The opening exchange's second step, from revision 2 (vts/ipc/protocol/opening.py, docs/protocol.md §5.3).
     OPEN = 24
 
 

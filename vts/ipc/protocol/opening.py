@@ -1,4 +1,4 @@
-"""The opening exchange's revision and ``OPEN`` message (docs/protocol.md §5.2), both ends.
+"""The opening exchange's revision and ``OPEN`` message (docs/protocol.md §5.3), both ends.
 
 HELLO stays what it has always been (version 1, byte for byte), so a driver
 built against the first protocol keeps working.  A driver that speaks a
