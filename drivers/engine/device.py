@@ -155,7 +155,7 @@ def _rule_broken(model: Model, op: Operation) -> str | None:
     return None if broken is None else str(broken)
 
 
-def _check_pools(pools: Sequence[object], where: str) -> None:
+def check_pools(pools: Sequence[object], where: str) -> None:
     """Shared memory of any kind nnvts defines is a mapped file descriptor: every kind maps."""
     for index, pool in enumerate(pools):
         if isinstance(pool, Memory) and pool.name not in POOL_KINDS:
@@ -190,7 +190,7 @@ class EngineDevice(CheckedDevice):
     def prepare_checked(self, model: Model, priority: Priority, deadline: int | None, model_cache: CacheFiles,
                         data_cache: CacheFiles, token: bytes) -> PreparedModel:
         """After the HAL preamble (``vts.hal.checked``): the pools mapped, the model compiled by the engine."""
-        _check_pools(model.pools, "model")
+        check_pools(model.pools, "model")
         try:
             program = self.translator.compile(ModelView(model))
         except EngineFailure as error:
@@ -209,7 +209,7 @@ class EnginePreparedModel(CheckedPreparedModel):
     def check_request(self, request: Request, allow_unspecified_output: bool = True) -> None:
         """The HAL rules and no tokens (``vts.hal.checked``), then pools of a kind nnvts defines."""
         super().check_request(request, allow_unspecified_output)
-        _check_pools(request.pools, "request")
+        check_pools(request.pools, "request")
 
     def _read_inputs(self, request: Request) -> list[np.ndarray]:
         graph = self.model.main

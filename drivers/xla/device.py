@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from drivers.engine.device import EngineDevice, EngineFailure, EnginePreparedModel, _check_pools, capabilities_table
+from drivers.engine.device import EngineDevice, EngineFailure, EnginePreparedModel, capabilities_table, check_pools
 from drivers.engine.nnapi import ModelView
 from drivers.xla.backend import Backend, jax_module, jax_version, select_backend
 from drivers.xla.buffers import DeviceBuffer, DeviceMemory
@@ -215,7 +215,7 @@ class XlaPreparedModel(EnginePreparedModel):
             raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
         for index, buffer in self._buffers(request).items():
             buffer.validate_request(index, request, self)
-        _check_pools([p for p in request.pools if isinstance(p, Memory)], "request")
+        check_pools([p for p in request.pools if isinstance(p, Memory)], "request")
 
     def _read_inputs(self, request: Request) -> list[Any]:
         graph = self.model.main
