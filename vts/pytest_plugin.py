@@ -48,6 +48,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Spec file or directory whose cases become pytest items (repeatable); enables the plugin.")
     group.addoption("--nnvts-driver", default="reference", metavar="DRIVER",
                     help="Driver: an installed name, module:attr, or exec:COMMAND (default: reference).")
+    group.addoption("--nnvts-driver-option", action="append", default=[], metavar="KEY=VALUE",
+                    help="An option of the driver (repeatable), as nnvts run --driver-option.")
     group.addoption("--nnvts-family", action="append", default=[], metavar="NAME",
                     help="Test family (repeatable). Default: every default family, as nnvts run.")
     group.addoption("--nnvts-expected-failures", metavar="FILE",
@@ -82,7 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
         select_families(config.getoption("nnvts_family") or None)
     except UnknownFamily as error:
         raise pytest.UsageError(f"--nnvts-family: {error}") from None
-    check_driver(config.getoption("nnvts_driver"))
+    check_driver(config.getoption("nnvts_driver"), config.getoption("nnvts_driver_option"))
     if config.args_source is not pytest.Config.ArgsSource.ARGS:
         config.args = list(specs)  # the spec paths replace testpaths / the current directory
     plugin = NnvtsSession(config, specs)
@@ -91,22 +93,24 @@ def pytest_configure(config: pytest.Config) -> None:
         plugin.check_expectations()
 
 
-def check_driver(spec: str) -> None:
-    """A usage error, once, at session start, for a driver that cannot be found.
+def check_driver(spec: str, options: list[str] | tuple[str, ...] = ()) -> None:
+    """A usage error, once, at session start, for a driver that cannot be found or configured.
 
     Without it a misspelt ``--nnvts-driver`` collected every case (thousands)
     and failed each one trying to start the driver.  The check resolves the
     name (entry point or ``module:attr``) and finds the module or program; it
-    does not start the driver.
+    does not start the driver.  Driver options are checked against what the
+    driver accepts (which imports a Python driver's module, only when given).
     """
     import importlib.util
     import shlex
     import shutil
 
-    from vts.ipc.drivers import DriverNotFound, DriverRef
+    from vts.ipc.drivers import DriverNotFound
+    from vts.run.assemble import check_driver as check_configured
 
     try:
-        ref = DriverRef(spec)
+        ref = driver_ref(spec, options)
         if ref.is_exec:
             program = shlex.split(ref.command)[0]
             if shutil.which(program) is None and not os.access(program, os.X_OK):
@@ -115,8 +119,18 @@ def check_driver(spec: str) -> None:
         module = ref.target.partition(":")[0]
         if importlib.util.find_spec(module) is None:
             raise DriverNotFound(f"cannot import driver module {module!r} (on PYTHONPATH? installed?)")
+        if ref.options:
+            check_configured(ref)
     except (DriverNotFound, ImportError, ValueError) as error:
         raise pytest.UsageError(f"--nnvts-driver {spec}: {error}") from None
+
+
+def driver_ref(spec: str, options: list[str] | tuple[str, ...] = ()) -> Any:
+    """The driver reference of ``--nnvts-driver`` with its ``--nnvts-driver-option`` values."""
+    from vts.ipc.driver_options import parse_driver_option
+    from vts.run.plan import driver_ref as with_options
+
+    return with_options(spec, [parse_driver_option(text) for text in options])
 
 
 class NnvtsSession:
@@ -183,9 +197,9 @@ class NnvtsSession:
 
     def spec_path(self, path: Path) -> str | None:
         """The path of a spec file as nnvts names it (under the spec path given), or None."""
-        from vts.spec.loader import _is_spec_name
+        from vts.spec.loader import is_spec_name
 
-        if not _is_spec_name(path.name):
+        if not is_spec_name(path.name):
             return None
         for given, root in zip(self.specs, self.roots, strict=True):
             if path == root:
@@ -247,34 +261,28 @@ class NnvtsSession:
         return self._runner
 
     def _start(self) -> Any:
-        from vts.run.crashloop import CrashLoopPolicy, install_crash_guard
-        from vts.run.reruns import install_reruns
+        """The runner of this pytest process, assembled from the session's plan as ``nnvts run``'s is."""
+        from vts.run.assemble import build_runner, start_driver
 
-        runner = self._make_runner()
-        install_reruns(runner, max(0, self.config.getoption("nnvts_reruns")))
-        install_crash_guard(runner, CrashLoopPolicy(max(0, self.config.getoption("nnvts_max_crashes"))))
-        return runner
+        driver = start_driver(self.plan())
+        self._host = driver.host
+        return build_runner(self.plan(), driver)
 
-    def _make_runner(self) -> Any:
-        from vts.families.base import RunOptions
-        from vts.ipc.drivers import DriverRef
-        from vts.model.extensions import default_registry
-        from vts.run.runner import Runner
-        from vts.run.selection import ExpectationList
+    def plan(self) -> Any:
+        """The run plan of the pytest options (the cases are pytest's: its selection names the specs only)."""
+        from vts.run.ci import CiOptions
+        from vts.run.crashloop import CrashLoopPolicy
+        from vts.run.plan import Isolation, Limits, RunPlan, SelectionPlan
 
         option = self.config.getoption
-        expectations_path = option("nnvts_expected_failures")
-        expectations = ExpectationList.from_file(expectations_path) if expectations_path else None
-        options = RunOptions(case_timeout=option("nnvts_timeout"), extensions=default_registry())
-        driver = option("nnvts_driver")
-        if option("nnvts_in_process"):
-            return Runner(DriverRef(driver).load(), options, expectations)
-        from vts.ipc.process import HostProcess
-        from vts.run.isolated import IsolatedRunner
-
-        self._host = HostProcess(driver, memory_limit=option("nnvts_memory_limit") << 20)
-        device = self._host.start()
-        return IsolatedRunner(device, options, expectations, host=self._host)
+        return RunPlan(
+            driver=driver_ref(option("nnvts_driver"), option("nnvts_driver_option")),
+            selection=SelectionPlan(tuple(self.specs), tuple(option("nnvts_family")) or None),
+            isolation=Isolation(in_process=option("nnvts_in_process")),
+            limits=Limits(case_timeout=option("nnvts_timeout"), memory_limit_mib=option("nnvts_memory_limit"),
+                          crash_loop=CrashLoopPolicy(max(0, option("nnvts_max_crashes")))),
+            ci=CiOptions(reruns=max(0, option("nnvts_reruns"))),
+            expected_failures=option("nnvts_expected_failures"), send_ahead=False)
 
     def pytest_sessionfinish(self, exitstatus: int) -> None:
         if self._reports is not None:

@@ -6,28 +6,37 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from vts.cli.device_info import capabilities_summary
+from vts.cli.device_info import capabilities_summary, options_data, options_summary
 from vts.hal.enums import enum_name
-from vts.ipc.drivers import DriverNotFound, DriverUnavailable, available_drivers, load_device, unavailable_drivers
+from vts.ipc.drivers import (
+    DriverNotFound,
+    DriverRef,
+    DriverUnavailable,
+    available_drivers,
+    load_device,
+    unavailable_drivers,
+)
 
 
 def describe_drivers(console: Console | None = None) -> None:
     console = console or Console()
     table = Table(title="nnvts drivers")
-    for column in ("driver", "device name", "type", "version", "capabilities (execTime/powerUsage)"):
+    for column in ("driver", "device name", "type", "version", "capabilities (execTime/powerUsage)",
+                   "options (defaults)"):
         table.add_column(column)
     unavailable = unavailable_drivers()
     for name, target in available_drivers().items():
         if name in unavailable:
-            table.add_row(name, f"[yellow]unavailable: {escape(unavailable[name])}[/]", "", "", "")
+            table.add_row(name, f"[yellow]unavailable: {escape(unavailable[name])}[/]", "", "", "", "")
             continue
         try:
             device = load_device(target)
             summary = capabilities_summary(device.get_capabilities())
+            options = options_summary(options_data(DriverRef(name), device))
             table.add_row(escape(name), escape(str(device.name)), enum_name(type(device.get_type()), device.get_type()),
-                          escape(str(device.get_version_string())), summary)
+                          escape(str(device.get_version_string())), summary, escape(options))
         except DriverUnavailable as error:
-            table.add_row(name, f"[yellow]unavailable: {escape(str(error))}[/]", "", "", "")
+            table.add_row(name, f"[yellow]unavailable: {escape(str(error))}[/]", "", "", "", "")
         except (DriverNotFound, Exception) as error:
-            table.add_row(name, f"[red]cannot load: {escape(str(error))}[/]", "", "", "")
+            table.add_row(name, f"[red]cannot load: {escape(str(error))}[/]", "", "", "", "")
     console.print(table)

@@ -41,6 +41,29 @@ def opened_device(ref: DriverRef) -> Iterator[Device]:
         host.stop()
 
 
+def options_data(ref: DriverRef, device: Device) -> dict[str, Any]:
+    """The options the driver accepts (None: any) with their defaults, and those this run gave it.
+
+    A Python driver's are read from its factory's signature; a program's
+    from the protocol's opening exchange (``accepted_options`` of its proxy).
+    """
+    from vts.ipc.driver_options import accepted_options
+
+    accepted = getattr(device, "accepted_options", None) if ref.is_exec else accepted_options(ref)
+    return {"accepted": None if accepted is None else [
+                {"name": o.name, "default": o.default, "description": o.description} for o in accepted],
+            "given": dict(ref.options)}
+
+
+def options_summary(data: dict[str, Any]) -> str:
+    """One line: each accepted option with its default (``nnvts drivers``, ``nnvts info``)."""
+    accepted = data.get("accepted")
+    if accepted is None:
+        return "any (the factory takes **options)"
+    return ", ".join(f"{o['name']}={'<required>' if o['default'] is None else o['default']}"
+                     for o in accepted) or "none"
+
+
 def _ask(call: Callable[[], Any]) -> tuple[Any, str]:
     try:
         return call(), ""
@@ -155,6 +178,11 @@ def print_device_info(data: dict[str, Any], console: Console | None = None) -> N
         summary.add_row(key, str(data.get(key)))
     cache = data.get("cache_files")
     summary.add_row("cache files", f"model {cache['model']}, data {cache['data']}" if cache else "-")
+    options = data.get("driver_options")
+    if isinstance(options, dict):
+        summary.add_row("driver options", options_summary(options))
+        if options.get("given"):
+            summary.add_row("options given", ", ".join(f"{k}={v}" for k, v in options["given"].items()))
     extensions = data.get("extensions") or []
     summary.add_row("extensions", "\n".join(
         f"{e['name']}: " + ", ".join(f"type {t['type']} ({'tensor' if t['is_tensor'] else 'scalar'}, "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,7 @@ from vts.cli.ci import ci_list_options, ci_options, ci_run_options, narrow_selec
 from vts.cli.corpus import corpus
 from vts.cli.fuzz import fuzz
 from vts.cli.params import (
+    DriverOptionParam,
     DriverParam,
     FiniteFloat,
     InputFile,
@@ -161,6 +162,8 @@ def main() -> None:
 @main.command(epilog=EXIT_STATUS_EPILOG)
 @click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND.")
+@click.option("--driver-option", "driver_options", type=DriverOptionParam(), multiple=True, metavar="KEY=VALUE",
+              help="An option of the driver (repeatable; `nnvts info` lists those it accepts, with defaults).")
 @selection_options
 @click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here.")
 @click.option("--junit", "junit_path", type=OutputFile(), help="Write a JUnit XML report here.")
@@ -206,43 +209,30 @@ def main() -> None:
 @click.option("--max-crash-share", type=FiniteFloat(0, 1, low_open=True), default=0.5, show_default=True,
               metavar="F", help="Crash loop: the share of the last 50 cases whose driver host died that ends the run.")
 @ci_run_options
-def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...], keyword: str | None,
-        families: tuple[str, ...], shard: str | None, json_path: str | None, junit_path: str | None,
-        html_path: str | None, jsonl_path: str | None, case_timeout: float, pool_kind: str,
-        expected_failures: str | None, extension_allowlist: str | None, verbose: bool, quiet: bool,
-        progress_interval: float, in_process: bool, jobs: int, job_split: str, pin_cpus: bool, memory_limit: int,
-        oracle: str,
-        large_budget: float, allow_unreproduced_crashes: bool, allow_network: bool, max_crashes: int,
-        max_crash_share: float, **ci: object) -> None:
+def run(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], specs: tuple[str, ...],
+        extra_specs: tuple[str, ...], keyword: str | None, families: tuple[str, ...], shard: str | None,
+        **settings: object) -> None:
     """Run test cases against a driver (in a process of its own unless --in-process)."""
     from signal import strsignal as signal_name
 
-    from vts.ipc.contain import NETWORK_ENV
     from vts.run import signals
-    from vts.run.crashloop import CrashLoopPolicy
-    from vts.run.session import RunRequest, run_session
+    from vts.run.session import run_session
 
-    if allow_network:
-        os.environ[NETWORK_ENV] = "1"  # read by every driver host, of -j workers too
     paths = _spec_paths(specs, extra_specs)
     selection = None
     with signals.interrupt_on_signals():
         try:
             selection = _selection(paths, keyword, families, shard)
-            _check_outputs(paths, {"--json": json_path, "--junit": junit_path, "--html": html_path,
-                                   "--jsonl": jsonl_path}, [expected_failures, extension_allowlist])
-            _check_specs(paths, selection, ci)
-            code = EXIT_NO_TESTS if _no_spec_files(paths, families) else run_session(RunRequest(
-                driver=driver, selection=selection, json_path=json_path, junit_path=junit_path,
-                html_path=html_path, jsonl_path=jsonl_path,
-                case_timeout=case_timeout, pool_kind=pool_kind, expected_failures=expected_failures,
-                verbose=verbose, extension_allowlist=extension_allowlist,
-                argv=sys.argv[1:], in_process=in_process, memory_limit_mib=memory_limit, jobs=jobs,
-                keyword_text=keyword, shard_text=shard, quiet=quiet, progress_interval=progress_interval,
-                oracle=oracle, large_budget=large_budget, allow_unreproduced_crashes=allow_unreproduced_crashes,
-                pin_cpus=pin_cpus, job_split=job_split,
-                ci=ci_options(ci), crash_loop=CrashLoopPolicy(max_crashes, max_crash_share)),
-                usage_error=_usage_error)
+            _check_outputs(paths, {"--json": settings["json_path"], "--junit": settings["junit_path"],
+                                   "--html": settings["html_path"], "--jsonl": settings["jsonl_path"]},
+                           [settings["expected_failures"], settings["extension_allowlist"]])  # type: ignore[list-item]
+            _check_specs(paths, selection, settings)
+            if _no_spec_files(paths, families):
+                code = EXIT_NO_TESTS
+            else:
+                plan = _run_plan(driver, driver_options, paths, keyword, families, shard, settings)
+                outcome = run_session(plan, usage_error=_usage_error)
+                code, selection = outcome.code, outcome.selection
         except KeyboardInterrupt:  # outside the run loop (which handles its own and writes the reports)
             code = signals.exit_status()
             click.echo(f"nnvts: interrupted ({signal_name(code - 128)})", err=True)
@@ -251,6 +241,33 @@ def run(driver: DriverRef, specs: tuple[str, ...], extra_specs: tuple[str, ...],
     if code == EXIT_NO_TESTS:
         click.echo(f"nnvts: error: no case selected: {_why_nothing_selected(selection, paths)}", err=True)
     sys.exit(code)
+
+
+def _run_plan(driver: DriverRef, driver_options: Sequence[tuple[str, str]], paths: Sequence[str],
+              keyword: str | None, families: Sequence[str], shard: str | None, settings: dict[str, Any]):
+    """The run's plan from ``nnvts run``'s parsed options: the one place its settings are gathered."""
+    from vts.ipc.drivers import DriverNotFound, DriverRef
+    from vts.run.crashloop import CrashLoopPolicy
+    from vts.run.plan import Isolation, Limits, ReportPlan, RunPlan, SelectionPlan, driver_ref
+
+    try:
+        oracle = DriverRef.of(settings["oracle"])  # --oracle text is parsed here, once
+        driver = driver_ref(driver, driver_options)
+    except DriverNotFound as error:
+        _usage_error(str(error))
+    return RunPlan(
+        driver=driver,
+        selection=SelectionPlan(tuple(paths), tuple(families) or None, keyword, shard),
+        reports=ReportPlan(json=settings["json_path"], junit=settings["junit_path"], html=settings["html_path"],
+                           jsonl=settings["jsonl_path"], verbose=settings["verbose"], quiet=settings["quiet"],
+                           progress_interval=settings["progress_interval"], argv=tuple(sys.argv[1:])),
+        isolation=Isolation(in_process=settings["in_process"], jobs=settings["jobs"], pin_cpus=settings["pin_cpus"],
+                            job_split=settings["job_split"], allow_network=settings["allow_network"]),
+        limits=Limits(case_timeout=settings["case_timeout"], memory_limit_mib=settings["memory_limit"],
+                      crash_loop=CrashLoopPolicy(settings["max_crashes"], settings["max_crash_share"])),
+        ci=ci_options(settings), expected_failures=settings["expected_failures"],
+        extension_allowlist=settings["extension_allowlist"], pool_kind=settings["pool_kind"], oracle=oracle,
+        large_budget=settings["large_budget"], allow_unreproduced_crashes=settings["allow_unreproduced_crashes"])
 
 
 def _check_outputs(paths: Sequence[str], outputs: dict[str, str | None], inputs: Sequence[str | None]) -> None:
@@ -424,20 +441,28 @@ def bench(driver: DriverRef, size: int, alpha: float, runs: int, factor: float, 
 @main.command()
 @click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND.")
+@click.option("--driver-option", "driver_options", type=DriverOptionParam(), multiple=True, metavar="KEY=VALUE",
+              help="An option of the driver (repeatable); the table lists those it accepts, with defaults.")
 @click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON.")
 @click.option("--expect-version", metavar="TEXT",
               help="Exit 1 unless the device's version string contains TEXT (pin the driver version in CI).")
-def info(driver: DriverRef, as_json: bool, expect_version: str | None) -> None:
+def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json: bool,
+         expect_version: str | None) -> None:
     """Show everything a device says about itself: name, type, version, capabilities, extensions, caching."""
     import json
 
-    from vts.cli.device_info import device_info, opened_device, print_device_info
+    from vts.cli.device_info import device_info, opened_device, options_data, print_device_info
     from vts.ipc.drivers import DriverNotFound
     from vts.ipc.process import HostStartError
+    from vts.run.assemble import check_driver
+    from vts.run.plan import driver_ref
 
     try:
+        driver = driver_ref(driver, driver_options)
+        check_driver(driver)
         with opened_device(driver) as device:
             data = device_info(device)
+            data["driver_options"] = options_data(driver, device)
     except (DriverNotFound, HostStartError) as error:
         _usage_error(str(error))
         return

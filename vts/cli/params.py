@@ -363,3 +363,20 @@ def check_out_dir_spares_specs(out_dir: str, spec_files: list[str]) -> None:
     if clashing:
         raise OneLineUsageError(f"--out {out_dir!r} holds specs being read ({clashing[0]}): generate would "
                                 "overwrite or remove them; write to another directory")
+
+
+class DriverOptionParam(click.ParamType):
+    """``KEY=VALUE`` of ``--driver-option``, parsed here once (whether the driver accepts it is checked
+    against the driver before anything runs)."""
+
+    name = "key=value"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> tuple[str, str]:
+        from vts.ipc.driver_options import DriverOptionError, parse_driver_option  # keeps --help fast
+
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_driver_option(str(value))
+        except DriverOptionError as error:
+            self.fail(str(error), param, ctx)

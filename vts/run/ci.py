@@ -1,12 +1,12 @@
 """The CI side of ``nnvts run``: strict expectations, balanced shards, last-failed, re-runs, baselines.
 
 ``prepare_ci`` runs before the driver starts and may refuse the run (a
-``CiInputError``: exit status 2, nothing run, nothing written).  The
-returned ``CiRun`` then hooks into the session at three points: the runner
-(re-runs), the sinks (baseline annotation, stored durations, the
-new-failures section), and the exit status (``--fail-on new``,
-``--fail-on-flaky``).  Everything here also works for ``-j`` workers: what
-they need travels in ``worker_extra()`` as plain picklable data.
+``CiInputError``: exit status 2, nothing run, nothing written).  What it
+decides (``CiRun``) is a filter that replaces the shard, the reports'
+header fields, and the run extensions (``vts.run.extensions``) that
+``vts.run.assemble`` puts in front of the sinks and asks for the exit
+status.  ``-j`` workers need only the filter, which travels in their
+``WorkerContext`` as plain picklable data.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vts.report.baseline import Baseline, BaselineTally
+from vts.report.baseline import Baseline
 from vts.report.resultsfile import ResultsFileError, iter_results
-from vts.results import CaseResult, Verdict
+from vts.results import Verdict
+from vts.run.extensions import BaselineGate, DurationStore, FlakyGate, RunExtension
 from vts.run.selection import ExpectationList, NameFilter, Shard, decide_unit
 
 
@@ -65,13 +66,12 @@ class AllOf:
 
 @dataclass
 class CiRun:
+    """What ``prepare_ci`` decided: the shard's replacement, the baseline read, and the extensions to apply."""
+
     options: CiOptions
     baseline: Baseline | None = None
     #: Replaces the selection's shard predicate (and the workers' ``--shard``) when set.
     case_filter: Any = None
-    tally: BaselineTally | None = None
-    measured: dict[str, float] = field(default_factory=dict)
-    flaky: int = 0
     warnings: list[str] = field(default_factory=list)
 
     def header_fields(self) -> dict[str, Any]:
@@ -87,87 +87,17 @@ class CiRun:
                 fields["fail_on_lost_coverage"] = True
         return {"ci": fields} if fields else {}
 
-    def worker_extra(self) -> dict[str, Any]:
-        extra: dict[str, Any] = {"reruns": self.options.reruns}
-        if self.case_filter is not None:
-            extra["case_filter"] = self.case_filter
-        return extra
-
-    def install(self, runner: Any) -> Any:
-        from vts.run.reruns import install_reruns
-
-        install_reruns(runner, self.options.reruns)
-        return runner
-
-    def sinks(self, inner: Sequence[Any]) -> list[Any]:
-        if self.baseline is None and not self.options.store_durations and not self.options.fail_on_flaky:
-            return list(inner)
-        return [CiSink(self, list(inner))]
-
-    @staticmethod
-    def unwrap(sinks: Sequence[Any]) -> list[Any]:
-        """The session's own sinks behind a ``CiSink`` (the file reports come first)."""
-        return [inner for sink in sinks for inner in (sink.inner if isinstance(sink, CiSink) else [sink])]
-
-    def exit_status(self, code: int) -> int:
-        """Adjust the session's 0/1 (other codes, interrupted or usage, pass through)."""
-        if code not in (0, 1):
-            return code
-        if self.options.fail_on == "new" and self.tally is not None and code == 1 and not self.tally.regression_count:
-            code = 0
-        if self.options.fail_on_flaky and self.flaky:
-            code = 1
-        if self.options.fail_on_lost_coverage and self.tally is not None and self.tally.lost_count:
-            code = 1
-        return code
-
-
-class CiSink:
-    """Annotates each result with its baseline status before the reports see it; tallies; stores durations."""
-
-    def __init__(self, ci: CiRun, inner: list[Any]) -> None:
-        self.ci = ci
-        self.inner = inner
-
-    def add(self, result: CaseResult) -> None:
-        ci = self.ci
-        if ci.baseline is not None:
-            result = ci.baseline.annotate(result)
-            assert ci.tally is not None
-            ci.tally.add(result)
-        if ci.options.store_durations:
-            ci.measured[result.name] = result.duration
-        ci.flaky += result.verdict is Verdict.FLAKY
-        for sink in self.inner:
-            sink.add(result)
-
-    def finish(self, interrupted: bool) -> None:
-        ci = self.ci
-        if ci.baseline is not None and ci.tally is not None and not any(_renders_baseline(s) for s in self.inner):
-            _print_section(self.inner, ci.tally.lines(ci.baseline.path))
-        try:
-            if ci.options.store_durations and ci.measured:
-                from vts.run.durations import store_durations
-
-                store_durations(ci.options.store_durations, ci.measured)
-        finally:
-            for sink in self.inner:
-                sink.finish(interrupted)
-
-
-def _renders_baseline(sink: Any) -> bool:
-    """Whether a terminal report prints the baseline comparison itself (then ours would say it twice)."""
-    return callable(getattr(sink, "_print_baseline", None)) or callable(getattr(sink, "print_baseline", None))
-
-
-def _print_section(sinks: Sequence[Any], lines: list[str]) -> None:
-    """Print through the terminal report's console when there is one (above its progress display)."""
-    console = next((getattr(s, "console", None) for s in sinks if getattr(s, "console", None) is not None), None)
-    for line in lines:
-        if console is not None:
-            console.print(line, markup=False, highlight=False)
-        else:
-            print(line, file=sys.stderr)
+    def extensions(self) -> list[RunExtension]:
+        """The report-side extensions the options ask for (the baseline first: the others see its note)."""
+        o = self.options
+        found: list[RunExtension] = []
+        if self.baseline is not None:
+            found.append(BaselineGate(self.baseline, o.fail_on, o.fail_on_lost_coverage))
+        if o.store_durations:
+            found.append(DurationStore(o.store_durations))
+        if o.fail_on_flaky:
+            found.append(FlakyGate())
+        return found
 
 
 def failed_names(path: str) -> set[str]:
@@ -194,8 +124,7 @@ def prepare_ci(options: CiOptions, selection: Any, expected_failures: str | None
         raise CiInputError("--durations-from balances shards: give --shard I/N too")
     ci = CiRun(options)
     inputs = _load_inputs(options, expected_failures)
-    if inputs.baseline is not None:
-        ci.baseline, ci.tally = inputs.baseline, BaselineTally()
+    ci.baseline = inputs.baseline
     shard: Shard | None = selection.shard
     names = selection_names(selection, extension_allowlist) \
         if inputs.expectations is not None or inputs.durations is not None else []

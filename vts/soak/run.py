@@ -31,29 +31,37 @@ class SoakRequest:
     argv: Sequence[str] = field(default_factory=list)
 
 
+def soak_plan(request: SoakRequest) -> Any:
+    """The soak as a run plan: one driver host, no re-runs, no crash-loop guard (a soak watches the one host)."""
+    from vts.run.crashloop import CrashLoopPolicy
+    from vts.run.plan import Limits, RunPlan, SelectionPlan
+
+    return RunPlan(
+        driver=request.driver,
+        selection=SelectionPlan(tuple(request.spec_paths), tuple(request.families) or (DEFAULT_FAMILY,),
+                                request.keyword),
+        limits=Limits(case_timeout=request.config.call_timeout, memory_limit_mib=request.memory_limit_mib,
+                      crash_loop=CrashLoopPolicy(0)),
+        pool_kind=request.pool_kind, send_ahead=False)
+
+
 def build_workloads(request: SoakRequest, host: Any) -> list[Any]:
     """Golden workloads for generated cases, case workloads (through the isolated runner) for the rest."""
-    from vts.families.base import RunOptions
-    from vts.model.extensions import default_registry
-    from vts.run.isolated import IsolatedRunner
-    from vts.run.runner import Selection, iter_cases
-    from vts.run.selection import parse_expression
+    from vts.run.assemble import StartedDriver, build_runner
+    from vts.run.runner import iter_cases
     from vts.soak.workloads import CaseWorkload, GoldenWorkload
 
-    extensions = default_registry(None)
-    options = RunOptions(pool_kind=request.pool_kind, case_timeout=request.config.call_timeout,
-                         extensions=extensions)
-    selection = Selection(spec_paths=request.spec_paths, families=list(request.families) or [DEFAULT_FAMILY],
-                          keyword=parse_expression(request.keyword) if request.keyword else None)
+    plan = soak_plan(request)
+    options = plan.run_options()
     runner = None
     workloads: list[Any] = []
-    for family, case in iter_cases(selection, None, extensions.for_parsing()):
+    for family, case in iter_cases(plan.selection.build(), None, options.extensions.for_parsing()):
         if family.name == DEFAULT_FAMILY:
             if case.example is not None:  # expect_failure models have no golden to repeat
                 workloads.append(GoldenWorkload(case, options))
             continue
         if runner is None:
-            runner = IsolatedRunner(host.device, options, None, host=host, rerun_crashes=False)
+            runner = build_runner(plan, StartedDriver(host.device, host), extensions=[], rerun_crashes=False)
         workloads.append(CaseWorkload(family, case, runner))
     return workloads
 
@@ -62,8 +70,9 @@ def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
                  echo: Callable[[str], None] = print) -> int:
     """Run the soak; 0 passed, 1 failed, 5 nothing selected, 130/143/129 interrupted (2: ``usage_error``)."""
     from vts.ipc.drivers import DriverNotFound
-    from vts.ipc.process import HostProcess, HostStartError
+    from vts.ipc.process import HostStartError
     from vts.run import signals
+    from vts.run.assemble import start_host
     from vts.run.runner import UnknownFamily, select_families
     from vts.run.selection import SelectionError
     from vts.soak.report import print_summary, report_dict, write_json
@@ -77,7 +86,7 @@ def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
     except (DriverNotFound, UnknownFamily) as error:
         usage_error(str(error))
         return 2
-    host = HostProcess(request.driver, memory_limit=request.memory_limit_mib << 20)
+    host = start_host(soak_plan(request))
     try:
         host.start()
     except HostStartError as error:
