@@ -161,7 +161,8 @@ class NnvtsSession:
 
         driver = option("nnvts_driver")
         header = {"driver": {"ref": driver, "name": driver, "version": "",
-                             "isolation": "in_process" if option("nnvts_in_process") else "process"},
+                             "isolation": "in_process" if option("nnvts_in_process") else "process",
+                             "options": dict(self.plan().driver.options)},
                   "nnvts_version": __version__, "runner": "pytest",
                   "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                   "host": platform.node(), "argv": list(self.config.invocation_params.args)}
