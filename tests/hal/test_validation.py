@@ -62,7 +62,7 @@ def finish(subgraph: Subgraph) -> Subgraph:
 
 
 def add_model() -> Model:
-    """The single-ADD model of test-catalogue §4.2: in0 + in1 (F32 [2]) with a NONE activation constant."""
+    """The single-ADD model of VTS ValidateModel.cpp: in0 + in1 (F32 [2]) with a NONE activation constant."""
     values = (0).to_bytes(4, "little")
     main = finish(Subgraph(
         operands=[
@@ -107,7 +107,7 @@ def conv_model(pool_kind: str = hal_memory.ASHMEM) -> Model:
 
 
 def cycle_model() -> Model:
-    """test-catalogue §8 CycleTest: t3 = ADD(in0, t4), t4 = ADD(in1, t3), out = ADD(t4, in0)."""
+    """VTS BasicTests.cpp CycleTest: t3 = ADD(in0, t4), t4 = ADD(in1, t3), out = ADD(t4, in0)."""
     main = finish(Subgraph(
         operands=[
             operand(T.TENSOR_FLOAT32, [1], L.SUBGRAPH_INPUT),  # 0 in0
@@ -205,7 +205,7 @@ def expect_invalid(model: Model, match: str, hal_version: HalVersion = V13, **kw
 
 
 # ---------------------------------------------------------------------------
-# VTS model mutations (test-catalogue §4.2), applied to model.main
+# VTS model mutations (ValidateModel.cpp), applied to model.main
 
 
 _SCALAR_TYPES = (T.FLOAT16, T.FLOAT32, T.INT32, T.UINT32, T.BOOL)
@@ -577,7 +577,7 @@ def test_if_and_while_models_are_valid() -> None:
 
 def test_add_model_mutation_matrix_is_complete_and_every_case_is_rejected() -> None:
     mutations = list(model_mutations(add_model()))
-    # test-catalogue §4.2 worked example: 122 getSupportedOperations cases for the add model.
+    # ValidateModel.cpp's mutations worked through: 122 getSupportedOperations cases for the add model.
     assert len(mutations) == 122
     accepted = []
     for description, mutant in mutations:

@@ -1,4 +1,4 @@
-"""Accuracy criteria: the bounds of spec-format.md, exactly at their edges."""
+"""Accuracy criteria: the bounds of checkResults (TestHarness.cpp; docs/driver-guide.md), exactly at their edges."""
 
 from __future__ import annotations
 
