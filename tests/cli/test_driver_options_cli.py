@@ -133,3 +133,36 @@ def test_the_pytest_plugin_takes_the_same_options(tmp_path, spec):
                           "--nnvts-driver", OPTIONED, "--nnvts-driver-option", "colour=red"],
                          cwd=tmp_path, env=nnvts_env(), capture_output=True, text=True, timeout=300)
     assert bad.returncode == 4 and "colour" in bad.stderr  # pytest's usage error
+
+
+@pytest.fixture(scope="module")
+def sample_c() -> str:
+    """The C driver (drivers/sample_c), which speaks the protocol's revision 2 and accepts ``name``."""
+    import os
+    import shutil
+
+    if shutil.which("make") is None or shutil.which(os.environ.get("CC", "cc")) is None:
+        pytest.skip("no C toolchain")
+    folder = os.path.join(ROOT, "drivers", "sample_c")
+    built = subprocess.run(["make", "-C", folder], capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return f"exec:{os.path.join(folder, 'sample_driver')}"
+
+
+def test_an_exec_driver_gets_its_options_in_the_opening_exchange(tmp_path, nnvts, spec, sample_c):
+    result, report = _run(tmp_path, nnvts, "--driver", sample_c, "--driver-option", "name=delta", spec)
+    assert result.returncode == 0, result.stderr
+    assert report["driver"]["name"] == "nnvts-delta" and report["driver"]["options"] == {"name": "delta"}
+    refused, _ = _run(tmp_path, nnvts, "--driver", sample_c, "--driver-option", "colour=red", spec)
+    assert refused.returncode == 2 and "colour" in refused.stderr and "name=sample_c" in refused.stderr
+    info = nnvts("info", "--driver", sample_c, "--json")
+    assert [o["name"] for o in json.loads(info.stdout)["driver_options"]["accepted"]] == ["name"]
+
+
+def test_an_exec_driver_of_the_first_protocol_refuses_options_cleanly(tmp_path, nnvts, spec):
+    first = f"exec:{sys.executable} -m tests.fakes.protocol_v1"
+    result, report = _run(tmp_path, nnvts, "--driver", first, spec)
+    assert result.returncode == 0, result.stderr  # a driver of the previous protocol still runs
+    assert report["summary"]["passed"] and not report["driver"].get("options")
+    refused, _ = _run(tmp_path, nnvts, "--driver", first, "--driver-option", "name=x", spec)
+    assert refused.returncode == 2 and "accepts no options" in refused.stderr
