@@ -8,8 +8,9 @@ The names load on first use: importing this package must stay cheap, since
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vts import lazy_front
 
 if TYPE_CHECKING:
     from vts.families._kit.executions import (
@@ -43,10 +44,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_front(__name__, _HOMES)

@@ -10,8 +10,9 @@ options), ``process`` (host processes), ``client`` (the harness's end),
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vts import lazy_front
 
 if TYPE_CHECKING:
     from vts.ipc.client import ProxyDevice, connect
@@ -68,10 +69,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_front(__name__, _HOMES)

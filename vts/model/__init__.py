@@ -8,8 +8,9 @@ cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vts import lazy_front
 
 if TYPE_CHECKING:
     from vts.model.builtin.cache_models import chain, mobilenet
@@ -143,10 +144,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME_OF.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_front(__name__, _HOME_OF)

@@ -14,8 +14,9 @@ only when a saved input is actually replayed or a fuzz run starts.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vts import lazy_front
 
 if TYPE_CHECKING:
     from vts.families.fuzz_replay.edits import Edit, Path
@@ -72,13 +73,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_front(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:
