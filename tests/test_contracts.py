@@ -10,13 +10,13 @@ of its privates is no alarm.  The fronts (``__all__`` of each package
 from __future__ import annotations
 
 import importlib
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.lint_imports import copy_tree, lint_imports
 from tools.private_names import scan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,21 +24,6 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The packages whose ``__init__`` names what they offer to the others.
 FRONTS = ["vts.hal", "vts.hal.operations", "vts.model", "vts.model.builtin", "vts.spec", "vts.spec.aosp",
           "vts.report", "vts.cli", "vts.soak", "vts.run", "vts.families"]
-
-
-def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
-    tool = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
-    if tool is None:
-        pytest.skip("import-linter is not installed (pip install -e .[dev])")
-    return subprocess.run([tool, "--config", str(root / "pyproject.toml")], cwd=root, capture_output=True,
-                          text=True, timeout=300, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
-
-
-def _copy_tree(tmp_path: Path) -> Path:
-    for part in ("vts", "drivers", "tools"):
-        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.o"))
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    return tmp_path
 
 
 def _plant(root: Path) -> None:
@@ -58,9 +43,9 @@ def _plant(root: Path) -> None:
 
 
 def test_private_imports_across_packages_break_the_contract(tmp_path: Path) -> None:
-    root = _copy_tree(tmp_path)
+    root = copy_tree(tmp_path)
     _plant(root)
-    result = _lint_imports(root)
+    result = lint_imports(root)
     out = " ".join(result.stdout.split())  # rich wraps long lines
     assert result.returncode != 0
     assert "no private module or name is imported from outside the package that owns it BROKEN" in out
@@ -70,9 +55,9 @@ def test_private_imports_across_packages_break_the_contract(tmp_path: Path) -> N
 
 
 def test_a_package_using_its_own_privates_is_no_alarm(tmp_path: Path) -> None:
-    root = _copy_tree(tmp_path)
+    root = copy_tree(tmp_path)
     _plant(root)
-    result = _lint_imports(root)
+    result = lint_imports(root)
     assert "vts.spec.planted_own" not in result.stdout
     assert "vts.spec.aosp.planted_sub" not in result.stdout
     found = {str(item) for item in scan(root) if "planted" in item.importer}

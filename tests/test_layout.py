@@ -8,8 +8,6 @@ module cycles (function-level imports included) and loose modules.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,31 +18,23 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import layout_report  # noqa: E402
 
-
-def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
-    tool = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or shutil.which("lint-imports")
-    if tool is None:
-        pytest.skip("import-linter is not installed (pip install -e .[dev])")
-    return subprocess.run([tool, "--config", str(root / "pyproject.toml")], cwd=root, capture_output=True,
-                          text=True, timeout=300, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+from tests.lint_imports import copy_tree, lint_imports  # noqa: E402
 
 
 def test_import_contracts_are_kept() -> None:
-    result = _lint_imports(ROOT)
+    result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     # The floors, drivers-see-only-the-HAL, harness-never-imports-a-driver, private names, independent families.
     assert "5 kept, 0 broken" in result.stdout
 
 
 def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
-    for part in ("vts", "drivers"):
-        shutil.copytree(ROOT / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.o"))
-    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    copy_tree(tmp_path)
     errors = tmp_path / "vts" / "hal" / "errors.py"
     errors.write_text(errors.read_text() + "\nfrom vts.run import runner  # noqa: E402,F401\n")
     engine = tmp_path / "drivers" / "engine" / "nnapi.py"
     engine.write_text(engine.read_text() + "\nfrom vts.model import casemodel  # noqa: E402,F401\n")
-    result = _lint_imports(tmp_path)
+    result = lint_imports(tmp_path)
     assert result.returncode != 0
     assert "vts.hal.errors -> vts.run.runner" in result.stdout
     assert "drivers.engine.nnapi -> vts.model.casemodel" in result.stdout
