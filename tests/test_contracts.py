@@ -23,7 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: The packages whose ``__init__`` names what they offer to the others.
 FRONTS = ["vts.hal", "vts.hal.operations", "vts.model", "vts.model.builtin", "vts.spec", "vts.spec.aosp",
-          "vts.report", "vts.cli", "vts.soak", "vts.run", "vts.families"]
+          "vts.report", "vts.cli", "vts.soak", "vts.run", "vts.families", "vts.ipc", "vts.ipc.protocol", "vts.fuzz",
+          "vts.families.caching", "vts.families.capabilities_bench", "vts.families.differential",
+          "vts.families.memory_domain", "vts.families.validation", "vts.families.fuzz_replay"]
 
 
 def _plant(root: Path) -> None:

@@ -9,3 +9,17 @@ spec plus its edit list (``saved.py``), which the ``fuzz_replay`` family
 re-runs by name.  Hypothesis is an optional dependency (the ``fuzz`` extra);
 nothing here imports it at module level except the modules that need it.
 """
+
+from __future__ import annotations
+
+from vts import lazy_front
+
+#: Each name other packages use, and its module (loaded on first use: importing the package stays cheap).
+_HOMES = {
+    "FuzzRequest": "vts.fuzz.run",
+    "fuzz_session": "vts.fuzz.run",
+}
+
+__all__ = ["FuzzRequest", "fuzz_session"]
+
+__getattr__ = lazy_front(__name__, _HOMES)

@@ -4,3 +4,8 @@ threads, waves of jobs, the fenced path's rules, request mutations, random input
 Families share code only through this kit: a family never imports another (an import-linter independence
 contract in pyproject.toml keeps it so), so a helper two families need lives here.
 """
+
+#: What the kit offers the families: its modules, each one job (imported by name, never re-exported here, so
+#: a family pays only for what it uses).  Programs above the families use the names vts.families exports.
+__all__ = ["concurrent_calls", "derived_models", "executions", "fenced_path", "jobs", "judge", "per_example",
+           "random_inputs", "request_mutations", "request_variants"]
