@@ -52,6 +52,7 @@ def test_the_families_see_the_plan_as_run_options():
     assert (options.pool_kind, options.case_timeout, options.large_budget) == ("mmap_fd", 7.5, 3.0)
     assert options.oracle == DriverRef("reference") and options.send_ahead
     assert not _plan(send_ahead=False).run_options().send_ahead
+    assert not options.allow_network and _plan(isolation=Isolation(allow_network=True)).run_options().allow_network
 
 
 def test_driver_options_are_added_to_the_reference():

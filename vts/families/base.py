@@ -114,6 +114,8 @@ class RunOptions:
     oracle: DriverRef | str = "reference"
     #: Seconds the differential family may spend on its realistic-size cases (0: skip them).
     large_budget: float = 120.0
+    #: Drivers may reach the network (``--allow-network``): an oracle run as a program is a driver too.
+    allow_network: bool = False
     #: The runner runs every case a family names, in the order named (``nnvts run``; not the pytest plugin,
     #: which may deselect cases after naming them): a family may send a case's calls before it runs
     #: (``vts.families.validation.ahead``).

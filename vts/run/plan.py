@@ -144,7 +144,8 @@ class RunPlan:
 
         return RunOptions(pool_kind=self.pool_kind, case_timeout=self.limits.case_timeout,
                           extensions=default_registry(self.extension_allowlist), oracle=self.oracle,
-                          large_budget=self.large_budget, send_ahead=self.send_ahead)
+                          large_budget=self.large_budget, send_ahead=self.send_ahead,
+                          allow_network=self.isolation.allow_network)
 
     def with_(self, **changes: Any) -> RunPlan:
         """A copy with some fields changed (the plan itself never changes)."""

@@ -104,9 +104,11 @@ _NO_ANSWER = {int(OperationType.RANDOM_MULTINOMIAL)}
 class Oracle:
     """The driver whose answers are expected: loaded once per run, on first use."""
 
-    def __init__(self, ref: DriverRef) -> None:
+    def __init__(self, ref: DriverRef, allow_network: bool = False) -> None:
         self.ref = ref
         self.spec = ref.spec
+        #: An oracle program's host may reach the network only when the run allows drivers to (--allow-network).
+        self.allow_network = allow_network
         self._device: Device | None = None
         self._host: Any = None
         self._lock = threading.Lock()
@@ -121,7 +123,7 @@ class Oracle:
                     if ref.is_exec:
                         from vts.ipc.process import HostProcess
 
-                        self._host = HostProcess(ref)
+                        self._host = HostProcess(ref, allow_network=self.allow_network)
                         self._device = self._host.start()
                         atexit.register(self._host.stop)  # families have no teardown; the run's end is it
                     else:
@@ -197,7 +199,7 @@ class DifferentialFamily(Family):
     def oracle(self, options: RunOptions) -> Oracle:
         ref = DriverRef.of(getattr(options, "oracle", None) or "reference")
         if ref.spec not in self._oracles:
-            self._oracles[ref.spec] = Oracle(ref)
+            self._oracles[ref.spec] = Oracle(ref, bool(getattr(options, "allow_network", False)))
         return self._oracles[ref.spec]
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
