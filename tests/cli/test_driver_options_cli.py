@@ -166,3 +166,15 @@ def test_an_exec_driver_of_the_first_protocol_refuses_options_cleanly(tmp_path, 
     assert report["summary"]["passed"] and not report["driver"].get("options")
     refused, _ = _run(tmp_path, nnvts, "--driver", first, "--driver-option", "name=x", spec)
     assert refused.returncode == 2 and "accepts no options" in refused.stderr
+
+
+def test_soak_takes_driver_options_too(tmp_path, nnvts, spec):
+    report = tmp_path / "soak.json"
+    result = nnvts("soak", "--driver", OPTIONED, "--driver-option", "name=soaky", "--iterations", "1",
+                   "--specs", spec, "--json", str(report))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(report.read_text())["driver"]["options"] == {"name": "soaky"}
+    refused = nnvts("soak", "--driver", OPTIONED, "--driver-option", "colour=red", "--iterations", "1")
+    assert refused.returncode == 2 and "colour" in refused.stderr
+    fuzz = nnvts("fuzz", "--driver", OPTIONED, "--driver-option", "colour=red", "--examples", "1")
+    assert fuzz.returncode == 2 and "colour" in fuzz.stderr

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING
 import click
 
 from vts.cli.duration import Duration
-from vts.cli.params import DriverParam, FiniteFloat, NnvtsCommand, OutputDir, OutputFile, bounded_int
+from vts.cli.params import (
+    DriverParam,
+    FiniteFloat,
+    NnvtsCommand,
+    OutputDir,
+    OutputFile,
+    bounded_int,
+    configured_driver,
+    driver_option,
+)
 
 if TYPE_CHECKING:
     from vts.ipc.drivers import DriverRef
@@ -25,6 +34,7 @@ def _fail_usage(message: str) -> None:
 @click.command(cls=NnvtsCommand)
 @click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND.")
+@driver_option
 @click.option("--in-process", is_flag=True,
               help="Load the driver into the harness (fast; a segfault then ends the run).")
 @click.option("--specs", "specs", multiple=True, metavar="PATH",
@@ -51,7 +61,8 @@ def _fail_usage(message: str) -> None:
 @click.option("--progress", "progress_path", type=OutputFile(),
               help="Append one JSON line per finished chunk here (seed, counts, failure).")
 @click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here.")
-def fuzz(driver: DriverRef, in_process: bool, specs: tuple[str, ...], keyword: str | None, examples: int, seed: int,
+def fuzz(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], in_process: bool, specs: tuple[str, ...],
+         keyword: str | None, examples: int, seed: int,
          chunk: int, time_budget: float | None, save_dir: str, requests_per_model: int, max_models: int,
          call_timeout: float, shrink_budget: float, memory_limit: int, progress_path: str | None,
          json_path: str | None) -> None:
@@ -70,6 +81,7 @@ def fuzz(driver: DriverRef, in_process: bool, specs: tuple[str, ...], keyword: s
     from vts.cli.arguments import selection_problem
     from vts.fuzz.run import FuzzRequest, fuzz_session
 
+    driver = configured_driver(driver, driver_options, _fail_usage)
     spec_paths = list(specs) or ["generated_tests"]
     problem = selection_problem(spec_paths, keyword)
     if problem is not None:

@@ -20,7 +20,6 @@ from vts.cli.ci import ci_list_options, ci_options, ci_run_options, narrow_selec
 from vts.cli.corpus import corpus
 from vts.cli.fuzz import fuzz
 from vts.cli.params import (
-    DriverOptionParam,
     DriverParam,
     FiniteFloat,
     InputFile,
@@ -30,6 +29,7 @@ from vts.cli.params import (
     SocketFd,
     SocketPath,
     bounded_int,
+    driver_option,
 )
 from vts.cli.soak import soak
 
@@ -162,8 +162,7 @@ def main() -> None:
 @main.command(epilog=EXIT_STATUS_EPILOG)
 @click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND.")
-@click.option("--driver-option", "driver_options", type=DriverOptionParam(), multiple=True, metavar="KEY=VALUE",
-              help="An option of the driver (repeatable; `nnvts info` lists those it accepts, with defaults).")
+@driver_option
 @selection_options
 @click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here.")
 @click.option("--junit", "junit_path", type=OutputFile(), help="Write a JUnit XML report here.")
@@ -441,8 +440,7 @@ def bench(driver: DriverRef, size: int, alpha: float, runs: int, factor: float, 
 @main.command()
 @click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND.")
-@click.option("--driver-option", "driver_options", type=DriverOptionParam(), multiple=True, metavar="KEY=VALUE",
-              help="An option of the driver (repeatable); the table lists those it accepts, with defaults.")
+@driver_option
 @click.option("--json", "as_json", is_flag=True, help="Print the answers as JSON.")
 @click.option("--expect-version", metavar="TEXT",
               help="Exit 1 unless the device's version string contains TEXT (pin the driver version in CI).")

@@ -21,7 +21,7 @@ import errno
 import math
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -380,3 +380,24 @@ class DriverOptionParam(click.ParamType):
             return parse_driver_option(str(value))
         except DriverOptionError as error:
             self.fail(str(error), param, ctx)
+
+
+#: ``--driver-option``, the same on every command that takes ``--driver``.
+driver_option = click.option(
+    "--driver-option", "driver_options", type=DriverOptionParam(), multiple=True, metavar="KEY=VALUE",
+    help="An option of the driver (repeatable); `nnvts info` lists those it accepts, with defaults.")
+
+
+def configured_driver(driver: DriverRef, options: Sequence[tuple[str, str]], fail: Callable[[str], Any]) -> DriverRef:
+    """``driver`` with its ``--driver-option`` values, checked against what it accepts (``fail`` when not)."""
+    from vts.ipc.drivers import DriverNotFound
+    from vts.run.assemble import check_driver
+    from vts.run.plan import driver_ref
+
+    try:
+        ref = driver_ref(driver, options)
+        check_driver(ref)
+    except DriverNotFound as error:
+        fail(str(error))
+        raise
+    return ref

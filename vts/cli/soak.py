@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 import click
 
 from vts.cli.duration import Duration
-from vts.cli.params import DriverParam, FiniteFloat, NnvtsCommand, OutputFile, bounded_int
+from vts.cli.params import (
+    DriverParam,
+    FiniteFloat,
+    NnvtsCommand,
+    OutputFile,
+    bounded_int,
+    configured_driver,
+    driver_option,
+)
 
 if TYPE_CHECKING:
     from vts.ipc.drivers import DriverRef
@@ -29,6 +37,7 @@ def _fail_usage(message: str) -> None:
 @click.command(cls=NnvtsCommand)
 @click.option("--driver", type=DriverParam(), default="reference", show_default=True,
               help="Driver: an installed name, module:attr, or exec:COMMAND (runs in one driver host process).")
+@driver_option
 @click.option("--specs", "specs", multiple=True, metavar="PATH", help="Spec file or directory (repeatable). "
               "Default: generated_tests/.")
 @click.option("-k", "keyword", metavar="EXPR", help="Select cases by name (as run -k).")
@@ -67,7 +76,8 @@ def _fail_usage(message: str) -> None:
               metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
 @click.option("--json", "json_path", type=OutputFile(),
               help="Write the JSON report (with the sampled time series) here.")
-def soak(driver: DriverRef, specs: tuple[str, ...], keyword: str | None, families: tuple[str, ...],
+def soak(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], specs: tuple[str, ...], keyword: str | None,
+         families: tuple[str, ...],
          duration: float | None, iterations: int | None, max_rss_growth: float, max_fd_growth: int,
          max_thread_growth: int, max_latency_drift: float, max_first_execution_ratio: float | None,
          release_models: int, release_slack: float, sample_interval: float, max_samples: int,
@@ -82,6 +92,7 @@ def soak(driver: DriverRef, specs: tuple[str, ...], keyword: str | None, familie
     from vts.soak.loop import SoakConfig
     from vts.soak.run import SoakRequest, soak_session
 
+    driver = configured_driver(driver, driver_options, _fail_usage)
     spec_paths = list(specs) or ["generated_tests"]
     problem = selection_problem(spec_paths, keyword, families)
     if problem is not None:

@@ -136,7 +136,8 @@ def _version(host: Any) -> str:
 
 
 def _header(request: SoakRequest, version: str, pid: int) -> dict[str, Any]:
-    return {"driver": {"ref": str(request.driver), "version": version, "pid": pid},
+    return {"driver": {"ref": str(request.driver), "version": version, "pid": pid,
+                       "options": dict(request.driver.options)},
             "nnvts_version": __version__,
             "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "host": platform.node(), "argv": list(request.argv)}
