@@ -51,10 +51,14 @@ def test_a_killed_worker_is_an_error_and_loses_no_case(tmp_path, add_mul3, nnvts
     busiest = per_slot.index(max(per_slot))
     try:
         deadline = time.monotonic() + 120
+        # Found while both run: by the first result the idle slot's worker may be done and gone already.
+        workers = sorted(_workers(harness.pid))  # spawned in slot order
+        while len(workers) < 2 and harness.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+            workers = sorted(_workers(harness.pid))
+        assert len(workers) == 2, "the -j workers were not found"
         while not [r for r in _lines(jsonl) if "case" in r] and time.monotonic() < deadline:
             time.sleep(0.05)
-        workers = sorted(_workers(harness.pid))  # spawned in slot order
-        assert len(workers) == 2, "the -j workers were not found"
         os.kill(workers[busiest], signal.SIGKILL)
         _, stderr = harness.communicate(timeout=180)
     finally:
