@@ -60,8 +60,8 @@ def options_summary(data: dict[str, Any]) -> str:
     accepted = data.get("accepted")
     if accepted is None:
         return "any (the factory takes **options)"
-    return ", ".join(f"{o['name']}={'<required>' if o['default'] is None else o['default']}"
-                     for o in accepted) or "none"
+    shown = {None: "<required>", "": "<none>"}
+    return ", ".join(f"{o['name']}={shown.get(o['default'], o['default'])}" for o in accepted) or "none"
 
 
 def _ask(call: Callable[[], Any]) -> tuple[Any, str]:
