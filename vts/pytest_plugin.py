@@ -265,9 +265,10 @@ class NnvtsSession:
         """The runner of this pytest process, assembled from the session's plan as ``nnvts run``'s is."""
         from vts.run.assemble import build_runner, start_driver
 
-        driver = start_driver(self.plan())
+        plan = self.plan()
+        driver = start_driver(plan)
         self._host = driver.host
-        return build_runner(self.plan(), driver)
+        return build_runner(plan, driver)
 
     def plan(self) -> Any:
         """The run plan of the pytest options (the cases are pytest's: its selection names the specs only)."""

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from vts.cli.device_info import capabilities_summary, options_data, options_summary
+from vts.cli.device_info import capabilities_summary, options_data
 from vts.hal.enums import enum_name
 from vts.ipc.drivers import (
     DriverNotFound,
@@ -32,7 +32,7 @@ def describe_drivers(console: Console | None = None) -> None:
         try:
             device = load_device(target)
             summary = capabilities_summary(device.get_capabilities())
-            options = options_summary(options_data(DriverRef(name), device))
+            options = options_data(DriverRef(name), device)["summary"]
             table.add_row(escape(name), escape(str(device.name)), enum_name(type(device.get_type()), device.get_type()),
                           escape(str(device.get_version_string())), summary, escape(options))
         except DriverUnavailable as error:

@@ -9,8 +9,8 @@ them).  ``nnvts drivers`` uses the same summary helpers.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -19,6 +19,9 @@ from vts.hal.enums import DeviceStatus, DeviceType, OperandType, enum_name
 from vts.hal.interfaces import Device
 from vts.hal.types import Capabilities, PerformanceInfo
 from vts.ipc.drivers import DriverRef
+
+if TYPE_CHECKING:
+    from vts.ipc.driver_options import DriverOption
 
 
 @contextlib.contextmanager
@@ -52,16 +55,14 @@ def options_data(ref: DriverRef, device: Device) -> dict[str, Any]:
     accepted = getattr(device, "accepted_options", None) if ref.is_exec else accepted_options(ref)
     return {"accepted": None if accepted is None else [
                 {"name": o.name, "default": o.default, "description": o.description} for o in accepted],
-            "given": dict(ref.options)}
+            "given": dict(ref.options), "summary": options_summary(accepted)}
 
 
-def options_summary(data: dict[str, Any]) -> str:
-    """One line: each accepted option with its default (``nnvts drivers``, ``nnvts info``)."""
-    accepted = data.get("accepted")
+def options_summary(accepted: Sequence[DriverOption] | None) -> str:
+    """One line: each accepted option with its default, as usage errors list them (``nnvts drivers``, ``info``)."""
     if accepted is None:
         return "any (the factory takes **options)"
-    shown = {None: "<required>", "": "<none>"}
-    return ", ".join(f"{o['name']}={shown.get(o['default'], o['default'])}" for o in accepted) or "none"
+    return ", ".join(str(option) for option in accepted) or "none"
 
 
 def _ask(call: Callable[[], Any]) -> tuple[Any, str]:
@@ -180,7 +181,7 @@ def print_device_info(data: dict[str, Any], console: Console | None = None) -> N
     summary.add_row("cache files", f"model {cache['model']}, data {cache['data']}" if cache else "-")
     options = data.get("driver_options")
     if isinstance(options, dict):
-        summary.add_row("driver options", options_summary(options))
+        summary.add_row("driver options", str(options.get("summary")))
         if options.get("given"):
             summary.add_row("options given", ", ".join(f"{k}={v}" for k, v in options["given"].items()))
     extensions = data.get("extensions") or []

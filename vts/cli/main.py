@@ -29,6 +29,7 @@ from vts.cli.params import (
     SocketFd,
     SocketPath,
     bounded_int,
+    configured_driver,
     driver_option,
 )
 from vts.cli.soak import soak
@@ -67,19 +68,14 @@ def _spec_paths(specs: Sequence[str], extra: Sequence[str]) -> list[str]:
 
 
 def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str], shard: str | None):
-    from vts.run.runner import Selection
-    from vts.run.selection import SelectionError, Shard, parse_expression
+    from vts.run.plan import SelectionPlan
+    from vts.run.selection import SelectionError
     from vts.spec.errors import SpecError
     from vts.spec.loader import iter_spec_paths
 
     try:
         iter_spec_paths(specs)  # a missing path, a FIFO: refused before anything runs or prints
-        return Selection(
-            spec_paths=specs,
-            families=list(families) or None,
-            keyword=parse_expression(keyword) if keyword is not None else None,
-            shard=Shard.parse(shard) if shard else None,
-        )
+        return SelectionPlan(tuple(specs), tuple(families) or None, keyword, shard).build()
     except (SelectionError, SpecError) as error:
         message = str(error)
         if "no such file or directory" in message:
@@ -452,12 +448,9 @@ def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json
     from vts.cli.device_info import device_info, opened_device, options_data, print_device_info
     from vts.ipc.drivers import DriverNotFound
     from vts.ipc.process import HostStartError
-    from vts.run.assemble import check_driver
-    from vts.run.plan import driver_ref
 
+    driver = configured_driver(driver, driver_options, _usage_error)
     try:
-        driver = driver_ref(driver, driver_options)
-        check_driver(driver)
         with opened_device(driver) as device:
             data = device_info(device)
             data["driver_options"] = options_data(driver, device)

@@ -11,15 +11,15 @@ runner-side extensions the plan asks for (re-runs, the crash-loop guard).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vts.ipc.drivers import DriverNotFound, DriverRef
 from vts.run.extensions import CrashGuard, Reruns, RunExtension
 from vts.run.plan import RunPlan
 
 if TYPE_CHECKING:
+    from vts.families.base import RunOptions
     from vts.hal.interfaces import Device
     from vts.ipc.process import HostProcess
     from vts.run.runner import Runner
@@ -97,22 +97,21 @@ def runner_extensions(plan: RunPlan) -> list[RunExtension]:
     return [Reruns(plan.ci.reruns), CrashGuard(plan.limits.crash_loop)]
 
 
-def build_runner(plan: RunPlan, driver: StartedDriver, *, expectations: Any = None,
-                 extensions: Sequence[RunExtension] | None = None, rerun_crashes: bool = True) -> Runner:
-    """The runner of ``plan`` over ``driver``, its extensions installed (``runner_extensions`` by default).
+def build_runner(plan: RunPlan, driver: StartedDriver, options: RunOptions | None = None, *,
+                 rerun_crashes: bool = True) -> Runner:
+    """The runner of ``plan`` over ``driver``, its runner-side extensions installed.
 
-    ``expectations``: the expected-failures list when the caller has read it
-    already; else it is read from the plan's file.
+    ``options``: the plan's run options when the caller has made them already
+    (they read the extension allowlist file: once per process is enough).
     """
     from vts.run.isolated import IsolatedRunner
     from vts.run.runner import Runner
     from vts.run.selection import ExpectationList
 
-    if expectations is None and plan.expected_failures:
-        expectations = ExpectationList.from_file(plan.expected_failures)
-    options = plan.run_options()
+    expectations = ExpectationList.from_file(plan.expected_failures) if plan.expected_failures else None
+    options = plan.run_options() if options is None else options
     runner: Runner = Runner(driver.device, options, expectations) if driver.host is None else IsolatedRunner(
         driver.device, options, expectations, host=driver.host, rerun_crashes=rerun_crashes)
-    for extension in runner_extensions(plan) if extensions is None else extensions:
+    for extension in runner_extensions(plan):
         extension.install(runner)
     return runner

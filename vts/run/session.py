@@ -73,10 +73,11 @@ def _run_here(plan: RunPlan, driver: StartedDriver, ci: CiRun, selection: Select
     header = report_header(plan, info.name, version_of(device), driver.isolation, _device_type(device))
     header.update(ci.header_fields())
     extensions = ci.extensions()
+    options = plan.run_options()
     files, sinks = _sinks(plan, header, extensions,
-                          lambda: count_cases(selection, info, plan.run_options().extensions.for_parsing()))
-    runner = build_runner(plan, driver)
-    completed = runner.run(iter_cases(selection, info, runner.options.extensions.for_parsing()), sinks)
+                          lambda: count_cases(selection, info, options.extensions.for_parsing()))
+    runner = build_runner(plan, driver, options)
+    completed = runner.run(iter_cases(selection, info, options.extensions.for_parsing()), sinks)
     return _finish(plan, files, extensions, completed)
 
 

@@ -53,12 +53,14 @@ class WorkerContext:
         partition = WorkerSlot(slot, self.jobs) if claims is None else ClaimingSlot(slot, self.jobs, claims, replay)
         return self.plan.selection.build(shard=self.case_filter, partition=partition)
 
-    def slot_cases(self, slot: int, name: str, selection: Any = None) -> Iterator[tuple[Any, Any]]:
-        """The (family, case) pairs of ``slot``, in the order every worker of that slot runs them."""
+    def slot_cases(self, slot: int, name: str, selection: Any = None, options: Any = None
+                   ) -> Iterator[tuple[Any, Any]]:
+        """The (family, case) pairs of ``slot``, in the order every worker of that slot runs them
+        (``options``: the plan's run options, when the caller has made them)."""
         from vts.families.base import DeviceInfo
         from vts.run.runner import iter_cases
 
-        extensions = self.plan.run_options().extensions
+        extensions = (options or self.plan.run_options()).extensions
         return iter_cases(selection or self.selection(slot), DeviceInfo(name=name), extensions.for_parsing())
 
     def harness_result(self, meta: dict[str, Any], verdict: Verdict, reason: str,
@@ -240,6 +242,7 @@ class _SlotRun:
         device = driver.device
         name = getattr(device, "name", self.context.plan.driver.spec)
         self.sink.send((HELLO, {"name": name, "version": version_of(device)}))
-        runner = build_runner(self.context.plan, driver)
-        runner.run(self.numbered(self.context.slot_cases(self.slot, name, self.selection)), [self.sink])
+        options = self.context.plan.run_options()
+        runner = build_runner(self.context.plan, driver, options)
+        runner.run(self.numbered(self.context.slot_cases(self.slot, name, self.selection, options)), [self.sink])
         self.done()

@@ -45,13 +45,12 @@ def soak_plan(request: SoakRequest) -> Any:
         pool_kind=request.pool_kind, send_ahead=False)
 
 
-def build_workloads(request: SoakRequest, host: Any) -> list[Any]:
+def build_workloads(plan: Any, host: Any) -> list[Any]:
     """Golden workloads for generated cases, case workloads (through the isolated runner) for the rest."""
     from vts.run.assemble import StartedDriver, build_runner
     from vts.run.runner import iter_cases
     from vts.soak.workloads import CaseWorkload, GoldenWorkload
 
-    plan = soak_plan(request)
     options = plan.run_options()
     runner = None
     workloads: list[Any] = []
@@ -61,7 +60,7 @@ def build_workloads(request: SoakRequest, host: Any) -> list[Any]:
                 workloads.append(GoldenWorkload(case, options))
             continue
         if runner is None:
-            runner = build_runner(plan, StartedDriver(host.device, host), extensions=[], rerun_crashes=False)
+            runner = build_runner(plan, StartedDriver(host.device, host), options, rerun_crashes=False)
         workloads.append(CaseWorkload(family, case, runner))
     return workloads
 
@@ -86,7 +85,8 @@ def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
     except (DriverNotFound, UnknownFamily) as error:
         usage_error(str(error))
         return 2
-    host = start_host(soak_plan(request))
+    plan = soak_plan(request)
+    host = start_host(plan)
     try:
         host.start()
     except HostStartError as error:
@@ -94,7 +94,7 @@ def soak_session(request: SoakRequest, usage_error: Callable[[str], None],
         return 2
     try:
         try:
-            workloads = build_workloads(request, host)
+            workloads = build_workloads(plan, host)
         except (SpecError, SelectionError, UnknownFamily) as error:
             usage_error(str(error))
             return 2
