@@ -15,10 +15,10 @@ from pathlib import Path
 
 if __package__:
     from tools import code_figures
-    from tools.private_names import module_files, scan
+    from tools.private_names import absolute_import, module_files, module_name, scan
 else:  # run as a file (python tools/layout_report.py), or imported with tools/ on sys.path
     import code_figures
-    from private_names import module_files, scan
+    from private_names import absolute_import, module_files, module_name, scan
 
 #: The floor of each top-level unit under ``vts`` (docs/architecture.md); unknown units are "loose".
 FLOORS = {
@@ -33,23 +33,6 @@ FLOORS = {
 }
 
 
-def module_name(root: Path, path: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def resolve(current: str, is_package: bool, node: ast.ImportFrom) -> str:
-    if not node.level:
-        return node.module or ""
-    base = current.split(".")
-    if not is_package:
-        base = base[:-1]
-    base = base[: len(base) - (node.level - 1)]
-    return ".".join(base + ([node.module] if node.module else []))
-
-
 def imports_of(root: Path, path: Path) -> list[tuple[list[str], bool]]:
     """(the names one import statement may mean, inside a function) for each vts import of one file."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -62,7 +45,7 @@ def imports_of(root: Path, path: Path) -> list[tuple[list[str], bool]]:
             if isinstance(child, ast.Import):
                 found.extend(([alias.name], in_function) for alias in child.names)
             elif isinstance(child, ast.ImportFrom):
-                target = resolve(name, path.name == "__init__.py", child)
+                target = absolute_import(name, path.name == "__init__.py", child)
                 found.append(([target] + [f"{target}.{alias.name}" for alias in child.names], in_function))
             elif isinstance(child, ast.If) and _is_type_checking(child.test):
                 continue

@@ -57,21 +57,22 @@ def inside(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
+def module_name(root: Path, path: Path) -> str:
+    """The dotted name of the module at ``path`` (a package by its ``__init__.py``)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
 def module_files(root: Path, packages: Iterable[str]) -> dict[str, Path]:
     """Every module of the given top-level packages under ``root``, by dotted name."""
-    found: dict[str, Path] = {}
-    for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
-            if "__pycache__" in path.parts:
-                continue
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            found[".".join(parts)] = path
-    return found
+    return {module_name(root, path): path for package in packages
+            for path in sorted((root / package).rglob("*.py")) if "__pycache__" not in path.parts}
 
 
-def _absolute(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
+def absolute_import(importer: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The module a ``from ... import`` in ``importer`` names, relative imports resolved."""
     if not node.level:
         return node.module or ""
     base = importer.split(".") if is_package else importer.split(".")[:-1]
@@ -86,7 +87,7 @@ def _imports(tree: ast.AST, importer: str, is_package: bool) -> Iterator[tuple[i
             for alias in node.names:
                 yield node.lineno, alias.name, None
         elif isinstance(node, ast.ImportFrom):
-            module = _absolute(importer, is_package, node)
+            module = absolute_import(importer, is_package, node)
             for alias in node.names:
                 yield node.lineno, module, alias.name
 
