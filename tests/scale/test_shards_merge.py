@@ -154,6 +154,6 @@ def test_merge_reads_the_selection_from_the_shards_headers(nnvts, tmp_path):
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and "different selections" in refused.stderr
     assert not (tmp_path / "x.json").exists()
-    # The options still override the headers.
-    forced = nnvts("merge", paths[0], str(other), *SLICE, "--json", str(tmp_path / "y.json"))
+    # With --allow-mixed, the options still override the headers.
+    forced = nnvts("merge", paths[0], str(other), *SLICE, "--allow-mixed", "--json", str(tmp_path / "y.json"))
     assert forced.returncode == 1 and "missing" in forced.stderr

@@ -138,9 +138,12 @@ def _report_options(fn: Callable[..., Any]) -> Callable[..., Any]:
               help="Compare the merged run with a previous results file (as nnvts run --baseline).")
 @click.option("--fail-on", type=click.Choice(["any", "new"]), default="any", show_default=True,
               help="'new': failing cases make the exit status 1 only when the --baseline did not have them.")
+@click.option("--allow-mixed", is_flag=True,
+              help="Merge shards run with different nnvts versions or selections (refused by default: they are "
+                   "not parts of one run); the merged header lists each.")
 @_report_options
 def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, families: tuple[str, ...],
-          no_coverage_check: bool, baseline: str | None, fail_on: str, json_path: str | None,
+          no_coverage_check: bool, baseline: str | None, fail_on: str, allow_mixed: bool, json_path: str | None,
           junit_path: str | None, html_path: str | None, jsonl_path: str | None) -> None:
     """Join shard results (.jsonl or .json) into one set of reports; every selected case must be there once.
 
@@ -148,33 +151,40 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     with different ones are refused); --specs, -k and --family override it.
     Cases it selects that no shard ran are 'missing', cases in two shards
     'duplicate', cases no shard should have run 'unexpected'.  The reports
-    are written either way; exit status 1 names the problems.
+    are written either way; exit status 1 names the problems.  Shards of
+    different nnvts versions or selections are refused (exit status 2)
+    unless --allow-mixed; with it and no --specs, -k or --family, every
+    case of any shard's selection is expected once.
     """
+    from vts.cli.params import check_outputs_spare_inputs
     from vts.report.baseline import Baseline, BaselineTally
     from vts.report.files import FileReports
-    from vts.report.merge import Collect, SelectionMismatch, merge_results, merged_header, shards_selection, survey
+    from vts.report.merge import Collect, merge_results, merged_header, survey
     from vts.report.resultsfile import ResultsFileError
     from vts.report.terminal import TerminalReport
 
     if fail_on == "new" and not baseline:
         _usage_error("--fail-on new needs --baseline OLD.jsonl (new against what?)")
-    if not (no_coverage_check or specs or keyword or families):
-        try:
-            recorded = shards_selection(shards) or {}
-        except (SelectionMismatch, ResultsFileError) as error:
-            _usage_error(str(error))
-            return
-        specs = tuple(str(s) for s in recorded.get("specs") or ())
-        families = tuple(str(f) for f in recorded.get("families") or ())
-        keyword = recorded.get("keyword")
-    expected = None if no_coverage_check else _expected_names(specs, keyword, families)
+    check_outputs_spare_inputs({"--json": json_path, "--junit": junit_path, "--html": html_path,
+                                "--jsonl": jsonl_path}, [*shards, *([baseline] if baseline else [])], "merge")
+    selection: dict[str, Any] | None = None
+    if specs or keyword or families:
+        selection = {k: v for k, v in (("specs", list(specs)), ("families", list(families)),
+                                       ("keyword", keyword)) if v}
+    expected = None
+    if not no_coverage_check:
+        selections = [selection] if selection is not None else _recorded_selections(shards, allow_mixed)
+        expected = sorted({name for one in selections for name in _expected_names(
+            tuple(str(s) for s in one.get("specs") or ()), one.get("keyword"),
+            tuple(str(f) for f in one.get("families") or ()))})
     try:
-        metas, coverage = survey(shards, expected)
+        metas, coverage = survey(shards, expected, allow_mixed)
         old = Baseline.from_file(baseline) if baseline else None
     except ResultsFileError as error:
         _usage_error(str(error))
         return
-    header = merged_header(metas, coverage, sys.argv[1:])
+    header = merged_header(metas, coverage, sys.argv[1:], selection)
+    durations = header["durations"]
     tally = BaselineTally()
 
     def annotate(result: Any) -> Any:
@@ -183,7 +193,8 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
         tally.add(result)
         return result
 
-    files = FileReports(header, jsonl_path, json_path, junit_path, html_path)
+    files = FileReports(header, jsonl_path, json_path, junit_path, html_path,
+                        footer={"duration": durations["sum"]})
     # The closing summary of `nnvts run` (failures grouped by reason, the table, the baseline, the
     # counts, the report paths), printed once the reports are written: the file sink comes first.
     terminal = TerminalReport(progress_interval=0, interactive=False, report_paths=lambda: files.written)
@@ -194,10 +205,36 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
         for line in tally.lines(old.path):
             click.echo(line)
     click.echo(f"merged {len(shards)} files: {collect.total} cases, {collect.failing} failing")
+    click.echo(f"the shards ran {durations['sum']:.1f} s in all" + (
+        "" if durations["wall"] is None else f", {durations['wall']:.1f} s from the first start to the last end"))
     for line in coverage.lines():
         click.echo(f"nnvts: {line}", err=True)
     failing = tally.regression_count if fail_on == "new" else collect.failing
     sys.exit(EXIT_FAILED if failing or not coverage.whole else EXIT_OK)
+
+
+def _recorded_selections(shards: Sequence[str], allow_mixed: bool) -> list[dict[str, Any]]:
+    """The selections the shards' headers record (their shards aside): one, or with ``allow_mixed`` each
+    distinct one (exit 2 when they differ without it, or a header cannot be read)."""
+    from vts.report.merge import SelectionMismatch, shards_selection, shared_selection
+    from vts.report.resultsfile import ResultsFileError, read_results
+
+    try:
+        if not allow_mixed:
+            return [shards_selection(shards) or {}]
+        found: list[dict[str, Any]] = []
+        for path in shards:
+            meta, results = read_results(path)
+            next(iter(results), None)  # a stream's header is read with its first record
+            one = shared_selection(meta.header)
+            if one not in found:
+                found.append(one)
+        return found
+    except (SelectionMismatch, ResultsFileError) as error:
+        _usage_error(str(error))
+    except (OSError, ValueError) as error:
+        _usage_error(f"unreadable header: {error}")
+    raise AssertionError  # unreachable: _usage_error exits
 
 
 @click.command(cls=NnvtsCommand)
@@ -211,12 +248,15 @@ def report(results: str, json_path: str | None, junit_path: str | None, html_pat
     summary is reported as incomplete.  Exit status 0 once the reports are
     written (the run's own exit status gated the run), 2 for a bad file.
     """
+    from vts.cli.params import check_outputs_spare_inputs
     from vts.report.files import FileReports
     from vts.report.merge import Collect, survey
     from vts.report.resultsfile import ResultsFileError, iter_results
 
     if not (json_path or junit_path or html_path or jsonl_path):
         _usage_error("nothing to write: give --json, --junit, --html or --jsonl")
+    check_outputs_spare_inputs({"--json": json_path, "--junit": junit_path, "--html": html_path,
+                                "--jsonl": jsonl_path}, [results], "report")
     try:
         meta = survey([results], None)[0][0]
     except ResultsFileError as error:

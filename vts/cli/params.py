@@ -339,20 +339,37 @@ def bounded_int(low: int, high: int) -> click.IntRange:
     return click.IntRange(min=low, max=high)
 
 
-def check_outputs_spare_inputs(outputs: dict[str, str | None], inputs: list[str]) -> None:
-    """A usage error when two outputs name one file, or an output names an input (a spec, a list):
-    writing the report would overwrite what the run reads, or one report the other."""
-    seen: dict[str, str] = {}
-    protected = {os.path.realpath(p) for p in inputs}
+def check_outputs_spare_inputs(outputs: dict[str, str | None], inputs: list[str], command: str = "run") -> None:
+    """A usage error when two outputs name one file, or an output names an input (a spec, a list, a shard):
+    writing the report would overwrite what the command reads, or one report the other.
+
+    A file is known by its real path and, when it exists, by its device and inode as well: a symbolic
+    link, a hard link or a bind mount naming an input is that input (``nnvts merge S --jsonl L``, ``L`` a
+    link to ``S``, would empty ``S`` before reading it).
+    """
+    seen: dict[object, str] = {}
+    protected: set[object] = set()
+    for path in inputs:
+        protected.update(_identities(path))
     for option, path in outputs.items():
         if path is None:
             continue
-        real = os.path.realpath(path)
-        if real in seen:
-            raise OneLineUsageError(f"{seen[real]} and {option} name the same file {path!r}")
-        if real in protected:
-            raise OneLineUsageError(f"{option} {path!r} is an input of this run: writing it would destroy it")
-        seen[real] = option
+        names = _identities(path)
+        clash = next((seen[name] for name in names if name in seen), None)
+        if clash is not None:
+            raise OneLineUsageError(f"{clash} and {option} name the same file {path!r}")
+        if protected.intersection(names):
+            raise OneLineUsageError(f"{option} {path!r} is an input of this {command}: writing it would destroy it")
+        seen.update(dict.fromkeys(names, option))
+
+
+def _identities(path: str) -> list[object]:
+    """What names one file: its real path, and ``(device, inode)`` when it exists (followed through links)."""
+    names: list[object] = [os.path.realpath(path)]
+    with contextlib.suppress(OSError, ValueError):
+        info = os.stat(path)
+        names.append((info.st_dev, info.st_ino))
+    return names
 
 
 def check_out_dir_spares_specs(out_dir: str, spec_files: list[str]) -> None:

@@ -346,9 +346,11 @@ class FileReports:
     """Sink: the JSON-lines stream while running, then the JSON, JUnit and HTML reports at the end."""
 
     def __init__(self, header: dict[str, Any], jsonl: str | None = None, json_path: str | None = None,
-                 junit: str | None = None, html_path: str | None = None) -> None:
+                 junit: str | None = None, html_path: str | None = None,
+                 footer: dict[str, Any] | None = None) -> None:
         renders = bool(json_path or junit or html_path)
-        self.stream = ResultStream(jsonl, header, write=renders or jsonl is not None, keep_going=renders)
+        self.stream = ResultStream(jsonl, header, write=renders or jsonl is not None, keep_going=renders,
+                                   footer=footer)
         self.json_path = json_path
         self.junit = junit
         self.html_path = html_path

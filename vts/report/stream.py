@@ -53,8 +53,10 @@ class ResultStream:
     """
 
     def __init__(self, path: str | None, header: dict[str, Any], write: bool = True,
-                 keep_going: bool = False) -> None:
+                 keep_going: bool = False, footer: dict[str, Any] | None = None) -> None:
         self._file: IO[str] | None = None
+        #: Footer fields that replace the stream's own (``nnvts merge``: the shards' summed duration).
+        self._footer = dict(footer or {})
         #: ``(path, error)`` of every write that failed (a full disk): the file named is incomplete.
         self.failures: list[tuple[str, OSError]] = []
         #: Whether the stream must go on elsewhere when the user's file cannot be written (reports are
@@ -155,7 +157,8 @@ class ResultStream:
             return
         self._write({"summary": self.summary(), "interrupted": interrupted,
                      "duration": round(time.monotonic() - self._started, 3),
-                     "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")})
+                     "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                     **self._footer})
         if self._file is not None:
             try:
                 self._file.close()
