@@ -55,14 +55,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--nnvts-expected-failures", metavar="FILE",
                     help="Case-name globs expected to fail: xfailed, or a failure when they pass. An entry "
                          "matching no collected case is a usage error.")
-    group.addoption("--nnvts-timeout", type=float, default=60.0, metavar="SECONDS",
+    group.addoption("--nnvts-timeout", default=60.0, metavar="SECONDS",
                     help="Seconds a case may take before it is a timeout (default 60).")
-    group.addoption("--nnvts-memory-limit", type=int, default=4096, metavar="MIB",
+    group.addoption("--nnvts-memory-limit", default=4096, metavar="MIB",
                     help="Address-space limit of the driver process in MiB (0: none; default 4096).")
-    group.addoption("--nnvts-reruns", type=int, default=0, metavar="N",
+    group.addoption("--nnvts-reruns", default=0, metavar="N",
                     help="Re-run an unexpectedly failing case up to N times on a fresh driver host (as nnvts run "
                          "--reruns): pass after fail is the verdict flaky, a pytest pass.")
-    group.addoption("--nnvts-max-crashes", type=int, default=10, metavar="N",
+    group.addoption("--nnvts-max-crashes", default=10, metavar="N",
                     help="Crash loop (as nnvts run --max-crashes): once the driver host has died in N cases in a "
                          "row, the remaining cases fail as crash_loop without running (0: never; default 10).")
     group.addoption("--nnvts-in-process", action="store_true",
@@ -84,6 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
         select_families(config.getoption("nnvts_family") or None)
     except UnknownFamily as error:
         raise pytest.UsageError(f"--nnvts-family: {error}") from None
+    check_options(config)
     check_driver(config.getoption("nnvts_driver"), config.getoption("nnvts_driver_option"))
     if config.args_source is not pytest.Config.ArgsSource.ARGS:
         config.args = list(specs)  # the spec paths replace testpaths / the current directory
@@ -91,6 +92,36 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(plugin, _PLUGIN)
     if not hasattr(config, "workerinput"):  # xdist workers: the controller has checked already
         plugin.check_expectations()
+
+
+def check_options(config: pytest.Config) -> None:
+    """Each option checked as ``nnvts run`` checks its twin (``vts.run.option_checks``, the same code and words):
+    numbers in range and finite, lists regular UTF-8 files read without blocking (a FIFO is refused, never
+    waited on), reports writable and never an input.  The checked values replace the given ones."""
+    from vts.run import option_checks as check
+
+    def checked(flag: str, convert: Any, value: Any) -> Any:
+        try:
+            return convert(value)
+        except check.OptionValueError as error:
+            raise pytest.UsageError(f"{flag}: {error}") from None
+
+    numbers = {"timeout": lambda v: check.finite_float(v, 0, check.MAX_TIMEOUT, low_open=True),
+               "memory_limit": lambda v: check.bounded_int(v, 0, check.MAX_MEMORY_MIB),
+               "reruns": lambda v: check.bounded_int(v, 0, check.MAX_RERUNS),
+               "max_crashes": lambda v: check.bounded_int(v, 0, check.MAX_CRASHES)}
+    for name, convert in numbers.items():
+        dest = f"nnvts_{name}"
+        setattr(config.option, dest, checked("--" + dest.replace("_", "-"), convert, config.getoption(dest)))
+    expected = config.getoption("nnvts_expected_failures")
+    if expected:
+        checked("--nnvts-expected-failures", check.read_input_file, expected)
+    outputs = {f"--nnvts-{kind}": config.getoption(f"nnvts_{kind}") for kind in ("jsonl", "json", "html")}
+    for flag, path in outputs.items():
+        if path:
+            checked(flag, check.output_file, path)
+    checked("nnvts", lambda _: check.check_outputs_spare_inputs(outputs, [expected] if expected else [], "session"),
+            None)
 
 
 def check_driver(spec: str, options: list[str] | tuple[str, ...] = ()) -> None:
@@ -282,8 +313,8 @@ class NnvtsSession:
             selection=SelectionPlan(tuple(self.specs), tuple(option("nnvts_family")) or None),
             isolation=Isolation(in_process=option("nnvts_in_process")),
             limits=Limits(case_timeout=option("nnvts_timeout"), memory_limit_mib=option("nnvts_memory_limit"),
-                          crash_loop=CrashLoopPolicy(max(0, option("nnvts_max_crashes")))),
-            ci=CiOptions(reruns=max(0, option("nnvts_reruns"))),
+                          crash_loop=CrashLoopPolicy(option("nnvts_max_crashes"))),
+            ci=CiOptions(reruns=option("nnvts_reruns")),
             expected_failures=option("nnvts_expected_failures"), send_ahead=False)
 
     def pytest_sessionfinish(self, exitstatus: int) -> None:

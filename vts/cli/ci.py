@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from vts.cli.params import NnvtsCommand, NnvtsGroup, OutputFile, ResultsFile, bounded_int
+from vts.run.option_checks import MAX_RERUNS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 _DEFAULT_SPECS = ("generated_tests",)
@@ -36,7 +37,7 @@ _DURATIONS_FROM = click.option(
     help="Balance --shard by stored per-case durations (a results file or --store-durations file).")
 
 _RUN_OPTIONS = [
-    click.option("--reruns", type=bounded_int(0, 100), default=0, show_default=True, metavar="N",
+    click.option("--reruns", type=bounded_int(0, MAX_RERUNS), default=0, show_default=True, metavar="N",
                  help="Re-run an unexpectedly failing case up to N times, alone on a fresh driver host; "
                       "a case that then passes is 'flaky'."),
     click.option("--fail-on-flaky", is_flag=True, help="Flaky cases fail the run (by default they do not)."),

@@ -33,6 +33,7 @@ from vts.cli.params import (
     driver_option,
 )
 from vts.cli.soak import soak
+from vts.run.option_checks import MAX_CRASHES, MAX_MEMORY_MIB, MAX_TIMEOUT
 
 if TYPE_CHECKING:
     from vts.ipc.drivers import DriverRef
@@ -42,10 +43,8 @@ DEFAULT_SPECS = ("generated_tests",)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 5
 
 #: Upper bounds of numeric options: a huge value is a usage error, not hours of spawning.
-MAX_TIMEOUT = 7 * 24 * 3600.0  # seconds per case
 MAX_JOBS = 256
 MAX_THREADS = 1024
-MAX_MEMORY_MIB = 1 << 30  # 1 EiB: any real limit fits; larger would overflow rlimit arithmetic
 
 #: ``nnvts run``'s exit statuses, for its --help and the README.
 EXIT_STATUS_EPILOG = """\b
@@ -198,7 +197,7 @@ def main() -> None:
               help="Report cases whose driver died once but passed when re-run alone without failing the run.")
 @click.option("--allow-network", is_flag=True,
               help="Let the driver reach the network (default: an empty network namespace, where the kernel allows).")
-@click.option("--max-crashes", type=bounded_int(0, 1_000_000), default=10, show_default=True, metavar="N",
+@click.option("--max-crashes", type=bounded_int(0, MAX_CRASHES), default=10, show_default=True, metavar="N",
               help="Crash loop: once the driver host has died in N cases in a row (or in more than "
                    "--max-crash-share of the last 50), the remaining cases are not run ('crash_loop'); 0: never.")
 @click.option("--max-crash-share", type=FiniteFloat(0, 1, low_open=True), default=0.5, show_default=True,

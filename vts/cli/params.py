@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import math
 import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
@@ -118,28 +117,17 @@ class FiniteFloat(click.ParamType):
         self.low, self.high, self.low_open, self.high_open = low, high, low_open, high_open
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, float) and math.isfinite(value):
-            number = value
-        else:
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                self.fail(f"{value!r} is not a number", param, ctx)
-            if not math.isfinite(number):
-                self.fail(f"{value!r} is not a finite number", param, ctx)
-        too_low = self.low is not None and (number <= self.low if self.low_open else number < self.low)
-        too_high = self.high is not None and (number >= self.high if self.high_open else number > self.high)
-        if too_low or too_high:
-            self.fail(f"{value} is not in the range {self._describe()}", param, ctx)
-        return number
+        from vts.run.option_checks import OptionValueError, finite_float
+
+        try:
+            return finite_float(value, self.low, self.high, low_open=self.low_open, high_open=self.high_open)
+        except OptionValueError as error:
+            self.fail(str(error), param, ctx)
 
     def _describe(self) -> str:
-        parts = []
-        if self.low is not None:
-            parts.append(f"{self.low:g} {'<' if self.low_open else '<='} x")
-        if self.high is not None:
-            parts.append(f"x {'<' if self.high_open else '<='} {self.high:g}")
-        return " and ".join(parts) or "of finite numbers"
+        from vts.run.option_checks import describe_range
+
+        return describe_range(self.low, self.high, self.low_open, self.high_open)
 
     def __repr__(self) -> str:
         return f"FiniteFloat({self._describe()})"
@@ -162,35 +150,31 @@ class ResultsFile(click.ParamType):
         return path
 
     def _regular(self, path: str, param: click.Parameter | None, ctx: click.Context | None) -> os.stat_result:
+        from vts.run.option_checks import OptionValueError, regular_file
+
         try:
-            info = os.stat(path)
-        except (OSError, ValueError) as error:
-            self.fail(f"{path!r}: {getattr(error, 'strerror', None) or error}", param, ctx)
-        if not stat.S_ISREG(info.st_mode):
-            self.fail(f"{path!r} is not a regular file", param, ctx)
-        return info
+            return regular_file(path)
+        except OptionValueError as error:
+            self.fail(str(error), param, ctx)
 
 
 class InputFile(ResultsFile):
-    """An existing regular UTF-8 text file of at most ``max_bytes`` (read whole by the option's user)."""
+    """An existing regular UTF-8 text file of at most ``max_bytes`` (read whole by the option's user).
+
+    Read as the pytest plugin reads its lists (``vts.run.option_checks.read_input_file``): never blocking.
+    """
 
     def __init__(self, max_bytes: int = 16 << 20) -> None:
         self.max_bytes = max_bytes
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from vts.run.option_checks import OptionValueError, read_input_file
+
         path = os.fspath(value)
-        if self._regular(path, param, ctx).st_size > self.max_bytes:
-            self.fail(f"{path!r} is larger than {self.max_bytes >> 20} MiB", param, ctx)
         try:
-            with open(path, "rb") as f:
-                data = f.read(self.max_bytes + 1)
-        except OSError as error:
-            self.fail(f"{path!r}: {error.strerror or error}", param, ctx)
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            line = data.count(b"\n", 0, error.start) + 1
-            self.fail(f"{path!r} line {line}: expected UTF-8 text, got byte 0x{data[error.start]:02x}", param, ctx)
+            read_input_file(path, self.max_bytes)
+        except OptionValueError as error:
+            self.fail(str(error), param, ctx)
         return path
 
 
@@ -200,19 +184,12 @@ class OutputFile(click.ParamType):
     name = "file"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        path = os.fspath(value)
-        if os.path.isdir(path):
-            self.fail(f"{path!r} is a directory", param, ctx)
-        if os.path.lexists(path) and not os.path.isfile(path):
-            self.fail(f"{path!r} exists and is not a regular file", param, ctx)
-        parent = os.path.dirname(os.path.abspath(path))
-        while not os.path.lexists(parent):  # created at write time; the first existing ancestor decides
-            parent = os.path.dirname(parent)
-        if not os.path.isdir(parent):
-            self.fail(f"{path!r}: {parent!r} is not a directory", param, ctx)
-        if not os.access(parent, os.W_OK | os.X_OK):
-            self.fail(f"{path!r}: cannot write in {parent!r}", param, ctx)
-        return path
+        from vts.run.option_checks import OptionValueError, output_file
+
+        try:
+            return output_file(os.fspath(value))
+        except OptionValueError as error:
+            self.fail(str(error), param, ctx)
 
 
 class OutputDir(click.ParamType):
@@ -341,35 +318,15 @@ def bounded_int(low: int, high: int) -> click.IntRange:
 
 def check_outputs_spare_inputs(outputs: dict[str, str | None], inputs: list[str], command: str = "run") -> None:
     """A usage error when two outputs name one file, or an output names an input (a spec, a list, a shard):
-    writing the report would overwrite what the command reads, or one report the other.
+    writing the report would overwrite what the command reads, or one report the other
+    (``vts.run.option_checks.check_outputs_spare_inputs``: by real path, device and inode)."""
+    from vts.run.option_checks import OptionValueError
+    from vts.run.option_checks import check_outputs_spare_inputs as check
 
-    A file is known by its real path and, when it exists, by its device and inode as well: a symbolic
-    link, a hard link or a bind mount naming an input is that input (``nnvts merge S --jsonl L``, ``L`` a
-    link to ``S``, would empty ``S`` before reading it).
-    """
-    seen: dict[object, str] = {}
-    protected: set[object] = set()
-    for path in inputs:
-        protected.update(_identities(path))
-    for option, path in outputs.items():
-        if path is None:
-            continue
-        names = _identities(path)
-        clash = next((seen[name] for name in names if name in seen), None)
-        if clash is not None:
-            raise OneLineUsageError(f"{clash} and {option} name the same file {path!r}")
-        if protected.intersection(names):
-            raise OneLineUsageError(f"{option} {path!r} is an input of this {command}: writing it would destroy it")
-        seen.update(dict.fromkeys(names, option))
-
-
-def _identities(path: str) -> list[object]:
-    """What names one file: its real path, and ``(device, inode)`` when it exists (followed through links)."""
-    names: list[object] = [os.path.realpath(path)]
-    with contextlib.suppress(OSError, ValueError):
-        info = os.stat(path)
-        names.append((info.st_dev, info.st_ino))
-    return names
+    try:
+        check(outputs, inputs, command)
+    except OptionValueError as error:
+        raise OneLineUsageError(str(error)) from None
 
 
 def check_out_dir_spares_specs(out_dir: str, spec_files: list[str]) -> None:
