@@ -82,6 +82,27 @@ def cut_bytes(data: bytes | bytearray | memoryview, total: int, limit: int, keep
     return marker + text if keep_tail else text + marker
 
 
+# --- Text from a file, a tree or a driver printed into a log ---
+
+#: What ``shown`` escapes: C0 and C1 controls, DEL, the Unicode line and paragraph separators, and the
+#: bidirectional overrides and isolates (which make a log line read as something else).
+_UNSHOWN = {*range(0x20), *range(0x7F, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+_ESCAPES = {**{c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in _UNSHOWN},
+            ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+
+
+def shown(text: object) -> str:
+    """``text`` fit for one line of a log: every control and line-breaking character escaped (``\\n``,
+    ``\\x1b``, ``\\u2028``), so a file name or a string from a spec, a tree or a driver cannot print a line
+    of its own (``x\\nnvts: 5 cases in 0.4 s: 5 passed.json``) or move the cursor.  Backslashes are left
+    alone: the result is for a reader, not a parser.  Unchanged (the same object) when nothing needs it.
+    """
+    text = text if isinstance(text, str) else str(text)
+    if text.isprintable():
+        return text  # the common case, checked in C: no control, separator or format character
+    return text.translate(_ESCAPES)
+
+
 # --- Spec files (vendors point nnvts at spec folders they did not write) ---
 
 #: Bytes of JSON spec text, after decompression.  Gzip data is inflated in

@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from vts.bounds import shown
 from vts.cli.params import NnvtsCommand, NnvtsGroup, OutputFile, ResultsFile, bounded_int
 from vts.run.option_checks import MAX_RERUNS
 
@@ -209,7 +210,7 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     click.echo(f"the shards ran {durations['sum']:.1f} s in all" + (
         "" if durations["wall"] is None else f", {durations['wall']:.1f} s from the first start to the last end"))
     for line in coverage.lines():
-        click.echo(f"nnvts: {line}", err=True)
+        click.echo(f"nnvts: {shown(line)}", err=True)
     failing = tally.regression_count if fail_on == "new" else collect.failing
     sys.exit(EXIT_FAILED if failing or not coverage.whole else EXIT_OK)
 
@@ -267,13 +268,13 @@ def report(results: str, json_path: str | None, junit_path: str | None, html_pat
     if not meta.complete:
         header["incomplete"] = "the results stream ended without its summary (the run was killed): " \
                                "cases it did not reach are absent"
-        click.echo(f"nnvts: warning: {results} is incomplete (the run was killed); "
+        click.echo(f"nnvts: warning: {shown(results)} is incomplete (the run was killed); "
                    "reporting the cases it recorded", err=True)
     collect = Collect([FileReports(header, jsonl_path, json_path, junit_path, html_path)])
     for result in iter_results(results):
         collect.add(result)
     collect.finish(interrupted=meta.interrupted or not meta.complete)
-    click.echo(f"{results}: {collect.total} cases, {collect.failing} failing"
+    click.echo(f"{shown(results)}: {collect.total} cases, {collect.failing} failing"
                + ("" if meta.complete else " (incomplete)"))
 
 
@@ -307,10 +308,10 @@ def update(results: str, out_path: str) -> None:
     with open(tmp, "w", encoding="utf-8") as out:
         out.write(change.text)
     os.replace(tmp, out_path)
-    click.echo(f"{out_path}: {len(change.kept) + len(change.added)} entries "
+    click.echo(f"{shown(out_path)}: {len(change.kept) + len(change.added)} entries "
                f"({len(change.added)} added, {len(change.dropped)} dropped as fixed)")
     for pattern in change.dropped:
-        click.echo(f"  dropped {pattern}", err=True)
+        click.echo(f"  dropped {shown(pattern)}", err=True)
 
 
 COMMANDS = (merge, report, expectations)

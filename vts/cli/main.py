@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from vts.bounds import shown
 from vts.cli.ci import COMMANDS as CI_COMMANDS
 from vts.cli.ci import ci_list_options, ci_options, ci_run_options, narrow_selection
 from vts.cli.corpus import corpus
@@ -359,9 +360,9 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
     stale = list(getattr(result, "stale", ()) or ())
     if check:
         if stale:
-            click.echo(f"nnvts: {out_dir} is stale ({len(stale)} files): run `nnvts generate`", err=True)
+            click.echo(f"nnvts: {shown(out_dir)} is stale ({len(stale)} files): run `nnvts generate`", err=True)
             for name in stale[:20]:
-                click.echo(f"  {name}", err=True)
+                click.echo(f"  {shown(name)}", err=True)
             sys.exit(EXIT_FAILED)
         click.echo(f"{out_dir} is up to date")
         return

@@ -11,6 +11,8 @@ import sys
 import threading
 import traceback
 
+from vts.bounds import shown
+
 __all__ = [
     "EXIT_CANNOT_LISTEN",
     "EXIT_DRIVER_NOT_LOADED",
@@ -40,7 +42,7 @@ def exit_after_grace() -> None:
 
 def log(message: str) -> None:
     """One line to the host's stderr, which the harness keeps and attaches to crash reports."""
-    print(f"nnvts host[{os.getpid()}]: {message}", file=sys.stderr, flush=True)
+    print(f"nnvts host[{os.getpid()}]: {shown(message)}", file=sys.stderr, flush=True)
 
 
 def out_of_memory() -> None:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from vts.bounds import MAX_RESULTS_DEPTH, MAX_RESULTS_DOCUMENT, MAX_RESULTS_LINE, describe_bytes
+from vts.bounds import MAX_RESULTS_DEPTH, MAX_RESULTS_DOCUMENT, MAX_RESULTS_LINE, describe_bytes, shown
 from vts.results import CaseResult
 
 #: The characters that open or close a JSON array or object, and strings (whose brackets do not count).
@@ -36,7 +36,7 @@ class ResultsFileError(ValueError):
 
     def __init__(self, path: str, line: int | None, message: str) -> None:
         where = f"{path}:{line}" if line is not None else path
-        super().__init__(f"{where}: {message}")
+        super().__init__(shown(f"{where}: {message}"))  # one line, whatever the file's name or contents
         self.path = path
         self.line = line
 

@@ -49,6 +49,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from vts.bounds import shown
 from vts.report.digest import MAX_GRID_CELLS, Digest, grid_key, tone
 from vts.report.sanitize import clean, clean_result
 from vts.results import CaseResult, Verdict
@@ -357,7 +358,7 @@ class TerminalReport:
     def _print_reports(self) -> None:
         written = self.report_paths() if self.report_paths is not None else []
         for kind, path in written:
-            self.console.print(f"  {kind + ':':7}{escape(os.path.abspath(path))}", highlight=False)
+            self.console.print(f"  {kind + ':':7}{escape(shown(os.path.abspath(path)))}", highlight=False)
 
 
 class _BeforeReports:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vts.bounds import shown
 from vts.report.baseline import Baseline
 from vts.report.resultsfile import ResultsFileError, iter_results
 from vts.results import Verdict
@@ -188,7 +189,7 @@ def _check_expectations(expectations: ExpectationList, names: Sequence[str], str
     if strict:
         raise CiInputError(message + " (remove them, or --allow-unmatched-expectations)")
     ci.warnings.append(message)
-    print(f"nnvts: warning: {message}", file=sys.stderr)
+    print(f"nnvts: warning: {shown(message)}", file=sys.stderr)
 
 
 def unmatched_message(unmatched: Sequence[Any], limit: int = 20) -> str:

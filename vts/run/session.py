@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vts import __version__
+from vts.bounds import shown
 from vts.families.base import DeviceInfo
 from vts.ipc.drivers import DriverNotFound
 from vts.run import signals
@@ -111,7 +112,7 @@ def _unwritten(files: FileReports) -> bool:
     from vts.report.files import describe_failure
 
     for path, error in files.failures:
-        print(f"nnvts: {describe_failure(path, error)}; the run's results are incomplete", file=sys.stderr,
+        print(f"nnvts: {shown(describe_failure(path, error))}; the run's results are incomplete", file=sys.stderr,
               flush=True)
     return bool(files.failures)
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from vts.bounds import shown
+
 #: How many further problems ``str(SpecError)`` lists after the first.
 SHOWN_OTHERS = 9
 
@@ -63,7 +65,8 @@ class SpecError(Exception):
     def headline(self) -> str:
         """``path:line: pointer: message``, leaving out the parts that are unknown."""
         where = self.path if self.line is None else f"{self.path}:{self.line}"
-        return f"{where}: {self.pointer}: {self.message}" if self.pointer else f"{where}: {self.message}"
+        # Escaped: the file's name and what it holds must not print a line of their own into the log.
+        return shown(f"{where}: {self.pointer}: {self.message}" if self.pointer else f"{where}: {self.message}")
 
     def __str__(self) -> str:
         lines = [self.headline()]
