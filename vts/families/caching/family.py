@@ -265,7 +265,7 @@ def _chain_test(test: str, run: _Run, quantized: bool) -> Outcome:
     if test == "replace_security_sensitive_cache":
         run.save(add, files.handles())
         files.close_fds()
-        cf.copy_files(files.model_paths("_mul"), files.model_paths())
+        files.copy(files.model_names("_mul"), files.model_names())
         status, prepared = run.retrieve(files.handles())
         if prepared is not None:
             problems = run.evaluate(add, prepared, "restored from a replaced cache")
@@ -280,7 +280,7 @@ def _chain_test(test: str, run: _Run, quantized: bool) -> Outcome:
         if not racing_save:
             run.save(add, files.handles())
             files.close_fds()
-        copier = threading.Thread(target=cf.copy_files, args=(files.model_paths("_mul"), files.model_paths()),
+        copier = threading.Thread(target=files.copy, args=(files.model_names("_mul"), files.model_names()),
                                   name="nnvts-cache-copier")
         handles = files.handles()
         copier.start()
@@ -319,12 +319,12 @@ def _security_test(test: str, run: _Run, model: CaseModel, rng: np.random.Genera
     token = bytearray(run.token)
     if test == "wrong_token":
         token[int(rng.integers(len(token)))] ^= 1 << int(rng.integers(8))
-    targets = files.model_paths() if "model_cache" in test else files.data_paths() if "data_cache" in test else []
-    for path in targets:
+    targets = files.model_names() if "model_cache" in test else files.data_names() if "data_cache" in test else []
+    for name in targets:
         if test.startswith("corrupted"):
-            cf.flip_random_bit(path, rng)
+            files.flip_random_bit(name, rng)
         else:
-            cf.append_random_bytes(path, rng)
+            files.append_random_bytes(name, rng)
     status, prepared = run.retrieve(files.handles(), bytes(token))
     if "data_cache" in test:
         if prepared is None:
