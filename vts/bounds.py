@@ -157,8 +157,14 @@ MAX_RESULTS_DEPTH = 64
 # beyond a bound is answered PROTOCOL_ERROR, a connection beyond one is closed at once.
 
 #: Connections open at once, all clients together; and of one client (its first and those it opened).
+#: Every connection accepted from one peer process (``SO_PEERCRED``: its uid and pid) is of one client:
+#: a process cannot take the service by opening many.
 SERVE_MAX_CONNECTIONS = 64
 SERVE_MAX_CONNECTIONS_PER_CLIENT = 16
+#: Seconds an accepted connection has to say HELLO, and a greeted one may stay silent with nothing in
+#: flight (no call being served, no asynchronous execution running), before the service closes it.
+SERVE_HANDSHAKE_TIMEOUT = 10.0
+SERVE_IDLE_TIMEOUT = 600.0
 #: Threads serving calls on one connection (SET_CONCURRENCY asks for more in vain: the reply grants this).
 SERVE_MAX_THREADS_PER_CONNECTION = 8
 #: Memory pools declared and not released, on one connection and on all together (each holds a
@@ -167,9 +173,14 @@ SERVE_MAX_POOLS_PER_CONNECTION = 512
 SERVE_MAX_POOLS = 2048
 #: Live handles (prepared models, buffers, bursts, fenced callbacks) on one connection.
 SERVE_MAX_HANDLES_PER_CONNECTION = 4096
-#: Asynchronous executions launched and not yet completed, on one connection and on all together.
+#: Asynchronous executions launched and not yet completed, on one connection, of one client (all its
+#: connections together) and on all together.  Each connected client is guaranteed
+#: ``SERVE_EXECUTIONS_GUARANTEED`` of the service's: beyond that a client takes from what is left only
+#: while the unused guarantees of the others stay free (one client cannot take what another needs).
 SERVE_MAX_EXECUTIONS_PER_CONNECTION = 64
+SERVE_MAX_EXECUTIONS_PER_CLIENT = 64
 SERVE_MAX_EXECUTIONS = 256
+SERVE_EXECUTIONS_GUARANTEED = SERVE_MAX_EXECUTIONS // SERVE_MAX_CONNECTIONS
 #: Largest body of a request, by kind: refused from the header alone, before anything is allocated.
 #: Small kinds (HELLO, GET_*, CLOSE, SET_CONCURRENCY, OPEN_CONNECTION, fenced info, burst configure and
 #: free) carry a few bytes and a preamble of releases: never more than one inline record.

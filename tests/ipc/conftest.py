@@ -93,8 +93,8 @@ def nnvts() -> Callable[..., subprocess.CompletedProcess]:
 
 
 @contextlib.contextmanager
-def serving(tmp_path, driver: str = "reference") -> Iterator[tuple[subprocess.Popen, str]]:
-    """``nnvts serve --socket`` in ``tmp_path``, listening; stopped by SIGTERM on the way out.
+def serving(tmp_path, driver: str = "reference", *options: str) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``nnvts serve --socket`` in ``tmp_path`` (with ``options``), listening; stopped by SIGTERM on the way out.
 
     A service that does not end on SIGTERM fails the test with every thread's stack (SIGABRT: the host's
     faulthandler writes them to its log) and is killed: no process is left behind either way.
@@ -103,7 +103,8 @@ def serving(tmp_path, driver: str = "reference") -> Iterator[tuple[subprocess.Po
     log_path = tmp_path / "serve.log"
     with open(log_path, "wb") as log:
         server = subprocess.Popen([sys.executable, "-c", "import sys; sys.argv = ['nnvts', 'serve', '--driver', "
-                                   f"{driver!r}, '--socket', {path!r}]; from vts.cli.main import main; main()"],
+                                   f"{driver!r}, '--socket', {path!r}, *{list(options)!r}]; "
+                                   "from vts.cli.main import main; main()"],
                                   cwd=ROOT, env=nnvts_env(), stdout=subprocess.DEVNULL, stderr=log)
     try:
         deadline = time.monotonic() + 60

@@ -379,13 +379,19 @@ def generate(specs: tuple[str, ...], out_dir: str, check: bool) -> None:
               help="Calls served concurrently.")
 @click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=0, show_default=True,
               metavar="MIB", help="Address-space limit in MiB (0: none).")
-def serve(driver: DriverRef, socket_path: str | None, fd: int | None, threads: int, memory_limit: int) -> None:
+@click.option("--handshake-timeout", type=FiniteFloat(0, MAX_TIMEOUT, low_open=True), default=None, metavar="S",
+              help="With --socket: close a connection that has not said HELLO within S seconds (default 10).")
+@click.option("--idle-timeout", type=FiniteFloat(0, MAX_TIMEOUT, low_open=True), default=None, metavar="S",
+              help="With --socket: close a connection silent for S seconds with nothing in flight (default 600).")
+def serve(driver: DriverRef, socket_path: str | None, fd: int | None, threads: int, memory_limit: int,
+          handshake_timeout: float | None, idle_timeout: float | None) -> None:
     """Serve a Python driver over the nnvts protocol (docs/protocol.md)."""
     from vts.ipc.host import serve as serve_driver
 
     if (socket_path is None) == (fd is None):
         _usage_error("give exactly one of --socket PATH and --fd N")
-    sys.exit(serve_driver(driver, fd=fd, path=socket_path, threads=threads, memory_limit=memory_limit << 20))
+    sys.exit(serve_driver(driver, fd=fd, path=socket_path, threads=threads, memory_limit=memory_limit << 20,
+                          handshake_timeout=handshake_timeout, idle_timeout=idle_timeout))
 
 
 @main.command()

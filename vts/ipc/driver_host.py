@@ -20,7 +20,9 @@ import contextlib
 import itertools
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 from vts.hal.enums import ErrorStatus
@@ -34,7 +36,7 @@ from vts.ipc.host_calls import HalCalls, Handler, OpenedWith
 from vts.ipc.host_exit import EXIT_OK, exit_after_grace, log, out_of_memory
 from vts.ipc.host_limits import ConnectionLimits
 from vts.ipc.host_sessions import host_handlers
-from vts.ipc.protocol import Reader, WireStatus
+from vts.ipc.protocol import Method, Reader, WireStatus
 
 __all__ = ["DEFAULT_THREADS", "DriverHost"]
 
@@ -71,6 +73,12 @@ class DriverHost(HalCalls):
         self.handlers: dict[int, Handler] = {**self.hal_handlers(), **host_handlers(self)}
         #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).
         self._live_threads: set[int] = {0}
+        #: Serving ``nnvts serve``'s clients: HELLO is due by then (monotonic), and calls being served.
+        self._hello_due = time.monotonic() + (limits.service.handshake_timeout if limits is not None else 0)
+        self._greeted = limits is None
+        self._calls = 0
+        #: Asynchronous executions launched and not yet done: cancelled when the peer goes.
+        self._launched: set[Future[Any]] = set()
 
     def serve(self) -> int:
         """Serve until the connection ends; returns the exit status."""
@@ -85,11 +93,15 @@ class DriverHost(HalCalls):
         return EXIT_OK
 
     def release(self) -> None:
-        """The peer is gone: close every pool's descriptor, drop every handle, give back what it held."""
+        """The peer is gone: cancel its queued executions, close every pool's descriptor, drop every handle,
+        give back what it held.  (An execution the driver is running ends when the driver ends it.)"""
         self._stopped.set()
         with self._table_lock:
             pools, self.pools = self.pools, {}
             objects, self.objects = self.objects, {}
+            launched, self._launched = self._launched, set()
+        for future in launched:
+            future.cancel()
         for pool in pools.values():
             with contextlib.suppress(Exception):
                 pool.close()
@@ -116,6 +128,30 @@ class DriverHost(HalCalls):
                     self._start_thread(index)
         return previous
 
+    def track_execution(self, future: Future[Any]) -> None:
+        with self._table_lock:
+            if self._stopped.is_set():
+                future.cancel()
+                return
+            self._launched.add(future)
+        future.add_done_callback(self._forget)
+
+    def _forget(self, future: Future[Any]) -> None:
+        with self._table_lock:
+            self._launched.discard(future)
+
+    def _read_timeout(self) -> float | None:
+        """How long the next read may wait (None: for ever; only a spawned host's harness is trusted so)."""
+        if self.limits is None:
+            return None
+        if not self._greeted:
+            return max(0.0, self._hello_due - time.monotonic())
+        return self.limits.service.idle_timeout
+
+    def _quiet(self) -> bool:
+        """Nothing in flight: no call being served, no asynchronous execution launched and not done."""
+        return self._calls == 0 and not self._launched
+
     def _loop(self, index: int = 0) -> None:
         while not self._stopped.is_set():
             if index >= self.threads:
@@ -128,10 +164,21 @@ class DriverHost(HalCalls):
                     return
                 admitted = 0
                 try:
+                    timeout = self._read_timeout()
+                    if timeout is not None:
+                        self.sock.settimeout(timeout)
                     message = self._receiver.receive()
+                    if message is not None and message.code == Method.HELLO:
+                        self._greeted = True
                 except p.Refused as error:  # from the header alone: nothing was taken
                     self.send(error.seq, error.code | p.REPLY, WireStatus.PROTOCOL_ERROR, text_body(str(error)))
                     continue
+                except TimeoutError:
+                    if self._greeted and not self._quiet():
+                        continue  # silent, but waiting for its executions: not idle
+                    log("closed a connection that did not say HELLO in time" if not self._greeted else
+                        "closed a connection idle for too long")
+                    message = None
                 except (ProtocolError, OSError) as error:
                     log(f"connection lost: {error}")
                     message = None
@@ -153,9 +200,13 @@ class DriverHost(HalCalls):
                     self._release_bytes(admitted)
                     self.send(message.seq, message.code | p.REPLY, WireStatus.PROTOCOL_ERROR, text_body(str(error)))
                     continue
+            with self._table_lock:
+                self._calls += 1
             try:
                 self._handle(message, reader, taken)
             finally:
+                with self._table_lock:
+                    self._calls -= 1
                 self._release_bytes(admitted)
 
     def _release_bytes(self, admitted: int) -> None:

@@ -138,8 +138,13 @@ def _with_options(driver: str, options: Sequence[str]) -> DriverRef:
 
 
 def serve(driver: DriverRef | str, *, fd: int | None = None, path: str | None = None,
-          threads: int = DEFAULT_THREADS, memory_limit: int = 0) -> int:
-    """Load ``driver`` (with its options) and serve it on an inherited descriptor or a listening path."""
+          threads: int = DEFAULT_THREADS, memory_limit: int = 0, handshake_timeout: float | None = None,
+          idle_timeout: float | None = None) -> int:
+    """Load ``driver`` (with its options) and serve it on an inherited descriptor or a listening path.
+
+    Serving a path, a connection that has not said HELLO within ``handshake_timeout`` seconds, or a greeted
+    one silent for ``idle_timeout`` with nothing in flight, is closed (None: ``vts.bounds``'s).
+    """
     if fd is not None:
         # Spawned by the harness, which owns the terminal: Ctrl-C is its to handle.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -167,12 +172,16 @@ def serve(driver: DriverRef | str, *, fd: int | None = None, path: str | None = 
             sock.close()
     assert path is not None
     service = ServiceLimits()
+    if handshake_timeout is not None:
+        service.handshake_timeout = handshake_timeout
+    if idle_timeout is not None:
+        service.idle_timeout = idle_timeout
 
     def serve_one(conn: socket.socket) -> None:
-        # Every connection is one more client of the same driver instance, served at once
-        # with tables of its own (pool ids, handles): the driver must keep clients apart.
+        # Every connection is served at once with tables of its own (pool ids, handles): the driver must
+        # keep clients apart.  Connections of one peer process are one client's (its bounds and shares).
         try:
-            limits = service.open()
+            limits = service.open(peer=peer_of(conn))
         except ProtocolError as error:
             log(f"refused a client: {error}")
             conn.close()
@@ -197,6 +206,20 @@ def serve(driver: DriverRef | str, *, fd: int | None = None, path: str | None = 
     # alive past a stop (the interpreter waits for non-daemon threads before it exits).
     exit_after_grace()
     return EXIT_OK
+
+def peer_of(conn: socket.socket) -> tuple[int, int] | None:
+    """The ``(uid, pid)`` of the process at the other end of a Unix socket (``SO_PEERCRED``; None elsewhere)."""
+    import struct
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    except (OSError, struct.error):
+        return None
+    return (uid, pid) if pid > 0 else None
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -93,6 +93,9 @@ class HalCalls:
         """The pool declared under ``pool_id`` (``ProtocolError`` if none)."""
         raise NotImplementedError
 
+    def track_execution(self, future: Future[ExecutionResult]) -> None:
+        """An asynchronous execution launched for this connection (the host cancels it when the peer goes)."""
+
     def object_of(self, handle: int, kind: type) -> Any:
         """The live ``kind`` object named by ``handle`` (``ProtocolError`` if none)."""
         raise NotImplementedError
@@ -314,6 +317,7 @@ class HalCalls:
             raise MalformedAnswer(f"execute_async returned {type(future).__name__}, not a Future")
         if limits is not None:
             future.add_done_callback(lambda done: limits.end_execution())
+        self.track_execution(future)
         # The completion goes out only after the launch reply (``after`` runs once it is sent).
         return Writer(), lambda: future.add_done_callback(lambda done: self._notify(seq, done))
 

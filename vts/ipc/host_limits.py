@@ -1,7 +1,12 @@
 """What one client of ``nnvts serve`` can make the service hold, and its release (docs/protocol.md §5.2).
 
-A *client* is one accepted connection and the connections ``OPEN_CONNECTION``
-gave it.  ``ServiceLimits`` counts what all connections hold together,
+A *client* is one peer process (``SO_PEERCRED``: uid and pid): every
+connection accepted from it, and the connections ``OPEN_CONNECTION`` gave
+them.  Its connections and its asynchronous executions are bounded together,
+so four connections of one process are one client's, not four clients'
+shares; and each connected client keeps a guaranteed share of the
+executions (``SERVE_EXECUTIONS_GUARANTEED``) that no other can take.
+``ServiceLimits`` counts what all connections hold together,
 ``ConnectionLimits`` what one holds; every bound is in ``vts.bounds``.  A
 spawned driver host (one harness, its own process) has no limits object:
 its only client is the harness that started it.
@@ -50,10 +55,13 @@ def _pool_budget() -> int:
 
 
 class _Client:
-    __slots__ = ("connections",)
+    __slots__ = ("connections", "executions", "peer")
 
-    def __init__(self) -> None:
+    def __init__(self, peer: object = None) -> None:
+        #: The peer's ``(uid, pid)`` (None: a client known by its connection alone).
+        self.peer = peer
         self.connections = 0
+        self.executions = 0
 
 
 class ServiceLimits:
@@ -66,20 +74,67 @@ class ServiceLimits:
         self.executions = 0
         self.bytes_in_flight = 0
         self.max_pools = _pool_budget() if pool_budget is None else pool_budget
+        #: Every client with a connection open (a peer's entry goes with its last connection).
+        self.clients: set[_Client] = set()
+        self._peers: dict[object, _Client] = {}
+        self.handshake_timeout = bounds.SERVE_HANDSHAKE_TIMEOUT
+        self.idle_timeout = bounds.SERVE_IDLE_TIMEOUT
 
-    def open(self, client: _Client | None = None) -> ConnectionLimits:
-        """Limits for one more connection (of ``client``, or of a new client); ProtocolError when beyond a bound."""
+    def open(self, client: _Client | None = None, peer: object = None) -> ConnectionLimits:
+        """Limits for one more connection (of ``client``, of the client of ``peer``, or of a new client);
+        ProtocolError when beyond a bound."""
         with self._lock:
             if self.connections >= bounds.SERVE_MAX_CONNECTIONS:
                 raise ProtocolError(f"the service has {self.connections} connections open "
                                     f"(limit {bounds.SERVE_MAX_CONNECTIONS})")
-            client = client or _Client()
+            if client is None:
+                client = self._peers.get(peer) if peer is not None else None
+                client = client or _Client(peer)
             if client.connections >= bounds.SERVE_MAX_CONNECTIONS_PER_CLIENT:
                 raise ProtocolError(f"this client has {client.connections} connections open "
                                     f"(limit {bounds.SERVE_MAX_CONNECTIONS_PER_CLIENT})")
             self.connections += 1
             client.connections += 1
+            self.clients.add(client)
+            if client.peer is not None:
+                self._peers[client.peer] = client
         return ConnectionLimits(self, client)
+
+    def _closed(self, client: _Client) -> None:
+        """One of ``client``'s connections ended (its executions end on their own)."""
+        with self._lock:
+            self.connections -= 1
+            client.connections -= 1
+            if client.connections == 0:
+                self.clients.discard(client)
+                if client.peer is not None and self._peers.get(client.peer) is client:
+                    del self._peers[client.peer]
+
+    def _begin_execution(self, client: _Client) -> None:
+        """Admit one more asynchronous execution of ``client``, or refuse it (ProtocolError).
+
+        Within its guarantee a client is always admitted (the guarantees of all clients fit in the
+        service's budget).  Beyond it, only while what stays free covers every other connected client's
+        unused guarantee: a client holding much cannot leave another without its share.
+        """
+        with self._lock:
+            if client.executions >= bounds.SERVE_MAX_EXECUTIONS_PER_CLIENT:
+                raise ProtocolError(f"this client has {client.executions} executions in flight "
+                                    f"(limit {bounds.SERVE_MAX_EXECUTIONS_PER_CLIENT})")
+            guaranteed = bounds.SERVE_EXECUTIONS_GUARANTEED
+            if client.executions >= guaranteed:
+                owed = sum(max(0, guaranteed - other.executions) for other in self.clients if other is not client)
+                if self.executions + 1 + owed > bounds.SERVE_MAX_EXECUTIONS:
+                    raise ProtocolError(f"the service holds {self.executions} executions in flight (limit "
+                                        f"{bounds.SERVE_MAX_EXECUTIONS}, {owed} kept for other clients' shares); "
+                                        f"this client has {client.executions}")
+            self.executions += 1
+            client.executions += 1
+
+    def _end_execution(self, client: _Client) -> None:
+        with self._lock:
+            self.executions -= 1
+            client.executions -= 1
 
     def _take(self, what: str, amount: int, limit: int) -> None:
         with self._lock:
@@ -160,13 +215,13 @@ class ConnectionLimits:
             if self.executions >= bounds.SERVE_MAX_EXECUTIONS_PER_CONNECTION:
                 raise ProtocolError(f"{self.executions} executions in flight on this connection "
                                     f"(limit {bounds.SERVE_MAX_EXECUTIONS_PER_CONNECTION})")
-            self.service._take("executions", 1, bounds.SERVE_MAX_EXECUTIONS)
+            self.service._begin_execution(self.client)
             self.executions += 1
 
     def end_execution(self) -> None:
         with self._lock:
             self.executions -= 1
-            self.service._give("executions", 1)
+            self.service._end_execution(self.client)
 
     def close(self) -> None:
         """The connection ended: give back its pools, handles and its place (executions end on their own)."""
@@ -176,6 +231,4 @@ class ConnectionLimits:
             self._closed = True
             pools, self.pools, self.handles = self.pools, 0, 0
         self.service._give("pools", pools)
-        with self.service._lock:
-            self.service.connections -= 1
-            self.client.connections -= 1
+        self.service._closed(self.client)
