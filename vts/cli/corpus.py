@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from vts.bounds import shown
 from vts.cli.params import FiniteFloat, NnvtsCommand, NnvtsGroup, bounded_int
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -57,6 +58,7 @@ def aosp(src: str, out_dir: str, versions: str | None, jobs: int, timeout: float
     .mod.py.  A second run re-imports only the specs (or generator) that changed.
     """
     from vts.spec.aosp.importer import import_tree
+    from vts.spec.aosp.index import LinkInOutput
     from vts.spec.aosp.layout import LayoutError
     from vts.spec.aosp.sandbox import Limits
 
@@ -71,10 +73,10 @@ def aosp(src: str, out_dir: str, versions: str | None, jobs: int, timeout: float
     try:
         result = import_tree(Path(src), out, wanted, jobs, Limits(seconds=timeout, memory_mib=memory_limit),
                              progress)
-    except LayoutError as error:
-        _usage(str(error))
+    except (LayoutError, LinkInOutput) as error:
+        _usage(shown(str(error)))
     for failure in result.failures:
-        click.echo(f"nnvts: {failure.key}: {failure.reason}", err=True)
+        click.echo(f"nnvts: {shown(failure.key)}: {shown(failure.reason)}", err=True)
     cases = ", ".join(f"{folder} {n}" for folder, n in result.cases.items())
     click.echo(f"nnvts corpus import aosp: {len(result.imported)} imported ({len(result.written)} written), "
                f"{len(result.skipped)} unchanged, {len(result.removed)} removed, {len(result.failures)} failed in "

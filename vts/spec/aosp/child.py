@@ -23,6 +23,7 @@ import os
 import resource
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from typing import Any
 
 #: Audit events that change the file system or start programs: a spec may do none of them.
@@ -41,21 +42,43 @@ _FORBIDDEN_EVENTS = frozenset({
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
-class Guard:
-    """Refuses (and remembers) every write or spawn while a spec runs.
+#: Audit events that look into the interpreter's own state (frames, every object, tracing): how a spec would
+#: find the importer's objects and change them.  Forbidden as writes are.
+_INTROSPECTION_EVENTS = frozenset({
+    "sys._getframe", "sys._current_frames", "sys._current_exceptions", "sys.settrace", "sys.setprofile",
+    "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.set_asyncgen_hooks",
+    "cpython._PySys_ClearAuditHooks",
+})
+#: Modules a spec may not import: ways to start a program or call C without an audit event.
+_FORBIDDEN_MODULES = frozenset({"_posixsubprocess", "subprocess", "multiprocessing", "_multiprocessing", "ctypes",
+                                "_ctypes", "_xxsubinterpreters", "_testcapi", "_testinternalcapi", "pty", "socket",
+                                "_socket", "asyncio"})
+#: Exit status of a child that a spec's violation ended (the reason is its last line of output).
+VIOLATION_STATUS = 86
+VIOLATION_MARK = "nnvts-violation: "
 
-    An audit hook cannot be removed once installed, so a spec cannot switch
-    it off; the first violation fails the spec even if the spec catches the
-    PermissionError it raises.
+
+def wall(readable: Sequence[str]) -> Callable[[str, tuple[Any, ...]], None]:
+    """The audit hook that is the generator's second wall (the sandbox around the child is the first).
+
+    It has no state a spec could change: once installed (``sys.addaudithook``, never removable) it refuses
+    every write, spawn, forbidden import and look into the interpreter's state, and every read outside
+    ``readable`` (the import's own folder, Python's libraries).  The first violation ends the child at once
+    (``VIOLATION_STATUS``, the reason on its last line of output): a spec cannot catch it and go on.
     """
+    roots = tuple(os.path.join(os.path.realpath(r), "") for r in readable)
+    allowed = frozenset({os.devnull, "/dev/urandom", os.path.realpath(__file__)})  # this file: for tracebacks
 
-    def __init__(self) -> None:
-        self.active = False
-        self.violation: str | None = None
+    def outside(path: object) -> bool:
+        if isinstance(path, int):
+            return False
+        try:
+            real = os.path.realpath(os.fsdecode(path))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return True
+        return real not in allowed and not (real + os.sep).startswith(roots)
 
-    def __call__(self, event: str, args: tuple[Any, ...]) -> None:
-        if not self.active:
-            return
+    def hook(event: str, args: tuple[Any, ...]) -> None:
         what = None
         if event == "open":
             path, mode, flags = args
@@ -63,12 +86,22 @@ class Guard:
                 isinstance(flags, int) and flags & _WRITE_FLAGS)
             if writes and not isinstance(path, int):
                 what = f"writes the file {os.fsdecode(path)!r}"
-        elif event in _FORBIDDEN_EVENTS or event.startswith(("os.exec", "os.spawn", "os.posix_spawn")):
+            elif outside(path):
+                what = f"reads the file {os.fsdecode(path)!r} outside the import's folder"
+        elif event in ("os.listdir", "os.scandir") and args and args[0] is not None and outside(args[0]):
+            what = f"lists the folder {os.fsdecode(args[0])!r} outside the import's folder"
+        elif event == "import" and args and str(args[0]).split(".")[0] in _FORBIDDEN_MODULES:
+            what = f"imports {args[0]}"
+        elif event == "object.__setattr__" and len(args) > 1 and args[1] in ("__code__", "__class__"):
+            what = f"rewrites code ({event} {args[1]})"
+        elif (event in _FORBIDDEN_EVENTS or event in _INTROSPECTION_EVENTS
+              or event.startswith(("os.exec", "os.spawn", "os.posix_spawn"))):
             what = f"does what a spec may not ({event})"
         if what is not None:
-            if self.violation is None:
-                self.violation = what
-            raise PermissionError(f"nnvts corpus import: a spec {what}")
+            os.write(2, f"\n{VIOLATION_MARK}{what}\n".encode("utf-8", "replace"))
+            os._exit(VIOLATION_STATUS)
+
+    return hook
 
 
 #: Longer value lists travel as raw little-endian bytes: most of a folder's data, and 10x cheaper than
@@ -176,20 +209,11 @@ def _unaudited_deepcopy_ids() -> None:
     copy.id = object.__hash__  # type: ignore[attr-defined]
 
 
-def _set_cpu_budget(seconds: int) -> None:
-    """Give the next spec ``seconds`` of CPU beyond what the interpreter has used so far."""
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    spent = int(used.ru_utime + used.ru_stime) + 1
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    soft = spent + seconds
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-
-
-def _limit_resources(memory_bytes: int) -> None:
-    """Address space bounded, no file may grow, no core dump: set before the generator is imported."""
+def _limit_resources(memory_bytes: int, cpu_seconds: int) -> None:
+    """Address space and CPU bounded, no file may grow, no core dump: set before the generator is imported
+    (a spec may not set limits; the parent's wall clock bounds each spec's own time)."""
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
@@ -209,7 +233,7 @@ def _reason(error: BaseException) -> str:
 def main() -> None:
     """Read the job from argv, run every spec, stream the results."""
     job = json.loads(sys.argv[1])
-    _limit_resources(job["memory_bytes"])
+    _limit_resources(job["memory_bytes"], job["cpu_seconds"] * max(1, len(os.listdir(job["spec_dir"]))) + 1)
     results = os.fdopen(job["results_fd"], "w", encoding="utf-8")
 
     def emit(obj: dict[str, Any]) -> None:
@@ -221,29 +245,25 @@ def main() -> None:
     import test_generator as tg  # the tree's own generator, found at run time
 
     _unaudited_deepcopy_ids()
-    guard = Guard()
-    sys.addaudithook(guard)
     exec_scope = tg.GetExecScope()
     tg.FileNames.InitializeFileLists(job["spec_dir"], None)
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    readable = [job["root"], *(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths)]
+    sys.addaudithook(wall(readable))  # from here on, and for good
     while tg.FileNames.NextFile():
         file = os.path.basename(tg.FileNames.specFile)
         emit({"event": "begin", "file": file})
         cases: list[dict[str, Any]] = []
         reason = None
         text = tg.Read(tg.FileNames.specFile)
-        _set_cpu_budget(job["cpu_seconds"])
-        guard.violation = None
         try:
-            guard.active = True
             exec(compile(text, tg.FileNames.specFile, "exec"), exec_scope)  # as Android's Run() does
             tg.Example.DumpAllExamples(DumpExample=lambda example, _fd, sink=cases: sink.append(dump_case(example, tg)),
                                        example_fd=True)
         except BaseException as error:  # SystemExit, KeyboardInterrupt too: all the spec's doing
             reason = _reason(error)
-        finally:
-            guard.active = False
-        if guard.violation is not None:
-            reason = guard.violation
         if reason is None:
             emit({"event": "spec", "file": file, "spec_name": tg.FileNames.specName, "cases": cases})
         else:

@@ -11,17 +11,20 @@ the spec writer, gzip-compressed and written atomically to
 from __future__ import annotations
 
 import gzip
+import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vts.bounds import shown
 from vts.spec.aosp.convert import BadCase, to_document
 from vts.spec.aosp.index import (
     INDEX_NAME,
     Entry,
     file_hash,
     read_index,
+    remove_output,
     spec_hash,
     write_atomically,
     write_index,
@@ -78,6 +81,7 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
                 limits: Limits | None = None, progress: Callable[[str], None] | None = None) -> ImportResult:
     """Import ``src`` (an ``nn/`` folder) into ``out_dir``; raises LayoutError for an unusable ``src``."""
     tree = open_tree(src, versions)
+    out_dir = Path(os.path.realpath(out_dir))  # --out itself may be a link; nothing below it may
     _check_out_dir(out_dir)
     limits = limits or Limits()
     index = read_index(out_dir)
@@ -97,7 +101,7 @@ def import_tree(src: Path, out_dir: Path, versions: list[str] | None = None, job
             result.failures.append(failure)
             stale = new_index.pop(failure.key, None)
             if stale is not None and all(e.output != stale.output for e in new_index.values()):
-                (out_dir / stale.output).unlink(missing_ok=True)  # no longer what the tree gives
+                remove_output(out_dir / stale.output)  # no longer what the tree gives
     if new_index != index or not (out_dir / INDEX_NAME).exists():
         write_index(out_dir, new_index)
     for folder in tree.folders:
@@ -116,6 +120,13 @@ def _check_out_dir(out_dir: Path) -> None:
     if out_dir.is_dir() and not (out_dir / INDEX_NAME).exists() and any(out_dir.iterdir()):
         raise LayoutError(f"--out {out_dir}: a folder that is not empty and holds no {INDEX_NAME}: "
                           "import into a new folder or one an earlier import wrote")
+    if out_dir.is_dir():
+        for entry in out_dir.iterdir():
+            inside = [entry] if entry.is_symlink() or not entry.is_dir() else [entry, *entry.iterdir()]
+            link = next((p for p in inside if p.is_symlink()), None)
+            if link is not None:
+                raise LayoutError(f"--out {shown(str(out_dir))}: {shown(str(link.relative_to(out_dir)))} is a "
+                                  "symbolic link: the import writes and deletes only in real folders of its own")
 
 
 def _plan(tree: Tree, out_dir: Path, index: dict[str, Entry], limits: Limits,
@@ -127,7 +138,7 @@ def _plan(tree: Tree, out_dir: Path, index: dict[str, Entry], limits: Limits,
         present = {f"{folder}/{s.name}" for s in specs}
         for key, entry in sorted(index.items()):
             if key.split("/")[0] == folder and key not in present:
-                (out_dir / entry.output).unlink(missing_ok=True)
+                remove_output(out_dir / entry.output)
                 result.removed.append(key)
         run, hashes = [], []
         for spec in specs:

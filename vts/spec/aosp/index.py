@@ -77,9 +77,31 @@ def write_index(out_dir: Path, entries: dict[str, Entry]) -> None:
     write_atomically(out_dir / INDEX_NAME, text.encode("utf-8"))
 
 
+class LinkInOutput(OSError):
+    """A folder or file of DIR that the import would write or delete is a symbolic link: refused (an earlier
+    import's ``V1_0`` made a link to another folder would have the import delete and overwrite that folder's
+    files)."""
+
+
+def unlinked(path: Path) -> Path:
+    """``path`` (DIR/FOLDER/FILE or DIR/FILE, DIR resolved) when neither it nor its folder is a symbolic link."""
+    for part in (path.parent, path):
+        if part.is_symlink():
+            raise LinkInOutput(f"{part} is a symbolic link: the import writes and deletes only in real folders")
+    return path
+
+
+def remove_output(path: Path) -> None:
+    """Delete an output the import wrote, never through a link."""
+    unlinked(path).unlink(missing_ok=True)
+
+
 def write_atomically(path: Path, data: bytes) -> None:
-    """DIR never holds a half-written file: write a hidden temp file beside it, then rename."""
+    """DIR never holds a half-written file: write a hidden temp file beside it, then rename (never through a
+    link: ``unlinked``)."""
+    unlinked(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    unlinked(path)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:

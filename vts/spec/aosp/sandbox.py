@@ -5,7 +5,18 @@ run in a fresh interpreter (``child.py``) that nnvts treats as hostile: a
 temporary working folder holding a copy of the generator and of the specs
 (so nothing it does by relative path reaches SRC or DIR), RLIMIT_AS and
 RLIMIT_CPU set in the child, no file may grow (RLIMIT_FSIZE 0) and an audit
-hook refuses writes and spawns.  The parent adds a wall-clock limit per spec,
+hook (``child.wall``, no state a spec could switch off) ends the child at
+the first write, spawn, forbidden import, look into the interpreter's state
+or read outside the import's folder and Python's libraries.
+
+That hook is the second wall.  The first is the sandbox the child runs in
+(``isolation()``): under bubblewrap, where the machine has it, the whole file
+system is read-only but the import's temporary folder, ``/tmp`` is a private
+empty one, and the child has no network and its own PID namespace, so
+nothing it starts outlives it; else, where ``unshare`` can, a PID namespace
+alone (nothing outlives the child); else only a session of its own, whose
+process group is killed (a process that leaves the session survives: said
+by the notice ``nnvts corpus import`` prints).  The parent adds a wall-clock limit per spec,
 bounds what the child prints and what it sends back, and kills the whole
 process group on any breach.  A spec that breaks a limit fails alone: the
 specs after it run in a fresh child.
@@ -14,6 +25,7 @@ specs after it run in a fresh child.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import selectors
@@ -29,6 +41,48 @@ from pathlib import Path
 from typing import Any
 
 _CHILD = Path(__file__).with_name("child.py")
+#: child.py's exit status and output mark for a spec its audit hook stopped (kept in step with child.py,
+#: which imports nothing of nnvts).
+VIOLATION_STATUS = 86
+VIOLATION_MARK = "nnvts-violation: "
+
+
+@functools.cache
+def isolation() -> str:
+    """The sandbox the generator runs in on this machine: "bubblewrap", "pid-namespace" or "none".
+
+    Tried once per process with a command that does nothing: a sandbox that cannot start here (no
+    user namespaces for an unprivileged user, no ``bwrap``) is not used.
+    """
+    for name, command in (("bubblewrap", _BWRAP_PROBE), ("pid-namespace", _UNSHARE)):
+        program = shutil.which(command[0])
+        if program is None:
+            continue
+        try:
+            done = subprocess.run([program, *command[1:], "true"], stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=10, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0:
+            return name
+    return "none"
+
+
+_UNSHARE = ("unshare", "--pid", "--fork", "--kill-child")
+_BWRAP_PROBE = ("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-pid",
+                "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session")
+
+
+def _wrapper(root: Path, work: Path) -> list[str]:
+    """The command prefix that puts the child in this machine's sandbox (``isolation``)."""
+    kind = isolation()
+    if kind == "bubblewrap":
+        real = os.path.realpath(root)
+        return [shutil.which("bwrap") or "bwrap", *_BWRAP_PROBE[1:], "--bind", real, real, "--chdir",
+                os.path.realpath(work), "--"]
+    if kind == "pid-namespace":
+        return [shutil.which("unshare") or "unshare", *_UNSHARE[1:], "--"]
+    return []
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +178,8 @@ class _ChildRun:
 
     def _spawn(self, gen_dir: Path, spec_dir: Path, work: Path) -> None:
         read_fd, write_fd = os.pipe()
-        job = {"generator": str(gen_dir), "spec_dir": str(spec_dir), "results_fd": write_fd,
+        root = gen_dir.parent
+        job = {"generator": str(gen_dir), "spec_dir": str(spec_dir), "results_fd": write_fd, "root": str(root),
                "cpu_seconds": max(1, int(self.limits.seconds)),
                "memory_bytes": self.limits.memory_mib << 20}
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "TMPDIR": str(work),
@@ -132,7 +187,7 @@ class _ChildRun:
                "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-B", str(_CHILD), json.dumps(job)], cwd=work, env=env,
+                [*_wrapper(root, work), sys.executable, "-I", "-B", str(_CHILD), json.dumps(job)], cwd=work, env=env,
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 pass_fds=(write_fd,), start_new_session=True)
         finally:
@@ -208,13 +263,17 @@ class _ChildRun:
             self._give(Outcome(current, reason=reason))
 
     def _death(self, status: int) -> str:
+        last = [line for line in self._tail.decode("utf-8", "replace").splitlines() if line.strip()]
+        if status == VIOLATION_STATUS and last and last[-1].startswith(VIOLATION_MARK):
+            return last[-1][len(VIOLATION_MARK):].strip()[:300]
+        if isolation() != "none" and status > 128:  # the sandbox reports a signal's death as 128 + its number
+            status = -(status - 128)
         if status == -signal.SIGXCPU:
             return f"ran past the {self.limits.seconds:g} s CPU limit"
         if status == -signal.SIGKILL:
             return "was killed (out of memory?)"
         if status < 0:
             return f"crashed the interpreter (signal {signal.Signals(-status).name})"
-        last = [line for line in self._tail.decode("utf-8", "replace").splitlines() if line.strip()]
         detail = f": {last[-1].strip()[:200]}" if last else ""
         if "MemoryError" in detail:
             return "exhausted the memory limit (MemoryError)"
