@@ -80,5 +80,11 @@ def aosp(src: str, out_dir: str, versions: str | None, jobs: int, timeout: float
     cases = ", ".join(f"{folder} {n}" for folder, n in result.cases.items())
     click.echo(f"nnvts corpus import aosp: {len(result.imported)} imported ({len(result.written)} written), "
                f"{len(result.skipped)} unchanged, {len(result.removed)} removed, {len(result.failures)} failed in "
-               f"{time.monotonic() - started:.1f} s; cases: {cases} -> {out}")
+               f"{time.monotonic() - started:.1f} s; cases: {cases} -> {shown(str(out))}")
+    if result.imported or result.failures:  # which wall stood around the tree's code (docs/corpus.md)
+        from vts.spec.aosp.sandbox import isolation
+
+        click.echo(f"nnvts: the generator ran in sandbox: {isolation()}"
+                   + ("" if isolation() == "bubblewrap" else " (bubblewrap not usable here: the audit hook and "
+                      f"{'a PID namespace' if isolation() == 'pid-namespace' else 'a session of its own'} only)"))
     sys.exit(EXIT_FAILED if result.failures else EXIT_OK)
