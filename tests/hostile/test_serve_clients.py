@@ -99,6 +99,40 @@ def test_connections_that_never_say_hello_do_not_lock_out_a_good_client(tmp_path
                 sock.close()
 
 
+#: A silent process: opens N connections to the service, never says HELLO, prints "ready" and waits.
+SILENT_HOLDER = """
+import socket, sys, time
+from vts.ipc import protocol as p
+held = []
+for _ in range(int(sys.argv[2])):
+    sock = socket.socket(socket.AF_UNIX, p.SOCKET_TYPE)
+    sock.connect(sys.argv[1])
+    held.append(sock)
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.hostile
+def test_silent_connections_from_many_processes_do_not_lock_out_a_good_client(tmp_path):
+    with serving(tmp_path) as (_server, path):  # the default handshake time (10 s): longer than this takes
+        per = bounds.SERVE_MAX_CONNECTIONS_PER_CLIENT
+        holders = [subprocess.Popen([sys.executable, "-c", SILENT_HOLDER, path, str(per)], cwd=ROOT, env=nnvts_env(),
+                                    stdout=subprocess.PIPE, text=True)
+                   for _ in range(bounds.SERVE_MAX_CONNECTIONS // per)]
+        try:
+            for holder in holders:
+                assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+            started = time.monotonic()
+            good = _good_client(path)
+            assert good.returncode == 0, good.stderr[-2000:]
+            assert time.monotonic() - started < bounds.SERVE_HANDSHAKE_TIMEOUT  # not by waiting for them to go
+        finally:
+            for holder in holders:
+                holder.kill()
+                holder.wait()
+
+
 @pytest.mark.hostile
 def test_one_client_with_four_connections_cannot_starve_anothers_asynchronous_calls(tmp_path):
     model, request = _loop_model()
@@ -145,8 +179,16 @@ def test_the_service_bound_holds_over_many_peers_and_each_keeps_its_guaranteed_s
 
     service = ServiceLimits(pool_budget=16)
     opened = [service.open(peer=(0, 1000 + i)) for i in range(bounds.SERVE_MAX_CONNECTIONS)]
-    with pytest.raises(ProtocolError, match="connections open"):
+    for connection in opened[1:]:
+        service.greeted(connection)
+    hung_up = []
+    opened[0].on_evict = lambda: hung_up.append(True)
+    newcomer = service.open(peer=(0, 98))  # the one silent connection makes room
+    assert hung_up and service.connections == bounds.SERVE_MAX_CONNECTIONS
+    service.greeted(newcomer)
+    with pytest.raises(ProtocolError, match="connections open"):  # every one has spoken: the bound holds
         service.open(peer=(0, 99))
+    opened[0] = newcomer
     # One greedy client takes all it may; every other still gets its guaranteed share, and no more is left.
     greedy, others = opened[0], opened[1:]
     taken = 0

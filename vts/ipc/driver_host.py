@@ -76,6 +76,8 @@ class DriverHost(HalCalls):
         #: Serving ``nnvts serve``'s clients: HELLO is due by then (monotonic), and calls being served.
         self._hello_due = time.monotonic() + (limits.service.handshake_timeout if limits is not None else 0)
         self._greeted = limits is None
+        if limits is not None:
+            limits.on_evict = self._hang_up
         self._calls = 0
         #: Asynchronous executions launched and not yet done: cancelled when the peer goes.
         self._launched: set[Future[Any]] = set()
@@ -140,6 +142,12 @@ class DriverHost(HalCalls):
         with self._table_lock:
             self._launched.discard(future)
 
+    def _hang_up(self) -> None:
+        """Evicted by the service (full, and this connection silent): its reader sees the end and stops."""
+        log("closed a connection that had not said HELLO: the service is full")
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+
     def _read_timeout(self) -> float | None:
         """How long the next read may wait (None: for ever; only a spawned host's harness is trusted so)."""
         if self.limits is None:
@@ -168,8 +176,10 @@ class DriverHost(HalCalls):
                     if timeout is not None:
                         self.sock.settimeout(timeout)
                     message = self._receiver.receive()
-                    if message is not None and message.code == Method.HELLO:
+                    if message is not None and message.code == Method.HELLO and not self._greeted:
                         self._greeted = True
+                        if self.limits is not None:
+                            self.limits.service.greeted(self.limits)
                 except p.Refused as error:  # from the header alone: nothing was taken
                     self.send(error.seq, error.code | p.REPLY, WireStatus.PROTOCOL_ERROR, text_body(str(error)))
                     continue

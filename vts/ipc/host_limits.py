@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import resource
 import threading
+from collections.abc import Callable
 
 from vts import bounds
 from vts.ipc.errors import ProtocolError
@@ -79,10 +80,14 @@ class ServiceLimits:
         self._peers: dict[object, _Client] = {}
         self.handshake_timeout = bounds.SERVE_HANDSHAKE_TIMEOUT
         self.idle_timeout = bounds.SERVE_IDLE_TIMEOUT
+        #: Connections that have not said HELLO yet, oldest first: the first to go when the service is full.
+        self._ungreeted: dict[ConnectionLimits, None] = {}
 
     def open(self, client: _Client | None = None, peer: object = None) -> ConnectionLimits:
         """Limits for one more connection (of ``client``, of the client of ``peer``, or of a new client);
         ProtocolError when beyond a bound."""
+        if self.connections >= bounds.SERVE_MAX_CONNECTIONS:
+            self._evict_one()
         with self._lock:
             if self.connections >= bounds.SERVE_MAX_CONNECTIONS:
                 raise ProtocolError(f"the service has {self.connections} connections open "
@@ -98,11 +103,26 @@ class ServiceLimits:
             self.clients.add(client)
             if client.peer is not None:
                 self._peers[client.peer] = client
-        return ConnectionLimits(self, client)
+            limits = ConnectionLimits(self, client)
+            self._ungreeted[limits] = None
+        return limits
 
-    def _closed(self, client: _Client) -> None:
+    def _evict_one(self) -> None:
+        """Make room by closing the oldest connection that has not said HELLO (it is served nothing yet):
+        silent connections, from however many processes, cannot keep a client that speaks out."""
+        with self._lock:
+            oldest = next(iter(self._ungreeted), None)
+        if oldest is not None:
+            oldest.evict()
+
+    def greeted(self, limits: ConnectionLimits) -> None:
+        with self._lock:
+            self._ungreeted.pop(limits, None)
+
+    def _closed(self, limits: ConnectionLimits, client: _Client) -> None:
         """One of ``client``'s connections ended (its executions end on their own)."""
         with self._lock:
+            self._ungreeted.pop(limits, None)
             self.connections -= 1
             client.connections -= 1
             if client.connections == 0:
@@ -162,6 +182,8 @@ class ConnectionLimits:
         #: Bytes admitted by the last ``admit`` (read under the host's read lock, released after the call).
         self.admitted = 0
         self._closed = False
+        #: Set by the host serving the connection: hang it up (the service is full and it is silent).
+        self.on_evict: Callable[[], None] | None = None
 
     def sibling(self) -> ConnectionLimits:
         """Limits for a connection this one opened (OPEN_CONNECTION): the same client."""
@@ -223,6 +245,12 @@ class ConnectionLimits:
             self.executions -= 1
             self.service._end_execution(self.client)
 
+    def evict(self) -> None:
+        """Give the connection's place back now and hang it up (its host then ends and releases the rest)."""
+        self.close()
+        if self.on_evict is not None:
+            self.on_evict()
+
     def close(self) -> None:
         """The connection ended: give back its pools, handles and its place (executions end on their own)."""
         with self._lock:
@@ -231,4 +259,4 @@ class ConnectionLimits:
             self._closed = True
             pools, self.pools, self.handles = self.pools, 0, 0
         self.service._give("pools", pools)
-        self.service._closed(self.client)
+        self.service._closed(self, self.client)
