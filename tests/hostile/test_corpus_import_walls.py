@@ -1,7 +1,8 @@
 """``nnvts corpus import aosp`` against a tree written by an attacker: its ``.mod.py`` files try to switch the
-importer's audit hook off, read a file outside the tree into the output, create files outside and leave a
-process running; an earlier import's folder in --out is a link to somebody else's folder.  Each such spec
-fails alone, nothing is written or deleted outside, no process is left."""
+importer's audit hook off (through the frames, or gc's list of every object), read a file outside the tree
+into the output, create files outside and leave a process running; an earlier import's folder in --out is a
+link to somebody else's folder.  Each such spec fails alone, nothing is written or deleted outside, no
+process is left."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ ATTACKS = {
                        "    for value in [*frame.f_locals.values(), *frame.f_globals.values()]:\n"
                        "        if hasattr(value, 'active'):\n            value.active = False\n"
                        "    frame = frame.f_back\n"
-                       "open('{outside}/frame.txt', 'w').close()\n" + SYNTHETIC_ADD, "sys._getframe"),
+                       "open('{outside}/frame.txt', 'w').close()\n" + SYNTHETIC_ADD, "writes the file"),
     "d_gc.mod.py": ("import gc\nfor o in gc.get_objects():\n    if hasattr(o, 'active'):\n        o.active = False\n"
                     "open('{outside}/gc.txt', 'w').close()\n" + SYNTHETIC_ADD, "gc.get_objects"),
     "f_reads.mod.py": (SYNTHETIC_ADD.replace("[1.0, 2.0]", "[float(open('{secret}').read()), 2.0]"),
