@@ -153,7 +153,7 @@ class DriverHost(HalCalls):
         if self.limits is None:
             return None
         if not self._greeted:
-            return max(0.0, self._hello_due - time.monotonic())
+            return max(0.001, self._hello_due - time.monotonic())  # 0 would make the socket non-blocking
         return self.limits.service.idle_timeout
 
     def _quiet(self) -> bool:
