@@ -76,3 +76,19 @@ def test_names_from_a_results_file_print_no_line_of_their_own(tmp_path):
     torn.write_text("{not json\n")
     done = _invoke("report", str(torn), "--json", str(tmp_path / "t.json"))
     assert done.exit_code == 2 and not _forged_lines(done.output), done.output
+
+
+def test_a_drivers_strings_print_no_line_and_no_markup_of_their_own():
+    import io
+
+    from rich.console import Console
+
+    from vts.cli.device_info import print_device_info
+
+    out = io.StringIO()
+    data = {"name": f"acme\n{FORGED}", "type": "[red]ACCELERATOR", "version": "1\x1b[2J", "status": "AVAILABLE",
+            "errors": {"capabilities": f"raised\n{FORGED}"}}
+    print_device_info(data, Console(file=out, width=200, color_system=None))
+    text = out.getvalue()
+    assert not _forged_lines(text) and not any(line.startswith(FORGED) for line in text.splitlines()), text
+    assert "[red]ACCELERATOR" in text and "\x1b" not in text

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
+from vts.bounds import shown
 from vts.hal.enums import DeviceStatus, DeviceType, OperandType, enum_name
 from vts.hal.interfaces import Device
 from vts.hal.types import Capabilities, PerformanceInfo
@@ -170,23 +171,31 @@ def capabilities_summary(caps: Capabilities) -> str:
             f"relaxed {relaxed.exec_time:g}/{relaxed.power_usage:g}")
 
 
+def _shown(text: object) -> str:
+    """A driver's string for the console: one line (``vts.bounds.shown``), its brackets not taken as markup."""
+    from rich.markup import escape
+
+    return escape(shown(str(text)))
+
+
 def print_device_info(data: dict[str, Any], console: Console | None = None) -> None:
     console = console or Console()
-    summary = Table(title=f"nnvts info: {data.get('name')}", show_header=False)
+    # Every string here is the driver's: one line each, no markup of its own (``_shown``).
+    summary = Table(title=f"nnvts info: {_shown(data.get('name'))}", show_header=False)
     summary.add_column("field", style="bold")
     summary.add_column("value")
     for key in ("name", "type", "version", "status"):
-        summary.add_row(key, str(data.get(key)))
+        summary.add_row(key, _shown(data.get(key)))
     cache = data.get("cache_files")
     summary.add_row("cache files", f"model {cache['model']}, data {cache['data']}" if cache else "-")
     options = data.get("driver_options")
     if isinstance(options, dict):
         summary.add_row("driver options", str(options.get("summary")))
         if options.get("given"):
-            summary.add_row("options given", ", ".join(f"{k}={v}" for k, v in options["given"].items()))
+            summary.add_row("options given", _shown(", ".join(f"{k}={v}" for k, v in options["given"].items())))
     extensions = data.get("extensions") or []
     summary.add_row("extensions", "\n".join(
-        f"{e['name']}: " + ", ".join(f"type {t['type']} ({'tensor' if t['is_tensor'] else 'scalar'}, "
+        f"{_shown(e['name'])}: " + ", ".join(f"type {t['type']} ({'tensor' if t['is_tensor'] else 'scalar'}, "
                                      f"{t['byte_size']} bytes)" for t in e["operand_types"])
         for e in extensions) or "none")
     console.print(summary)
@@ -203,4 +212,4 @@ def print_device_info(data: dict[str, Any], console: Console | None = None) -> N
             table.add_row(label, f"{perf['exec_time']:g}", f"{perf['power_usage']:g}")
         console.print(table)
     for key, error in data.get("errors", {}).items():
-        console.print(f"[red]{key}: {error}[/]")
+        console.print(f"[red]{_shown(key)}: {_shown(error)}[/]")
