@@ -85,7 +85,7 @@ def test_no_process_is_left_running(attacked):
 def test_the_first_wall_holds_without_the_hook(tmp_path):
     """The sandbox alone (no audit hook: a program the child started): writes outside fail and a process
     left in the background dies with the child."""
-    from vts.spec.aosp.sandbox import _wrapper, isolation
+    from vts.spec.aosp.sandbox import isolation, sandbox_command
 
     if isolation() != "bubblewrap":
         pytest.skip(f"no bubblewrap here (isolation: {isolation()})")
@@ -95,7 +95,8 @@ def test_the_first_wall_holds_without_the_hook(tmp_path):
     outside = tmp_path / "outside.txt"
     marker = tmp_path / "late.txt"
     script = (f"touch {outside} 2>/dev/null; (sleep 1; touch {marker}) & touch {work}/inside.txt; exit 0")
-    done = subprocess.run([*_wrapper(root, work), "sh", "-c", script], capture_output=True, text=True, timeout=30)
+    done = subprocess.run([*sandbox_command(root, work), "sh", "-c", script], capture_output=True, text=True,
+                          timeout=30)
     assert done.returncode == 0, done.stderr
     assert (work / "inside.txt").exists() and not outside.exists()
     time.sleep(1.5)

@@ -73,7 +73,7 @@ _BWRAP_PROBE = ("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/pro
                 "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session")
 
 
-def _wrapper(root: Path, work: Path) -> list[str]:
+def sandbox_command(root: Path, work: Path) -> list[str]:
     """The command prefix that puts the child in this machine's sandbox (``isolation``)."""
     kind = isolation()
     if kind == "bubblewrap":
@@ -187,7 +187,8 @@ class _ChildRun:
                "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         try:
             proc = subprocess.Popen(
-                [*_wrapper(root, work), sys.executable, "-I", "-B", str(_CHILD), json.dumps(job)], cwd=work, env=env,
+                [*sandbox_command(root, work), sys.executable, "-I", "-B", str(_CHILD), json.dumps(job)], cwd=work,
+                env=env,
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 pass_fds=(write_fd,), start_new_session=True)
         finally:
