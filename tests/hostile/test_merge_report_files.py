@@ -105,6 +105,7 @@ def test_a_merged_report_carries_the_merged_selection_and_the_shards_durations(t
     footer = json.loads(out["jsonl"].read_text().splitlines()[-1])
     assert footer["duration"] == 2880.0
     assert "2880.0 s in all, 1980.0 s from the first start to the last end" in done.stdout
+    assert "nnvts: 2 cases in 48m00s" in done.stdout, done.stdout  # the summed duration, not the merge's own
 
 
 def test_hostile_durations_do_not_break_the_merge(tmp_path):

@@ -200,6 +200,7 @@ def merge(shards: tuple[str, ...], specs: tuple[str, ...], keyword: str | None, 
     # The closing summary of `nnvts run` (failures grouped by reason, the table, the baseline, the
     # counts, the report paths), printed once the reports are written: the file sink comes first.
     terminal = TerminalReport(progress_interval=0, interactive=False, report_paths=lambda: files.written)
+    terminal.duration = durations["sum"]  # the merged run's, as its reports say it
     collect = Collect([files, terminal], annotate if old is not None else None)
     merge_results(shards, collect)
     collect.finish(interrupted=any(m.interrupted or not m.complete for m in metas))

@@ -121,6 +121,8 @@ class TerminalReport:
         self.by_op: dict[tuple[str, str], dict[str, int]] = {}
         self.total = total
         self.started = time.monotonic()
+        #: The run's duration when it is not this process's own time (``nnvts merge``: the shards' summed).
+        self.duration: float | None = None
         self._samples: deque[tuple[float, int]] = deque([(self.started, 0)])
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -267,7 +269,7 @@ class TerminalReport:
 
     def finish(self, interrupted: bool) -> None:
         self.stop_progress()
-        elapsed = time.monotonic() - self.started
+        elapsed = time.monotonic() - self.started if self.duration is None else self.duration
         if not self.quiet:
             self._print_failures()
             self._print_table()
