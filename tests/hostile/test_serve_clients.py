@@ -204,3 +204,57 @@ def test_the_service_bound_holds_over_many_peers_and_each_keeps_its_guaranteed_s
     for connection in opened:
         connection.close()
     assert service.connections == 0 and not service.clients
+
+
+#: A LOW-priority client: launches one endless loop (0.3 s loop timeout) and prints how long it waited for it.
+LOW_CLIENT = """
+import socket, sys, time
+from vts.hal.enums import Priority
+from vts.ipc import protocol as p
+from vts.ipc.client import connect
+from vts.model.casemodel import build_request, parse_spec, to_hal_model
+from vts.spec.loader import load_file
+sock = socket.socket(socket.AF_UNIX, p.SOCKET_TYPE)
+sock.connect(sys.argv[1])
+model = parse_spec(load_file(sys.argv[2]).document)[0]
+prepared = connect(sock).prepare_model(to_hal_model(model), priority=Priority.LOW)
+request = build_request(model, model.examples[0]).request
+print("ready", flush=True)
+sys.stdin.readline()  # the HIGH client has queued its loops
+started = time.monotonic()
+future = prepared.execute_async(request, loop_timeout=300_000_000)
+try:
+    future.result(60)
+except Exception:
+    pass  # the loop timeout's MISSED_DEADLINE: the answer is not the point, when it came is
+print(f"{time.monotonic() - started:.3f}")
+"""
+
+
+@pytest.mark.hostile
+def test_priorities_are_compared_only_within_one_client(tmp_path):
+    """One client's HIGH executions queued first must not make another client's LOW one wait them all out
+    (NNAPI compares priorities within one application): the driver takes the clients' queues in turn."""
+    from vts.hal.enums import Priority
+
+    model, request = _loop_model()
+    queued = 12  # 12 loops of 0.3 s: 3.6 s of the driver's one execution worker
+    with serving(tmp_path) as (_server, path):
+        sock = _raw(path)
+        low = subprocess.Popen([sys.executable, "-c", LOW_CLIENT, path, LOOP_SPEC], cwd=ROOT, env=nnvts_env(),
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            prepared = connect(sock).prepare_model(model, priority=Priority.HIGH)
+            assert low.stdout is not None and low.stdout.readline().strip() == "ready"
+            futures = [prepared.execute_async(request, loop_timeout=300_000_000) for _ in range(queued)]
+            out, err = low.communicate("go\n", timeout=120)
+            assert low.returncode == 0, err[-2000:]
+            waited = float(out.split()[-1])
+            still_queued = sum(not f.done() for f in futures)
+            # Served in turn: after the HIGH loop running and at most one more, not after all twelve.
+            assert still_queued > queued // 2, f"the LOW execution waited {waited:.2f} s, {still_queued} still queued"
+        finally:
+            if low.poll() is None:
+                low.kill()
+                low.wait()
+            sock.close()

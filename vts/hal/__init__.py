@@ -16,6 +16,7 @@ from vts import lazy_front
 if TYPE_CHECKING:
     from vts.hal.cache_files import CacheRejected, ModelCache
     from vts.hal.checked import CheckedDevice, CheckedPreparedModel, DeviceTimer, check_model, deadline_passed
+    from vts.hal.clients import CALLING_CLIENT
     from vts.hal.enums import (
         BYTE_SIZE_OF_CACHE_TOKEN,
         ELEMENT_SIZE,
@@ -126,6 +127,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "vts.hal.cache_files": ("CacheRejected", "ModelCache"),
     "vts.hal.checked": ("CheckedDevice", "CheckedPreparedModel", "DeviceTimer", "check_model", "deadline_passed"),
+    "vts.hal.clients": ("CALLING_CLIENT",),
     "vts.hal.enums": (
         "BYTE_SIZE_OF_CACHE_TOKEN", "DeviceStatus", "DeviceType", "ELEMENT_SIZE", "EXTENSION_TYPE_HIGH_BITS_PREFIX",
         "EXTENSION_TYPE_LOW_BITS_TYPE", "ErrorStatus", "ExecutionPreference", "FusedActivationFunc", "HalVersion",
@@ -169,6 +171,7 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
     "ASHMEM",
     "BYTE_SIZE_OF_CACHE_TOKEN",
+    "CALLING_CLIENT",
     "ELEMENT_SIZE",
     "EXTENSION_TYPE_HIGH_BITS_PREFIX",
     "EXTENSION_TYPE_LOW_BITS_TYPE",

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+from vts.hal.clients import CALLING_CLIENT
 from vts.hal.enums import ErrorStatus
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device
@@ -261,7 +262,13 @@ class DriverHost(HalCalls):
             handler = self.handlers.get(message.code)
             if handler is None:
                 raise ProtocolError(f"unknown request code {message.code}")
-            writer, after = handler(reader, message.seq, taken)
+            # A service's client is known to the driver during its calls (priorities compare within one).
+            client = CALLING_CLIENT.set(self.limits.client) if self.limits is not None else None
+            try:
+                writer, after = handler(reader, message.seq, taken)
+            finally:
+                if client is not None:
+                    CALLING_CLIENT.reset(client)
             status, body, fds = ErrorStatus.NONE, writer.buf, writer.fds
         except ProtocolError as error:
             status, body, fds, writer = WireStatus.PROTOCOL_ERROR, text_body(str(error)), [], None
