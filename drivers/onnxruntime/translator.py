@@ -164,6 +164,10 @@ class OrtTranslator(Translator):
         super().__init__()
         self.provider = provider
         self.cache = cache  # a drivers.onnxruntime.cache.SessionCache, or None
+        # A forked child of a process that has run a QNN session hangs in the plugin (every probe after the
+        # first preparation waited out the 20 s limit): providers are probed in process.  One that aborts
+        # takes the driver down, a crash verdict (the harness's guard), never a silent "unsupported".
+        self.fork_probes = provider.is_cpu
 
     def forms(self, view: ModelView) -> list[tuple[bool, bool]]:
         """(qdq, half) translations to try, in order: the accelerator's form first, float16 widened next."""
