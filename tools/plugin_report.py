@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import sys
 from pathlib import Path
@@ -33,6 +34,7 @@ from tools.engines_report import (  # noqa: E402 (after the path set-up, as a sc
     DOC,
     OUT,
     VERDICTS,
+    DriverReasons,
     _cell,
     _run,
     classify,
@@ -55,28 +57,52 @@ def report(config: str, part: str) -> Path:
     return OUT / f"plugin-{config}-{part}.jsonl"
 
 
-def run_config(config: str, shard: str, corpus_shard: str | None, jobs: int) -> None:
+def meta_path(config: str) -> Path:
+    return OUT / f"plugin-{config}-shards.json"
+
+
+def run_config(config: str, parts: set[str], shard: str, corpus_shard: str | None, jobs: int) -> None:
+    """The runs of ``parts`` (generated, others, corpus) for one configuration; the shards noted beside them."""
     driver, options = CONFIGS[config]
     base = ["--driver", driver]
     for option in options:
         base += ["--driver-option", option]
     OUT.mkdir(parents=True, exist_ok=True)
-    _run([*base, "--specs", "generated_tests", "--family", "generated", "-j", str(jobs)], report(config, "generated"))
-    others = [f for f in default_families() if f != "generated"]
-    together = report(config, "others")
-    arguments = [*base, "--specs", "generated_tests", "-j", str(jobs), "--shard", shard]
-    for family in others:
-        arguments += ["--family", family]
-    _run(arguments, together)
-    split_by_family(together, {family: report(config, f"others-{family}") for family in others})
-    together.unlink(missing_ok=True)
-    if corpus_shard:
+    meta = json.loads(meta_path(config).read_text()) if meta_path(config).exists() else {}
+    if "generated" in parts:
+        _run([*base, "--specs", "generated_tests", "--family", "generated", "-j", str(jobs)],
+             report(config, "generated"))
+    if "others" in parts:
+        others = [f for f in default_families() if f != "generated"]
+        together = report(config, "others")
+        arguments = [*base, "--specs", "generated_tests", "-j", str(jobs), "--shard", shard]
+        for family in others:
+            arguments += ["--family", family]
+        _run(arguments, together)
+        split_by_family(together, {family: report(config, f"others-{family}") for family in others})
+        together.unlink(missing_ok=True)
+        meta["shard"] = shard
+    if "corpus" in parts and corpus_shard:
         _run([*base, "--specs", CORPUS, "--family", "generated", "--shard", corpus_shard, "-j", str(jobs)],
              report(config, "corpus-generated"))
+        meta["corpus_shard"] = corpus_shard
+    meta_path(config).write_text(json.dumps(meta))
 
 
-def render(config: str, shard: str, corpus_shard: str | None) -> list[str]:
+def _asker(driver: str, options: tuple[str, ...]) -> DriverReasons:
+    """``engines_report``'s in-process asker, on the driver with this configuration's options."""
+    from vts.ipc.drivers import DriverRef
+
+    asker = DriverReasons.__new__(DriverReasons)
+    asker.device = DriverRef(driver, options=tuple(o.split("=", 1) for o in options)).load()
+    asker._specs = {}
+    return asker
+
+
+def render(config: str, ask: bool = True) -> list[str]:
     driver, options = CONFIGS[config]
+    meta = json.loads(meta_path(config).read_text()) if meta_path(config).exists() else {}
+    shard, corpus_shard = meta.get("shard", "?"), meta.get("corpus_shard", "?")
     parts: dict[str, list[dict]] = {}
     if report(config, "generated").exists():
         parts["generated (bundled, all)"] = read_cases([report(config, "generated")])
@@ -90,12 +116,12 @@ def render(config: str, shard: str, corpus_shard: str | None) -> list[str]:
         return []
     lines = ["", f"### {config}: `nnvts run --driver {driver} "
              + " ".join(f"--driver-option {o}" for o in options) + "`", "",
-             "| family (cases) | cases | " + " | ".join(VERDICTS) + " | ran on the device |",
+             "| family (cases) | cases | " + " | ".join(VERDICTS) + " | golden cases run on the device |",
              "| --- | ---: | " + " | ".join("---:" for _ in VERDICTS) + " | ---: |"]
     for label, cases in parts.items():
         counts = collections.Counter(c["verdict"] for c in cases)
         ran = counts.get("passed", 0) + counts.get("failed", 0)
-        share = f"{ran / len(cases):.0%}" if cases else "-"
+        share = f"{ran / len(cases):.0%}" if cases and label.startswith("generated") else "-"
         lines.append(f"| {label} | {len(cases)} | " + " | ".join(str(counts.get(v, 0)) for v in VERDICTS)
                      + f" | {share} |")
     lines += ["", f"#### {config}: findings (failed) and any error, crash or timeout", "",
@@ -114,10 +140,13 @@ def render(config: str, shard: str, corpus_shard: str | None) -> list[str]:
     skipped = classify(generated, ("skipped",))
     if skipped:
         lines += ["", f"#### {config}: largest skip classes (generated, bundled)", "",
-                  "| operation | operand types | cases | reason of one example |", "| --- | --- | ---: | --- |"]
+                  "| operation | operand types | cases | the driver's reason (one example, asked in process) |",
+                  "| --- | --- | ---: | --- |"]
         ranked = sorted(skipped.items(), key=lambda item: -item[1].count)
+        asker = _asker(driver, options) if ask else None
         for (ops, types, _), group in ranked[:SKIP_ROWS]:
-            lines.append(f"| {ops} | {types} | {group.count} | {_cell(group.examples[0].get('reason', '')[:200])} |")
+            reason = asker.reason(group.examples[0]) if asker else group.examples[0].get("reason", "")
+            lines.append(f"| {ops} | {types} | {group.count} | {_cell(reason[:200])} |")
         rest = ranked[SKIP_ROWS:]
         if rest:
             lines.append(f"| ({len(rest)} more classes) | | {sum(g.count for _, g in rest)} | |")
@@ -139,16 +168,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shard", default="1/40", help="shard of the bundled cases for families but generated")
     parser.add_argument("--corpus-shard", help="also the corpus's generated family on this shard (1/50...)")
     parser.add_argument("--reuse", action="store_true", help="render the existing reports only")
+    parser.add_argument("--parts", default="generated,others,corpus",
+                        help="which runs: generated (bundled, all), others (bundled, --shard), corpus (--corpus-shard)")
     parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--no-skip-reasons", action="store_true", help="do not ask the drivers why they skip")
     args = parser.parse_args(argv)
     os.chdir(ROOT)
     configs = args.config or list(CONFIGS)
     if not args.reuse:
         for config in configs:
-            run_config(config, args.shard, args.corpus_shard, args.jobs)
+            run_config(config, set(args.parts.split(",")), args.shard, args.corpus_shard, args.jobs)
     lines = [BEGIN]
     for config in CONFIGS:
-        lines += render(config, args.shard, args.corpus_shard)
+        lines += render(config, not args.no_skip_reasons)
     lines += ["", END]
     write("\n".join(lines))
     print(f"wrote {DOC.relative_to(ROOT)}")

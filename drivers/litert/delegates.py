@@ -65,7 +65,8 @@ class Delegate:
             return None
         nodes = interpreter._get_ops_details()  # LiteRT's only view of the execution plan
         delegated = [n for n in nodes if n["op_name"] == "DELEGATE"]
-        left = sorted({n["op_name"] for n in nodes if n["op_name"] != "DELEGATE"})
+        left = sorted({n["op_name"] for n in nodes if n["op_name"] != "DELEGATE"})  # delegated or not: LiteRT
+        # lists every original node, so the message names the model's operators, not those left behind
         if len(delegated) == 1:
             node = delegated[0]
             outputs = {int(d["index"]) for d in interpreter.get_output_details()}
@@ -75,7 +76,8 @@ class Delegate:
             if set(map(int, node["outputs"])) >= outputs and all(
                     int(t) in inputs or int(t) not in produced for t in node["inputs"] if int(t) >= 0):
                 return None
-        return f"the {self.label} delegate leaves {', '.join(left) or 'the model'} to LiteRT's CPU kernels"
+        return (f"the {self.label} delegate leaves part of it to LiteRT's CPU kernels "
+                f"(operators: {', '.join(left) or 'none'}; {len(delegated)} delegated partitions)")
 
     def describe(self) -> str:
         options = ", ".join(f"{k}={v}" for k, v in self.options)
