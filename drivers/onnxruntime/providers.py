@@ -125,9 +125,16 @@ def session(provider: Provider, content: bytes, relaxed: bool = False,
     rt = ort()
     options = session_options(provider, relaxed, config)
     if provider.plugin:
-        return rt.InferenceSession(content, options)
-    return rt.InferenceSession(content, options,
-                               providers=[(provider.name, provider.provider_options(relaxed))])
+        created = rt.InferenceSession(content, options)
+    else:
+        created = rt.InferenceSession(content, options,
+                                      providers=[(provider.name, provider.provider_options(relaxed))])
+    if not provider.is_cpu:
+        # ONNX Runtime's Python session answers a provider's failure at run time by re-creating itself on
+        # the CPU provider, which CPU fallback being off refuses, leaving a session that no longer exists
+        # ("'NoneType' object has no attribute ..." at every later run): the provider's own error instead.
+        created.disable_fallback()
+    return created
 
 
 def _split(options: Mapping[str, str]) -> tuple[str, dict[str, str], dict[str, str]]:
