@@ -1,114 +1,130 @@
-"""QNN's HTP through the ONNX Runtime driver: preparation per model (cache cold, warm, off), execution, probe cost.
+"""QNN's HTP through the ONNX Runtime driver: preparation per model (cache off, cold, warm), execution, probe cost.
 
-    .venv/bin/python -m bench.engine_plugins [--specs generated_tests] [--limit 40] [--runs 5]
+    .venv/bin/python -m bench.engine_plugins [--specs generated_tests] [--limit 96] [--runs 5]
 
-Needs ``nnvts[qnn]``.  For each golden model of the first ``--limit`` spec
-files the device runs (every operation supported):
+Needs ``nnvts[qnn]``.  Three phases, each in a process of its own (as a
+corpus run's driver hosts are: a process that compiled a graph may keep
+what it compiled, which would flatter a second preparation in the same
+process), over the golden models of the first ``--limit`` spec files whose
+every operation the HTP takes:
 
-- **probe**: ``unsupported_reasons`` on a fresh device (its per-operation
-  probe cache empty), divided by the model's operation count: what the
-  per-operation support probe costs, one forked one-operation session each;
-- **prepare, cache off / cold / warm**: ``prepare_model`` with
-  ``cache=off``; with an empty cache directory (compile, write the EP
-  context); again with a fresh device on that directory (authenticate and
-  load the context, no compile);
-- **execute**: the median of ``--runs`` executions of the model's first
-  example through the HAL (``prepared.execute``).
+- **off** (``cache=off``): ``unsupported_reasons`` on the fresh device,
+  divided by the model's operation count (the per-operation support probe:
+  one session of each operation alone on the HTP), then ``prepare_model``
+  (translate + compile), then the median of ``--runs`` executions of the
+  model's first example through the HAL (``prepared.execute``);
+- **cold**: ``prepare_model`` with an empty cache directory (compile, write
+  the EP context, authenticate it);
+- **warm**: ``prepare_model`` in a new process on that directory
+  (authenticate and load the context: no compile).
 
-Figures are medians over models, printed with ``uptime`` first: a shared
-machine's load changes them; compare the columns of one run, not runs.
+Figures are medians and totals over the models, with ``uptime`` first: a
+shared machine's load moves them; compare the columns of one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 
-def _timed(call) -> tuple[float, object]:
-    start = time.perf_counter()
-    value = call()
-    return time.perf_counter() - start, value
+def _golden_models(specs: str, limit: int):
+    from vts.model.casemodel import parse_spec, to_hal_model
+    from vts.spec.loader import load_file
+
+    for path in sorted(Path(specs).glob("*.json"))[:limit]:
+        try:
+            models = parse_spec(load_file(str(path)).document)
+        except Exception:  # a spec this harness cannot read here: not the subject
+            continue
+        for model in models:
+            if not model.examples:
+                continue
+            try:
+                hal = to_hal_model(model)
+            except Exception:  # a model this device cannot be given (a vendor extension)
+                continue
+            yield model, hal
+
+
+def phase(name: str, specs: str, limit: int, runs: int, cache: str) -> dict[str, dict[str, float]]:
+    """One phase in this process: per model case name, its figures in seconds."""
+    import drivers.onnxruntime as ort_driver
+    from vts.model.casemodel import build_request, close_model
+
+    device = ort_driver.create_device(ep="qnn", cache="off" if name == "off" else cache)
+    figures: dict[str, dict[str, float]] = {}
+    for model, hal in _golden_models(specs, limit):
+        row: dict[str, float] = {}
+        try:
+            if name == "off":
+                start = time.perf_counter()
+                reasons = device.unsupported_reasons(hal)
+                row["probe_per_op"] = (time.perf_counter() - start) / max(1, len(hal.main.operations))
+                if any(reasons):
+                    continue
+            start = time.perf_counter()
+            prepared = device.prepare_model(hal)
+            row[name] = time.perf_counter() - start
+        except Exception:  # refused at preparation: counted by nnvts run, not timed here
+            continue
+        finally:
+            close_model(hal)
+        if name == "off":
+            built = build_request(model, model.examples[0])
+            try:
+                times = []
+                for _ in range(runs):
+                    start = time.perf_counter()
+                    prepared.execute(built.request)
+                    times.append(time.perf_counter() - start)
+                row["execute"] = statistics.median(times)
+            except Exception:
+                continue
+            finally:
+                built.close()
+        figures[model.case_name()] = row
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--specs", default="generated_tests")
-    parser.add_argument("--limit", type=int, default=40, help="spec files (sorted by name)")
+    parser.add_argument("--limit", type=int, default=96, help="spec files (sorted by name)")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--phase", choices=("off", "cold", "warm"), help=argparse.SUPPRESS)
+    parser.add_argument("--cache", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.phase:
+        print(json.dumps(phase(args.phase, args.specs, args.limit, args.runs, args.cache)))
+        return 0
     print("uptime:", os.popen("uptime").read().strip())
-
-    import drivers.onnxruntime as ort_driver
-    from drivers.onnxruntime.cache import SessionCache
-    from drivers.onnxruntime.device import OnnxRuntimeDevice
-    from vts.model.casemodel import build_request, close_model, parse_spec, to_hal_model
-    from vts.spec.loader import load_file
-
-    rows: dict[str, list[float]] = {k: [] for k in ("probe_per_op", "off", "cold", "warm", "execute")}
+    merged: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as scratch:
-        cache = Path(scratch) / "cache"
-        off = ort_driver.create_device(ep="qnn", cache="off")
-        provider = off.provider
-
-        def device() -> OnnxRuntimeDevice:
-            """A device with empty probe caches, on the shared compile cache (no provider check session)."""
-            return OnnxRuntimeDevice(provider, SessionCache(provider, cache))
-        for path in sorted(Path(args.specs).glob("*.json"))[:args.limit]:
-            try:
-                models = parse_spec(load_file(str(path)).document)
-            except Exception:  # a spec this harness cannot build here: not the subject
-                continue
-            for model in models:
-                if not model.examples:
-                    continue
-                hal = to_hal_model(model)
-                try:
-                    fresh = device()
-                    probe_s, reasons = _timed(lambda: fresh.unsupported_reasons(hal))  # noqa: B023
-                    if any(reasons):
-                        continue
-                    off_s, _ = _timed(lambda: off.prepare_model(hal))  # noqa: B023
-                    cold_s, _ = _timed(lambda: fresh.prepare_model(hal))  # noqa: B023
-                    warm_device = device()
-                    warm_s, prepared = _timed(lambda: warm_device.prepare_model(hal))  # noqa: B023
-                except Exception as error:  # a model the device refuses: counted by nnvts run, not here
-                    print(f"  {model.case_name()}: not timed ({type(error).__name__}: {str(error)[:120]})")
-                    continue
-                finally:
-                    close_model(hal)
-                built = build_request(model, model.examples[0])
-                try:
-                    times = []
-                    for _ in range(args.runs):
-                        seconds, _ = _timed(lambda: prepared.execute(built.request))  # noqa: B023
-                        times.append(seconds)
-                except Exception as error:
-                    print(f"  {model.case_name()}: not timed ({type(error).__name__}: {str(error)[:120]})")
-                    continue
-                finally:
-                    built.close()
-                rows["probe_per_op"].append(probe_s / max(1, len(hal.main.operations)))
-                rows["off"].append(off_s)
-                rows["cold"].append(cold_s)
-                rows["warm"].append(warm_s)
-                rows["execute"].append(statistics.median(times))
-    count = len(rows["off"])
-    print(f"{count} models from the first {args.limit} spec files of {args.specs}, all operations on the HTP")
-    labels = {"probe_per_op": "support probe, per operation", "off": "prepare, cache off",
-              "cold": "prepare, cache cold (compile + store)", "warm": "prepare, cache warm (load)",
-              "execute": "execute one case"}
-    print(f"{'':40} {'median':>10} {'p90':>10} {'total':>10}")
+        for name in ("off", "cold", "warm"):
+            done = subprocess.run([sys.executable, "-m", "bench.engine_plugins", "--phase", name, "--specs", args.specs,
+                                   "--limit", str(args.limit), "--runs", str(args.runs), "--cache", scratch],
+                                  capture_output=True, text=True, check=True)
+            for case, row in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                merged.setdefault(case, {}).update(row)
+    rows = [row for row in merged.values() if {"off", "cold", "warm", "execute"} <= set(row)]
+    print(f"{len(rows)} models from the first {args.limit} spec files of {args.specs}, every operation on the HTP")
+    labels = {"probe_per_op": "support probe, per operation", "off": "prepare, cache off (compile)",
+              "cold": "prepare, cache cold (compile + store)", "warm": "prepare, cache warm (load, new process)",
+              "execute": "execute one case (HAL execute)"}
+    print(f"{'':42} {'median':>10} {'p90':>10} {'total':>10}")
     for key, label in labels.items():
-        values = sorted(rows[key])
-        if not values:
-            continue
-        p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
-        print(f"{label:40} {statistics.median(values) * 1e3:8.1f}ms {p90 * 1e3:8.1f}ms {sum(values):9.2f}s")
+        values = sorted(row[key] for row in rows)
+        if values:
+            p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
+            print(f"{label:42} {statistics.median(values) * 1e3:8.1f}ms {p90 * 1e3:8.1f}ms {sum(values):9.2f}s")
     return 0
 
 
