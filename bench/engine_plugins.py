@@ -1,6 +1,7 @@
 """QNN's HTP through the ONNX Runtime driver: preparation per model (cache off, cold, warm), execution, probe cost.
 
     .venv/bin/python -m bench.engine_plugins [--specs generated_tests] [--limit 96] [--runs 5]
+    .venv/bin/python -m bench.engine_plugins --specs mobilenet:96     # the built-in MobileNet-v1 pair
 
 Needs ``nnvts[qnn]``.  Three phases, each in a process of its own (as a
 corpus run's driver hosts are: a process that compiled a graph may keep
@@ -39,6 +40,14 @@ def _golden_models(specs: str, limit: int):
     from vts.model.casemodel import parse_spec, to_hal_model
     from vts.spec.loader import load_file
 
+    if specs.startswith("mobilenet:"):  # the built-in MobileNet-v1 pair at that input size: real-sized graphs
+        from vts.model.builtin.mobilenet import build_mobilenet_v1_float, build_mobilenet_v1_quant8
+
+        size = int(specs.partition(":")[2])
+        for build in (build_mobilenet_v1_float, build_mobilenet_v1_quant8):
+            model = build(size)
+            yield model, to_hal_model(model)
+        return
     for path in sorted(Path(specs).glob("*.json"))[:limit]:
         try:
             models = parse_spec(load_file(str(path)).document)
@@ -96,7 +105,7 @@ def phase(name: str, specs: str, limit: int, runs: int, cache: str) -> dict[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--specs", default="generated_tests")
+    parser.add_argument("--specs", default="generated_tests", help="a folder of spec files, or mobilenet:SIZE")
     parser.add_argument("--limit", type=int, default=96, help="spec files (sorted by name)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--phase", choices=("off", "cold", "warm"), help=argparse.SUPPRESS)

@@ -24,9 +24,17 @@ cache keeps those models in a directory, one file per key:
   unwritable directory, or a hit that fails to load all fall back to
   compiling the model as if there were no cache.
 
-Where: the ``cache`` driver option, else ``$NNVTS_ENGINE_CACHE``, else
-``$XDG_CACHE_HOME/nnvts/onnxruntime`` (``~/.cache``); ``cache=off`` turns it
-off.  The CPU provider is never cached (it compiles nothing worth keeping).
+Where: the ``cache`` driver option (a directory, ``on`` or ``off``), else
+``$NNVTS_ENGINE_CACHE``; ``on`` is ``$NNVTS_ENGINE_CACHE`` or
+``$XDG_CACHE_HOME/nnvts/onnxruntime`` (``~/.cache``).  The CPU provider is
+never cached (it compiles nothing worth keeping).
+
+**Off by default**, as measured (bench/README.md, engine plugins): on the
+HTP *emulated* on x86_64, loading a compiled context costs more than
+compiling the ONNX model (bundled one-operation models: compile 79 ms,
+load 107 ms, compile-and-store 182 ms; MobileNet-v1 96: compile 2.3 s, load
+32 s).  On a device whose HTP loads context binaries natively (what apps
+ship) it is the fast path; there, turn it on.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ performance is not measured: it declares the HAL's neutral 1.0.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from importlib import metadata
@@ -84,15 +85,16 @@ def create_device(argv: Sequence[str] = (), **options: str) -> OnnxRuntimeDevice
     ep: the execution provider: cpu (default), qnn (Qualcomm's HTP through the QNN plugin, pip install
         'nnvts[qnn]'), a provider name ONNX Runtime has, or the path of a plugin provider library
     ep.KEY: a provider option, passed to the provider as KEY=VALUE (ep.htp_performance_mode=burst)
-    cache: the directory of compiled sessions (default $NNVTS_ENGINE_CACHE or ~/.cache/nnvts/onnxruntime),
-        or off
+    cache: the directory of compiled sessions, on (~/.cache/nnvts/onnxruntime), or off (the default unless
+        $NNVTS_ENGINE_CACHE names a directory: on the emulated HTP loading a context is slower than compiling)
     """
     require_engine("onnxruntime", "onnxruntime")
-    from drivers.onnxruntime.cache import default_directory
+    from drivers.onnxruntime.cache import ENV, default_directory
     from drivers.onnxruntime.providers import configure
 
-    where = options.pop("cache", "")
+    where = options.pop("cache", "") or ("on" if os.environ.get(ENV) else "off")
     provider = configure(options)
-    directory = None if where.lower() in ("off", "0", "none") else Path(where) if where else default_directory()
+    directory = (None if where.lower() in ("off", "0", "none", "no", "false")
+                 else default_directory() if where.lower() in ("on", "1", "yes", "true") else Path(where))
     cache = SessionCache(provider, directory)
     return OnnxRuntimeDevice(provider, cache)

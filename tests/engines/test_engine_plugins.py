@@ -231,3 +231,13 @@ def test_an_operation_xnnpack_leaves_to_the_cpu_is_unsupported_unless_cpu_fallba
         close_model(hal)
     assert strict[0] is not None and "leaves part of it to LiteRT's CPU kernels (operators: EQUAL" in strict[0]
     assert mixed == [None]
+
+
+def test_cache_is_off_unless_asked(ort_driver, tmp_path, monkeypatch):
+    """Off by default: on the emulated HTP loading a context was measured slower than compiling (bench/README.md)."""
+    monkeypatch.delenv("NNVTS_ENGINE_CACHE", raising=False)
+    assert ort_driver.create_device().cache.directory is None
+    assert ort_driver.create_device(cache=str(tmp_path)).cache.directory == tmp_path
+    monkeypatch.setenv("NNVTS_ENGINE_CACHE", str(tmp_path / "env"))
+    assert ort_driver.create_device().cache.directory == tmp_path / "env"
+    assert ort_driver.create_device(cache="off").cache.directory is None
