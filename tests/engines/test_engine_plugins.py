@@ -241,3 +241,18 @@ def test_cache_is_off_unless_asked(ort_driver, tmp_path, monkeypatch):
     monkeypatch.setenv("NNVTS_ENGINE_CACHE", str(tmp_path / "env"))
     assert ort_driver.create_device().cache.directory == tmp_path / "env"
     assert ort_driver.create_device(cache="off").cache.directory is None
+
+
+@pytest.mark.parametrize("spec", ["conv_2d_hand", "depthwise_conv_2d_hand", "add_binary"])
+def test_qdq_form_passes_the_hand_computed_goldens_on_the_cpu_provider(ort_driver, run_generated, spec):
+    """The QDQ translation itself, judged where no accelerator can blur it: CPU kernels, hand-computed goldens
+    (per-channel filters, int32 biases, fused activations in the float domain included)."""
+    from vts.spec.loader import load_file
+
+    device = ort_driver.create_device()
+    device.translator.forms = lambda view: [(True, False)]  # what a provider gets, on the CPU provider
+    document = load_file(f"generated_tests/{spec}.json").document
+    results = [r for r in run_generated(document, device) if r.verdict is not Verdict.SKIPPED]
+    quantized = [r for r in results if "quant8" in r.name]
+    assert quantized, "no quantized case ran"
+    assert [(r.name, r.reason) for r in results if r.verdict is not Verdict.PASSED] == []
