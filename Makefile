@@ -61,7 +61,7 @@ bench: $(STAMP)
 engines: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,litert,onnxruntime,xla,qnn]'
 	$(BIN)/python tools/engines_report.py
-	$(BIN)/python tools/plugin_report.py
+	$(BIN)/python tools/plugin_report.py --shard 1/50 --corpus-shard 1/20
 
 ## gpu-check: the XLA driver on the GPU (JAX with its GPU plugin already installed; reaches no package registry)
 gpu-check:
