@@ -56,10 +56,12 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.mobilenet
 	$(BIN)/python -m bench.ipc_overhead
 
-## engines: the LiteRT, ONNX Runtime and XLA drivers over the corpus, per family, into docs/engines.md (installs the extras)
+## engines: the LiteRT, ONNX Runtime and XLA drivers over the corpus, per family, into docs/engines.md (installs the extras);
+## then the engine plugins (QNN's HTP, LiteRT with XNNPACK) over the bundled cases (tools/plugin_report.py)
 engines: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,litert,onnxruntime,xla]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,litert,onnxruntime,xla,qnn]'
 	$(BIN)/python tools/engines_report.py
+	$(BIN)/python tools/plugin_report.py --shard 1/50 --corpus-shard 1/20
 
 ## gpu-check: the XLA driver on the GPU (JAX with its GPU plugin already installed; reaches no package registry)
 gpu-check:

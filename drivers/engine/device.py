@@ -87,6 +87,9 @@ class Translator(abc.ABC):
     target: ClassVar[str]
     #: NNAPI operation type -> the handler that translates it.
     handlers: ClassVar[Mapping[int, Callable[..., object]]]
+    #: Probe in a forked child (False: in this process, for an engine whose child of a fork deadlocks:
+    #: a plugin's thread pools, held by threads the child does not have, after the parent ran a model).
+    fork_probes: bool = True
 
     def __init__(self) -> None:
         self._probes: dict[bytes, str | None] = {}
@@ -102,7 +105,8 @@ class Translator(abc.ABC):
         except Unsupported as error:
             return f"{name}: {error}"
         if content not in self._probes:
-            self._probes[content] = run_forked(lambda: self.probe(view, inputs, content))
+            self._probes[content] = (run_forked(lambda: self.probe(view, inputs, content)) if self.fork_probes
+                                     else _in_process(lambda: self.probe(view, inputs, content)))
         reason = self._probes[content]
         return None if reason is None else f"{name}: {reason}"
 
@@ -117,6 +121,14 @@ class Translator(abc.ABC):
     @abc.abstractmethod
     def compile(self, view: ModelView) -> Program:
         """The whole model for the engine; raise ``EngineFailure`` if the engine refuses it."""
+
+
+def _in_process(probe: Callable[[], str | None]) -> str | None:
+    """``probe()`` here: its answer, or its exception as the reason (an abort takes the driver down: a crash)."""
+    try:
+        return probe()
+    except Exception as error:
+        return f"probe failed: {error!r}"[:300]
 
 
 def capabilities_table(figures: dict[OperandType, PerformanceInfo], default: PerformanceInfo) -> Capabilities:

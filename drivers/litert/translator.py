@@ -12,7 +12,10 @@ Interpreters use TFLite's own builtin kernels without the default XNNPACK
 delegate (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``): those kernels are where
 NNAPI's CPU semantics came from, so differences found here are TFLite's,
 not a delegate's; and one thread, because a conformance run executes many
-small models side by side.
+small models side by side.  A delegate is a driver option
+(``drivers.litert.delegates``): with one, the probe also asks whether the
+delegate took the whole one-operator model, and an operation it leaves to
+the CPU kernels is unsupported unless CPU fallback is accepted.
 """
 
 from __future__ import annotations
@@ -23,15 +26,16 @@ import numpy as np
 
 from drivers.engine.device import EngineFailure, Program, Translator
 from drivers.engine.nnapi import ModelView, Unsupported
+from drivers.litert.delegates import Delegate
 from drivers.litert.ops import HANDLERS, Graph
 from vts.hal.types import Operation
 
+#: No delegate: TFLite's builtin kernels, as before delegates were options.
+BUILTIN = Delegate()
 
-def _interpreter(content: bytes) -> object:
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    return Interpreter(model_content=content, num_threads=1,
-                       experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+def _interpreter(content: bytes, delegate: Delegate = BUILTIN) -> object:
+    return delegate.interpreter(content)
 
 
 def _first_line(error: BaseException) -> str:
@@ -42,10 +46,10 @@ def _first_line(error: BaseException) -> str:
 class LiteRtProgram(Program):
     """An allocated interpreter; inputs whose shape changes (request dimensions) are resized first."""
 
-    def __init__(self, content: bytes) -> None:
+    def __init__(self, content: bytes, delegate: Delegate = BUILTIN) -> None:
         self.content = content
         try:
-            self.interpreter = _interpreter(content)
+            self.interpreter = _interpreter(content, delegate)
             self.interpreter.allocate_tensors()
         except (RuntimeError, ValueError) as error:
             raise EngineFailure(_first_line(error)) from None
@@ -88,6 +92,10 @@ class LiteRtTranslator(Translator):
     target = "TFLite"
     handlers = HANDLERS
 
+    def __init__(self, delegate: Delegate = BUILTIN) -> None:
+        super().__init__()
+        self.delegate = delegate
+
     def one_operation_model(self, view: ModelView, op: Operation) -> tuple[list[int], bytes]:
         g = Graph(view)
         HANDLERS[op.type](g, op)  # type: ignore[index]
@@ -97,10 +105,13 @@ class LiteRtTranslator(Translator):
     def probe(self, view: ModelView, inputs: list[int], content: bytes) -> str | None:
         """None if LiteRT loads, allocates and runs the one-operator model; else its complaint."""
         try:
-            interpreter = _interpreter(content)
+            interpreter = _interpreter(content, self.delegate)
             interpreter.allocate_tensors()
         except (RuntimeError, ValueError) as error:
             return f"LiteRT refused it: {_first_line(error)}"
+        left = self.delegate.left_to_cpu(interpreter)
+        if left is not None:
+            return left
         if not all(_known_dims(view, i) for i in inputs):
             return None  # shapes come with the request: Prepare has run, Eval cannot yet
         details = interpreter.get_input_details()
@@ -120,7 +131,7 @@ class LiteRtTranslator(Translator):
             content = translate(view)
         except Unsupported as error:
             raise EngineFailure(str(error)) from None
-        return LiteRtProgram(content)
+        return LiteRtProgram(content, self.delegate)
 
 
 def translate(view: ModelView) -> bytes:

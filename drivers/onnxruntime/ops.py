@@ -23,6 +23,15 @@ What differs between the two worlds, and how each handler bridges it:
   QuantizeLinear.  ONNX Runtime requantizes with a float multiplier and
   QuantizeLinear rounds half to even, where NNAPI uses a fixed-point
   multiplier and rounds half away from zero: results may differ by a step.
+- **QDQ form** (``Graph.qdq``, for execution providers other than the CPU
+  one: accelerators take the standard form, not the contrib QLinear
+  operators): every quantized operation is DequantizeLinear on each input
+  (per-channel filters along ONNX axis 0, int32 biases at input scale x
+  filter scale), the float operation, QuantizeLinear; fused activations on
+  quantized outputs clip in the float domain at the exact dequantized limits
+  of NNAPI's quantized range, inside the Q/DQ pair.
+- **Float16** (``Graph.half``, for other providers too): float16 operands
+  and constants stay float16 instead of computing in float32.
 
 Parameters must be constants (``ModelView.scalar``), and so must filters.
 A handler raises ``Unsupported`` for anything it cannot express exactly;
@@ -76,8 +85,10 @@ def onnx_type(operand_type: T) -> int:
 class Graph:
     """One ONNX graph being built from (part of) an NNAPI model."""
 
-    def __init__(self, view: ModelView) -> None:
+    def __init__(self, view: ModelView, qdq: bool = False, half: bool = False) -> None:
         self.view = view
+        self.qdq = qdq
+        self.half = half
         self.nodes: list[Any] = []
         self.initializers: list[Any] = []
         self.constants: set[int] = set()
@@ -92,7 +103,7 @@ class Graph:
             onnx_type(self.view.type_of(index))  # refuse types ONNX cannot hold
             self.constants.add(index)
             value = self.view.constant(index)
-            if value.dtype == np.float16:  # float16 computes in float32 (translator.build)
+            if value.dtype == np.float16 and not self.half:  # float16 computes in float32 (translator.build)
                 value = value.astype(np.float32)
             self.initializers.append(numpy_helper.from_array(value, f"operand{index}"))
         return f"operand{index}"
@@ -144,9 +155,69 @@ class Graph:
         """A float view of operand ``index`` (itself when it is not quantized)."""
         if not self.quantized(index):
             return self.name(index)
+        return self.dequantize_value(self.name(index), index)
+
+    def dequantize_value(self, value: str, index: int) -> str:
+        """Float view of ``value``, which holds integers quantized as operand ``index``."""
         out = self.fresh("real")
-        self.node("DequantizeLinear", [self.name(index), *self.quant_params(index)], [out])
+        self.node("DequantizeLinear", [value, *self.quant_params(index)], [out])
         return out
+
+    def dequantized_filter(self, value: str, index: int) -> str:
+        """Float view of filter ``value`` (ONNX order, per-channel axis 0) quantized as operand ``index``."""
+        out = self.fresh("real_filter")
+        channel = self.view.channel_quant(index)
+        self.node("DequantizeLinear", [value, *self.filter_params(index)], [out],
+                  **({"axis": 0} if channel is not None else {}))
+        return out
+
+    def dequantized_bias(self, bias: int, x: int, w: int) -> str:
+        """Float view of an int32 bias: scale input scale x filter scale (per channel), zero point 0."""
+        channel = self.view.channel_quant(w)
+        x_scale = np.float32(self.view.operand(x).scale)
+        if channel is not None:
+            scales = (x_scale * np.array(channel.scales, np.float32)).astype(np.float32)
+            zeros = np.zeros(len(scales), np.int32)
+        else:
+            scales = np.array(x_scale * np.float32(self.view.operand(w).scale), np.float32)
+            zeros = np.array(0, np.int32)
+        out = self.fresh("real_bias")
+        self.node("DequantizeLinear", [self.name(bias), self.const(scales, "b_scale"), self.const(zeros, "b_zero")],
+                  [out], **({"axis": 0} if channel is not None else {}))
+        return out
+
+    def quantize_activated(self, real: str, activation: int, index: int) -> str:
+        """QDQ form: float ``real`` through NNAPI fused ``activation`` then quantized as operand ``index``.
+
+        The clip happens in floats at the dequantized ends of NNAPI's
+        quantized range (``activation_range``), so quantizing gives exactly
+        the integers a clip in the quantized domain would.
+        """
+        limits = self.activation_range(activation, index)
+        if limits is not None:
+            operand = self.view.operand(index)
+            low, high = ((np.float32(v) - np.float32(operand.zero_point)) * np.float32(operand.scale) for v in limits)
+            clipped = self.fresh("act")
+            self.node("Clip", [real, self.const(np.array(low, np.float32)), self.const(np.array(high, np.float32))],
+                      [clipped])
+            real = clipped
+        out = self.fresh("q")
+        self.node("QuantizeLinear", [real, *self.quant_params(index)], [out])
+        return out
+
+    def activation_range(self, activation: int, index: int) -> tuple[int, int] | None:
+        """NNAPI's quantized clip range of ``activation`` on operand ``index``; None when it clips nothing."""
+        if activation not in _FLOAT_RANGES:
+            raise Unsupported(f"fused activation {activation}")
+        limits = _FLOAT_RANGES[activation]
+        if limits is None:
+            return None
+        operand = self.view.operand(index)
+        info = np.iinfo(_QUANT_DTYPES[T(operand.type)])
+        low = max(info.min, operand.zero_point + round_half_away(limits[0] / operand.scale))
+        high = info.max if limits[1] is None else min(info.max, operand.zero_point +
+                                                      round_half_away(limits[1] / operand.scale))
+        return None if low <= info.min and high >= info.max else (low, high)
 
     def requantize_into(self, value: str, index: int) -> None:
         """Write float ``value`` into operand ``index`` (QuantizeLinear when it is quantized)."""
@@ -192,19 +263,19 @@ class Graph:
             if activation == 1:
                 self.node("Relu", [value], [out])
                 return out
-            dtype = np.int32 if self.view.type_of(index) == T.TENSOR_INT32 else np.float32
+            kind = self.view.type_of(index)
+            dtype = np.int32 if kind == T.TENSOR_INT32 else np.float16 if (
+                kind == T.TENSOR_FLOAT16 and self.half) else np.float32
             self.node("Clip", [value, self.const(np.array(limits[0], dtype)), self.const(np.array(limits[1], dtype))],
                       [out])
             return out
-        operand = self.view.operand(index)
-        dtype = _QUANT_DTYPES[T(operand.type)]
-        info = np.iinfo(dtype)
-        low = max(info.min, operand.zero_point + round_half_away(limits[0] / operand.scale))
-        high = info.max if limits[1] is None else min(info.max, operand.zero_point +
-                                                      round_half_away(limits[1] / operand.scale))
-        if low <= info.min and high >= info.max:
+        clip = self.activation_range(activation, index)
+        if clip is None:
             return value
-        self.node("Clip", [value, self.const(np.array(low, dtype)), self.const(np.array(high, dtype))], [out])
+        if self.qdq:  # dequantize, clip, quantize: accelerators take the standard form only
+            return self.quantize_activated(self.dequantize_value(value, index), activation, index)
+        dtype = _QUANT_DTYPES[T(self.view.operand(index).type)]
+        self.node("Clip", [value, self.const(np.array(clip[0], dtype)), self.const(np.array(clip[1], dtype))], [out])
         return out
 
 
@@ -231,6 +302,11 @@ def _binary(float_op: str, qlinear: str | None) -> Handler:
         a, b, act = op.inputs[:3]
         out = op.outputs[0]
         activation = _int(g, act)
+        if g.quantized(out) and g.qdq:
+            real = g.fresh(float_op)
+            g.node(float_op, [g.dequantized(a), g.dequantized(b)], [real])
+            _finish(g, g.quantize_activated(real, activation, out), out)
+            return
         if g.quantized(out):
             if qlinear is not None:
                 value = g.fresh(qlinear)
@@ -290,7 +366,7 @@ def _filter(g: Graph, index: int, depthwise: bool) -> str:
         g.node("Transpose", [g.name(index)], [reordered], perm=[3, 0, 1, 2] if depthwise else [0, 3, 1, 2])
         return reordered
     value = g.view.constant(index)
-    if value.dtype == np.float16:
+    if value.dtype == np.float16 and not g.half:
         value = value.astype(np.float32)
     weights = value[0].transpose(2, 0, 1)[:, None] if depthwise else value.transpose(0, 3, 1, 2)
     return g.const(np.ascontiguousarray(weights), "filter")
@@ -303,6 +379,12 @@ def _conv_node(g: Graph, op: Operation, window: Window, group: int, depthwise: b
     source = g.nchw_input(x, window.nchw)
     weights = _filter(g, w, depthwise)
     value = g.fresh("conv")
+    if g.quantized(x) and g.qdq:
+        real = g.fresh("conv")
+        g.node("Conv", [g.dequantize_value(source, x), g.dequantized_filter(weights, w), g.dequantized_bias(b, x, w)],
+               [real], **attrs)
+        g.nchw_output_into(g.quantize_activated(real, window.activation, out), out, window.nchw)
+        return
     if g.quantized(x):
         g.node("QLinearConv", [source, *g.quant_params(x), weights, *g.filter_params(w), *g.quant_params(out),
                                g.name(b)], [value], **attrs)
@@ -400,6 +482,11 @@ def _pool(kind: str) -> Handler:
             g.node("Mul", [source, source], [squared])
             g.node("AveragePool", [squared], [mean], count_include_pad=0, **attrs)
             g.node("Sqrt", [mean], [value])
+        elif g.quantized(x) and g.qdq:
+            real = g.fresh("pool")
+            g.node("AveragePool", [g.dequantize_value(source, x)], [real], count_include_pad=0, **attrs)
+            g.nchw_output_into(g.quantize_activated(real, window.activation, out), out, window.nchw)
+            return
         elif g.quantized(x):
             is_global = window.kernel == (in_h, in_w) and not any(window.pads) and window.strides == (1, 1)
             if is_global:
@@ -423,6 +510,13 @@ def _fully_connected(g: Graph, op: Operation) -> None:
     g.node("Reshape", [g.name(x), g.const(np.array([-1, input_size], np.int64), "shape")], [flat])
     value = g.fresh("gemm")
     bias = [] if g.view.is_omitted(b) else [g.name(b)]
+    if g.quantized(x) and g.qdq:
+        real = g.fresh("gemm")
+        bias_real = [] if not bias else [g.dequantized_bias(b, x, w)]
+        g.node("Gemm", [g.dequantize_value(flat, x), g.dequantized_filter(g.name(w), w), *bias_real], [real],
+               transB=1)
+        _finish(g, g.quantize_activated(real, _int(g, act), out), out)
+        return
     if g.quantized(x):
         if g.view.channel_quant(w) is not None:
             raise Unsupported("per-channel FULLY_CONNECTED weights")

@@ -11,6 +11,15 @@ Sessions run on one intra-op and one inter-op thread, sequentially, with
 ONNX Runtime's default graph optimisations: a conformance run executes many
 small models side by side, and a vendor ships the optimised engine.
 
+On an execution provider other than the CPU one (``providers``), models
+are built as accelerators take them: quantized operations in the QDQ form,
+float16 kept float16 (``Graph.qdq``, ``Graph.half``).  Where the provider
+does not take an operation's float16 form, the float16-through-float32 form
+is tried next, for the probe and for the whole model alike.  A relaxed
+model is marked in the ONNX model (its ``doc_string``), so its probes are
+cached apart from a non-relaxed twin's: the provider options differ.
+Compiled sessions are cached per machine (``drivers.onnxruntime.cache``).
+
 ``translate`` is also what ``bench/onnx_export.py`` exports MobileNet with:
 one translation for the driver and the benchmark.
 """
@@ -18,6 +27,7 @@ one translation for the driver and the benchmark.
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +36,8 @@ import numpy as np
 from drivers.engine.device import EngineFailure, Program, Translator
 from drivers.engine.nnapi import ModelView, Unsupported
 from drivers.onnxruntime.ops import HANDLERS, MS_DOMAIN, OPSET, Graph, onnx_type
+from drivers.onnxruntime.providers import CPU, Provider
+from drivers.onnxruntime.providers import session as provider_session
 from vts.hal.enums import NUMPY_DTYPE, OperationType, enum_name
 from vts.hal.enums import OperandType as T
 from vts.hal.types import Operation
@@ -39,15 +51,14 @@ def _ort() -> Any:
     return onnxruntime
 
 
+#: The CPU provider, as every session was before providers were options.
+CPU_PROVIDER = Provider("cpu", CPU)
+
+
 def session(content: bytes) -> Any:
     """An ONNX Runtime CPU session on one thread."""
-    ort = _ort()
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.log_severity_level = 3
-    return ort.InferenceSession(content, options, providers=["CPUExecutionProvider"])
+    _ort()
+    return provider_session(CPU_PROVIDER, content)
 
 
 def _first_line(error: BaseException) -> str:
@@ -73,7 +84,7 @@ def build(g: Graph, inputs: Sequence[int], outputs: Sequence[int], name: str = "
     from onnx import TensorProto, helper
 
     def boundary(index: int) -> str:
-        half = g.view.type_of(index) == T.TENSOR_FLOAT16
+        half = g.view.type_of(index) == T.TENSOR_FLOAT16 and not g.half
         return f"{g.name(index)}_f16" if half else g.name(index)
 
     widen = [helper.make_node("Cast", [boundary(i)], [g.name(i)], to=TensorProto.FLOAT)
@@ -87,12 +98,14 @@ def build(g: Graph, inputs: Sequence[int], outputs: Sequence[int], name: str = "
         opsets.append(helper.make_opsetid(MS_DOMAIN, 1))
     model = helper.make_model(graph, opset_imports=opsets, producer_name="nnvts-onnxruntime-driver")
     model.ir_version = 8
+    if g.view.model.relax_computation_float32_to_float16:
+        model.doc_string = "relaxed"
     return model
 
 
-def translate(view: ModelView) -> Any:
+def translate(view: ModelView, qdq: bool = False, half: bool = False) -> Any:
     """The ONNX model of the whole main subgraph: NNAPI inputs and outputs, in NNAPI order and layout."""
-    g = Graph(view)
+    g = Graph(view, qdq=qdq, half=half)
     for op in view.graph.operations:
         handler = HANDLERS.get(op.type)  # type: ignore[call-overload]
         if handler is None:
@@ -101,10 +114,29 @@ def translate(view: ModelView) -> Any:
     return build(g, view.graph.input_indexes, view.graph.output_indexes)
 
 
+def _pack(models: list[bytes]) -> bytes:
+    """Several serialized models as one probe key: each one length-prefixed."""
+    return b"".join(struct.pack("<Q", len(m)) + m for m in models)
+
+
+def _unpack(content: bytes) -> list[bytes]:
+    models, at = [], 0
+    while at < len(content):
+        (size,) = struct.unpack_from("<Q", content, at)
+        models.append(content[at + 8:at + 8 + size])
+        at += 8 + size
+    return models
+
+
+def _has_half(view: ModelView) -> bool:
+    return any(operand.type == T.TENSOR_FLOAT16 for operand in view.graph.operands)
+
+
 class OrtProgram(Program):
-    def __init__(self, content: bytes) -> None:
+    def __init__(self, content: bytes, provider: Provider = CPU_PROVIDER, relaxed: bool = False,
+                 config: dict[str, str] | None = None) -> None:
         try:
-            self.session = session(content)
+            self.session = provider_session(provider, content, relaxed, config)
         except Exception as error:  # onnxruntime raises its own exception classes (Fail, InvalidGraph...)
             raise EngineFailure(_first_line(error)) from None
         self.input_names = [i.name for i in self.session.get_inputs()]
@@ -128,18 +160,43 @@ class OrtTranslator(Translator):
     target = "ONNX"
     handlers = HANDLERS
 
+    def __init__(self, provider: Provider = CPU_PROVIDER, cache: Any = None) -> None:
+        super().__init__()
+        self.provider = provider
+        self.cache = cache  # a drivers.onnxruntime.cache.SessionCache, or None
+        # A forked child of a process that has run a QNN session hangs in the plugin (every probe after the
+        # first preparation waited out the 20 s limit): providers are probed in process.  One that aborts
+        # takes the driver down, a crash verdict (the harness's guard), never a silent "unsupported".
+        self.fork_probes = provider.is_cpu
+
+    def forms(self, view: ModelView) -> list[tuple[bool, bool]]:
+        """(qdq, half) translations to try, in order: the accelerator's form first, float16 widened next."""
+        if self.provider.is_cpu:
+            return [(False, False)]
+        return [(True, True), (True, False)] if _has_half(view) else [(True, False)]
+
     def one_operation_model(self, view: ModelView, op: Operation) -> tuple[list[int], bytes]:
-        g = Graph(view)
-        HANDLERS[op.type](g, op)  # type: ignore[index]
-        inputs = _interface(g, op)
-        return inputs, build(g, inputs, op.outputs).SerializeToString()
+        """The operation alone in each form (``forms``), packed as one key: the probe tries them in order."""
+        models, inputs = [], []
+        for qdq, half in self.forms(view):
+            g = Graph(view, qdq=qdq, half=half)
+            HANDLERS[op.type](g, op)  # type: ignore[index]
+            inputs = _interface(g, op)
+            models.append(build(g, inputs, op.outputs).SerializeToString())
+        return inputs, _pack(models)
 
     def probe(self, view: ModelView, inputs: list[int], content: bytes) -> str | None:
-        """None if ONNX Runtime creates a session and runs the one-operation model; else its complaint."""
+        """None if some form of the one-operation model runs on the provider; else the first form's complaint."""
+        forms = _unpack(content)
+        complaints = [self._probe_one(view, inputs, form) for form in forms]
+        return None if None in complaints else complaints[0]
+
+    def _probe_one(self, view: ModelView, inputs: list[int], content: bytes) -> str | None:
+        relaxed = bool(view.model.relax_computation_float32_to_float16)
         try:
-            probe = session(content)
+            probe = provider_session(self.provider, content, relaxed)
         except Exception as error:
-            return f"ONNX Runtime refused it: {_first_line(error)}"
+            return f"{self._engine()} refused it: {_first_line(error)}"
         if not all(view.dims(i) and all(d > 0 for d in view.dims(i)) for i in inputs):
             return None  # shapes come with the request: kernels resolved, cannot run yet
         complaint = ""
@@ -152,11 +209,24 @@ class OrtTranslator(Translator):
                 return None
             except Exception as error:
                 complaint = _first_line(error)
-        return f"ONNX Runtime cannot run it: {complaint}"
+        return f"{self._engine()} cannot run it: {complaint}"
+
+    def _engine(self) -> str:
+        return "ONNX Runtime" if self.provider.is_cpu else f"ONNX Runtime's {self.provider.name} provider"
 
     def compile(self, view: ModelView) -> Program:
-        try:
-            content = translate(view).SerializeToString()
-        except Unsupported as error:
-            raise EngineFailure(str(error)) from None
-        return OrtProgram(content)
+        """The whole model in the first form the provider takes (``forms``); the last form's complaint else."""
+        relaxed = bool(view.model.relax_computation_float32_to_float16)
+        failure = EngineFailure("no translation")
+        for qdq, half in self.forms(view):
+            try:
+                content = translate(view, qdq=qdq, half=half).SerializeToString()
+            except Unsupported as error:
+                raise EngineFailure(str(error)) from None
+            try:
+                if self.cache is not None:
+                    return self.cache.program(content, relaxed)
+                return OrtProgram(content, self.provider, relaxed)
+            except EngineFailure as error:
+                failure = error
+        raise failure

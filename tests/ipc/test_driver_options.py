@@ -167,3 +167,19 @@ def test_an_entry_point_driver_gets_its_options(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0] == "nnvts-green optioned 3 x1.0 ['loud', 'name', 'revision', 'scale']"
     assert lines[1].startswith("driver 'optioned' does not accept option 'colour' (accepted: loud=false, name=")
+
+
+def test_a_factory_taking_any_option_shows_the_options_its_docstring_documents():
+    from vts.ipc.driver_options import documented_options
+
+    def create_device(argv=(), **options):
+        """A factory.
+
+        Driver options:
+        ep: the execution provider
+        ep.KEY: a provider option
+        """
+
+    assert options_of(create_device) is None
+    assert documented_options(create_device) == {"ep": "the execution provider", "ep.KEY": "a provider option"}
+    assert documented_options(object()) == {}

@@ -51,12 +51,16 @@ def options_data(ref: DriverRef, device: Device) -> dict[str, Any]:
     A Python driver's are read from its factory's signature; a program's
     from the protocol's opening exchange (``accepted_options`` of its proxy).
     """
-    from vts.ipc.driver_options import accepted_options
+    from vts.ipc.driver_options import accepted_options, documented_options
 
     accepted = getattr(device, "accepted_options", None) if ref.is_exec else accepted_options(ref)
+    summary = options_summary(accepted)
+    documented = documented_options(ref.factory()) if accepted is None and not ref.is_exec else {}
+    if documented:
+        summary += ": " + ", ".join(documented)
     return {"accepted": None if accepted is None else [
                 {"name": o.name, "default": o.default, "description": o.description} for o in accepted],
-            "given": dict(ref.options), "summary": options_summary(accepted)}
+            "documented": documented, "given": dict(ref.options), "summary": summary}
 
 
 def options_summary(accepted: Sequence[DriverOption] | None) -> str:

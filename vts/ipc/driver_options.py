@@ -36,6 +36,7 @@ __all__ = [
     "check_against",
     "check_options",
     "describe_accepted",
+    "documented_options",
     "factory_arguments",
     "normalise_options",
     "options_of",
@@ -152,6 +153,15 @@ def _described(factory: Any) -> dict[str, str]:
         elif last is not None:
             found[last] = f"{found[last]} {line.strip()}".strip()
     return found
+
+
+def documented_options(obj: object) -> dict[str, str]:
+    """The ``Driver options:`` section of a factory's docstring (name -> text), for a factory taking ``**options``.
+
+    Such a factory accepts any name (an engine's ``ep.KEY`` provider options cannot be listed), so its
+    signature says nothing; what it documents is what ``nnvts drivers`` and ``nnvts info`` can show.
+    """
+    return _described(obj) if callable(obj) else {}
 
 
 def _is_device_class(obj: object) -> bool:
