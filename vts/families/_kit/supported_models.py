@@ -10,8 +10,9 @@ driver does not claim.
 
 The candidates are one ADD of two [2, 2] tensors with its goldens summed by
 hand, in float32, float16, QUANT8_ASYMM and QUANT8_ASYMM_SIGNED (scale
-0.25 with zero points 128 and 0: every value below is a multiple of 0.25 in
-range, so the quantized goldens are exact).
+0.25 with zero points 128 and 0: every quantized value below is a multiple
+of 0.25 in range, so the quantized goldens are exact; the float values are
+exact in float16 too).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from vts.families.base import RunOptions
 from vts.hal.interfaces import Device
 from vts.model.casemodel import CaseModel, ConstantPolicy, close_model, parse_spec, to_hal_model
 
-#: (a, b, a + b) as real numbers: 1.5 + 0.25 = 1.75, -2 + 4 = 2, 0.25 + 0.25 = 0.5, 10 + -9.5 = 0.5.
-_A = (1.5, -2.0, 0.25, 10.0)
-_B = (0.25, 4.0, 0.25, -9.5)
-_SUM = (1.75, 2.0, 0.5, 0.5)
+#: (a, b, a + b) as real numbers.  Floats: 1.5 + 0.25 = 1.75, -2 + 4 = 2, 0.125 + 0.125 = 0.25,
+#: 100 + -99.5 = 0.5; quantized (in range at scale 0.25): the same but 0.25 + 0.25 = 0.5, 10 + -9.5 = 0.5.
+_FLOAT_VALUES = ((1.5, -2.0, 0.125, 100.0), (0.25, 4.0, 0.125, -99.5), (1.75, 2.0, 0.25, 0.5))
+_QUANT_VALUES = ((1.5, -2.0, 0.25, 10.0), (0.25, 4.0, 0.25, -9.5), (1.75, 2.0, 0.5, 0.5))
 #: operand type -> (scale, zero point); scale 0 marks a float type (values as written).
 ADD_TYPES = {
     "TENSOR_FLOAT32": (0.0, 0),
@@ -46,6 +47,7 @@ def _stored(values: Sequence[float], scale: float, zero_point: int) -> list[floa
 def add_spec(operand_type: str, name: str = "add") -> dict[str, Any]:
     """The spec document of the ADD in ``operand_type`` (a key of ``ADD_TYPES``)."""
     scale, zero_point = ADD_TYPES[operand_type]
+    a, b, total = _QUANT_VALUES if scale else _FLOAT_VALUES
     quant = {"scale": scale, "zero_point": zero_point} if scale else {}
     tensor = {"type": operand_type, "dims": [2, 2], **quant}
     hal = "1.3" if operand_type.endswith("SIGNED") else "1.2" if operand_type.endswith("FLOAT16") else "1.0"
@@ -64,8 +66,8 @@ def add_spec(operand_type: str, name: str = "add") -> dict[str, Any]:
                 "operations": [{"type": "ADD", "inputs": ["a", "b", "act"], "outputs": ["out"]}],
                 "inputs": ["a", "b"], "outputs": ["out"],
             },
-            "examples": [{"inputs": {"a": _stored(_A, scale, zero_point), "b": _stored(_B, scale, zero_point)},
-                          "outputs": {"out": _stored(_SUM, scale, zero_point)}}],
+            "examples": [{"inputs": {"a": _stored(a, scale, zero_point), "b": _stored(b, scale, zero_point)},
+                          "outputs": {"out": _stored(total, scale, zero_point)}}],
         }],
     }
 
