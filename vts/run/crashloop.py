@@ -19,7 +19,9 @@ A streak of crashes is not yet a crash loop: a driver that segfaults on one
 operation crashes in every case of the models holding it, ten in a row and
 more, and is otherwise sound.  So when the threshold is reached on a driver
 host, the guard first runs a *canary* alone on a fresh host, once, not re-run:
-the last case the driver passed in this run, else the first of the hand-made
+the last case of the generated family the driver passed in this run (a case
+that executes its model: a validation case passes on a build that crashes on
+every execution), else the first of the hand-made
 ADD models of ``vts.families`` (float32, float16, quantized) the generated
 family does not skip.  The canary passes: the streak was the driver's bug in
 those cases, which keep their crash verdicts, the counts start again and the
@@ -44,6 +46,8 @@ from vts.results import CaseResult, Verdict
 
 #: Labels of a case: (operation names, operand type names) of its model.
 Labels = tuple[tuple[str, ...], tuple[str, ...]]
+#: The family whose passed cases serve as canaries: each executes its model and judges the outputs.
+CANARY_FAMILY = "generated"
 
 #: Verdicts of a case during which the driver host died or had to be killed.
 HOST_LOST = frozenset({Verdict.CRASH, Verdict.TIMEOUT, Verdict.UNREPRODUCED_CRASH})
@@ -147,14 +151,16 @@ class Canary:
 
     def __init__(self, runner: Any) -> None:
         self.runner = runner
-        #: The last case the driver passed in this run that executes a model (None: none yet).
+        #: The last case of the generated family the driver passed in this run (None: none yet).
         self.passed: tuple[Family, Case] | None = None
         #: Labels of the cases in streaks a canary forgave: their crashes are not re-run alone.
         self.known: set[Labels] = set()
         self.runs = 0
 
     def note(self, family: Family, case: Case, result: CaseResult) -> None:
-        if result.verdict is Verdict.PASSED and case.model is not None:
+        # Only a golden execution: a validation case passes on a build that crashes on every execution
+        # (the driver refuses the invalid model before running anything), so it proves nothing.
+        if result.verdict is Verdict.PASSED and case.model is not None and family.name == CANARY_FAMILY:
             self.passed = (family, case)
 
     def candidates(self) -> list[tuple[Family, Case]]:
