@@ -148,6 +148,26 @@ def test_the_canary_is_a_case_the_driver_passed_when_there_is_one():
     host.stop()
 
 
+def test_a_passed_validation_case_is_no_canary():
+    """A build crashing on every execution passes validation cases (it refuses the invalid models before
+    running anything): such a case must not serve as the canary, or it would forgive the storm."""
+    from vts.families.validation.family import ValidationFamily
+
+    host = HostProcess(STORM)
+    runner = IsolatedRunner(host.start(), RunOptions(case_timeout=20.0), host=host)
+    guard = install_crash_guard(runner, CrashLoopPolicy(max_consecutive=2))
+    validation = ValidationFamily()
+    (model,) = parse_spec(hand_mul_float())
+    cases = [(validation, case) for case in list(validation.model_cases(model, "<inline>"))[:3]]
+    sink = CollectingSink()
+    assert runner.run(iter(cases + list(_cases(4))), [sink])
+    verdicts = [r.verdict for r in sink.results]
+    assert verdicts == [Verdict.PASSED] * 3 + [Verdict.CRASH] * 2 + [Verdict.CRASH_LOOP] * 2, \
+        [(r.name, r.verdict, r.reason) for r in sink.results]
+    assert guard is not None and "canary_add_tensor_float32.add: crash" in (guard.tripped or "")
+    host.stop()
+
+
 def _storm_run(nnvts, tmp_path, models: int, *args: str):
     spec = write_spec(tmp_path, hand_mul_float(models))
     result = nnvts("run", "--driver", STORM, "--family", "generated", "--json", str(tmp_path / "r.json"),
