@@ -1,4 +1,4 @@
-"""The numpy oracle behind ``specs/pooling/layout_distinct_pooling.yaml`` and ``specs/conv/layout_distinct_conv.yaml``.
+"""The numpy oracle behind the ``layout_distinct_*`` specs (pooling, conv, shape).
 
 Issue 43: the bundled NCHW cases of the layout-sensitive operations used shapes
 that cannot tell the axes apart (one channel, stride 1, square maps), so a
@@ -30,6 +30,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POOLING_SPEC = os.path.join(ROOT, "specs", "pooling", "layout_distinct_pooling.yaml")
 CONV_SPEC = os.path.join(ROOT, "specs", "conv", "layout_distinct_conv.yaml")
+SPACE_SPEC = os.path.join(ROOT, "specs", "shape", "layout_distinct_space.yaml")
 SAME, VALID = 1, 2
 
 
@@ -122,6 +123,65 @@ def depthwise(x: np.ndarray, weights: np.ndarray, bias: np.ndarray, g: Geometry,
         taps = np.repeat(np.nan_to_num(patch), multiplier, axis=2)
         out[0, oy, ox] = (taps * weights[0]).sum(axis=(0, 1)) + bias
     assert out is not None
+    return out
+
+
+def depth_to_space(x: np.ndarray, block: int) -> np.ndarray:
+    """Input pixel (h, w), channel (dy * block + dx) * C + c goes to output pixel (h * block + dy, w * block + dx)."""
+    n, h, w, depth = x.shape
+    c = depth // (block * block)
+    return x.reshape(n, h, w, block, block, c).transpose(0, 1, 3, 2, 4, 5).reshape(n, h * block, w * block, c)
+
+
+def space_to_depth(x: np.ndarray, block: int) -> np.ndarray:
+    n, h, w, c = x.shape
+    return x.reshape(n, h // block, block, w // block, block, c).transpose(0, 1, 3, 2, 4, 5).reshape(
+        n, h // block, w // block, block * block * c)
+
+
+def space_to_batch(x: np.ndarray, block_hw: tuple[int, int], pads: tuple[int, int, int, int]) -> np.ndarray:
+    """Pad (top, bottom, left, right), then output batch (dy * bw + dx) * N + i takes pixels
+    (h * bh + dy, w * bw + dx) of image i."""
+    (bh, bw), (top, bottom, left, right) = block_hw, pads
+    padded = np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)))
+    n, h, w, c = padded.shape
+    out = np.zeros((n * bh * bw, h // bh, w // bw, c))
+    for dy in range(bh):
+        for dx in range(bw):
+            out[(dy * bw + dx) * n:(dy * bw + dx + 1) * n] = padded[:, dy::bh, dx::bw, :]
+    return out
+
+
+def batch_to_space(x: np.ndarray, block_hw: tuple[int, int]) -> np.ndarray:
+    bh, bw = block_hw
+    batches, h, w, c = x.shape
+    n = batches // (bh * bw)
+    out = np.zeros((n, h * bh, w * bw, c))
+    for dy in range(bh):
+        for dx in range(bw):
+            out[:, dy::bh, dx::bw, :] = x[(dy * bw + dx) * n:(dy * bw + dx + 1) * n]
+    return out
+
+
+def resize(x: np.ndarray, out_hw: tuple[int, int], bilinear: bool) -> np.ndarray:
+    """The legacy scheme (no align_corners, no half-pixel centres): position i samples s = i * in / out;
+    nearest takes floor(s); bilinear blends floor(s) and min(ceil(s), in - 1) by s - floor(s)."""
+    n, h, w, c = x.shape
+    oh, ow = out_hw
+    out = np.zeros((n, oh, ow, c))
+    for i in range(oh):
+        sy = i * h / oh
+        y0, y1 = int(np.floor(sy)), min(int(np.ceil(sy)), h - 1)
+        for j in range(ow):
+            sx = j * w / ow
+            x0, x1 = int(np.floor(sx)), min(int(np.ceil(sx)), w - 1)
+            if not bilinear:
+                out[:, i, j] = x[:, min(y0, h - 1), min(x0, w - 1)]
+                continue
+            fy, fx = sy - y0, sx - x0
+            top = (1 - fx) * x[:, y0, x0] + fx * x[:, y0, x1]
+            bottom = (1 - fx) * x[:, y1, x0] + fx * x[:, y1, x1]
+            out[:, i, j] = (1 - fy) * top + fy * bottom
     return out
 
 
@@ -235,9 +295,51 @@ def conv_spec() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _simple(name: str, operation: str, x: np.ndarray, golden: np.ndarray, scalars: list[str], args: str) -> list[str]:
+    """A one-operation model: op1 in, op2 out, ``scalars`` (operand lines) between, then the layout flag."""
+    return [
+        f"- name: {name}", "  main:", "    operands:",
+        f"    - {{name: op1, type: TENSOR_FLOAT32, dims: {_dims(x.shape)}, lifetime: SUBGRAPH_INPUT}}",
+        *scalars,
+        "    - {name: layout, type: BOOL, lifetime: CONSTANT_COPY, value: false}",
+        f"    - {{name: op2, type: TENSOR_FLOAT32, dims: {_dims(golden.shape)}, lifetime: SUBGRAPH_OUTPUT}}",
+        "    operations:",
+        f"    - {{type: {operation}, inputs: [op1, {args}, layout], outputs: [op2]}}",
+        *_tail("op1", x, golden),
+    ]
+
+
+def space_spec() -> str:
+    lines = [HEADER.rstrip("\n"), "nnvts: 1", "name: layout_distinct_space", 'hal_version: "1.2"',
+             "description: DEPTH_TO_SPACE, SPACE_TO_DEPTH, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND and both RESIZEs, "
+             "NHWC and NCHW, on shapes whose axes are all distinct.",
+             'source: {kind: oracle, detail: "numpy float64 oracle, tools/layout_oracle.py; NCHW goldens are the '
+             'NHWC goldens transposed"}', "models:"]
+    block = "    - {name: block, type: INT32, lifetime: CONSTANT_COPY, value: 2}"
+    x = values((1, 2, 3, 12), 1)
+    lines += _simple("depth_to_space", "DEPTH_TO_SPACE", x, depth_to_space(x, 2), [block], "block")
+    x = values((1, 4, 6, 3), 2)
+    lines += _simple("space_to_depth", "SPACE_TO_DEPTH", x, space_to_depth(x, 2), [block], "block")
+    x = values((1, 5, 6, 3), 3)
+    pads = (1, 2, 0, 0)
+    tensors = ["    - {name: block, type: TENSOR_INT32, dims: [2], lifetime: CONSTANT_COPY, value: [2, 3]}",
+               f"    - {{name: paddings, type: TENSOR_INT32, dims: [2, 2], lifetime: CONSTANT_COPY, "
+               f"value: {json.dumps(list(pads))}}}"]
+    lines += _simple("space_to_batch", "SPACE_TO_BATCH_ND", x, space_to_batch(x, (2, 3), pads), tensors,
+                     "block, paddings")
+    x = values((6, 4, 2, 3), 4)
+    lines += _simple("batch_to_space", "BATCH_TO_SPACE_ND", x, batch_to_space(x, (2, 3)), tensors[:1], "block")
+    x = values((1, 5, 6, 4), 5)
+    size = ["    - {name: width, type: INT32, lifetime: CONSTANT_COPY, value: 8}",
+            "    - {name: height, type: INT32, lifetime: CONSTANT_COPY, value: 7}"]
+    lines += _simple("resize_nearest", "RESIZE_NEAREST_NEIGHBOR", x, resize(x, (7, 8), False), size, "width, height")
+    lines += _simple("resize_bilinear", "RESIZE_BILINEAR", x, resize(x, (7, 8), True), size, "width, height")
+    return "\n".join(lines) + "\n"
+
+
 def outputs() -> dict[str, str]:
     """Each spec path and the text the oracle gives it."""
-    return {POOLING_SPEC: pooling_spec(), CONV_SPEC: conv_spec()}
+    return {POOLING_SPEC: pooling_spec(), CONV_SPEC: conv_spec(), SPACE_SPEC: space_spec()}
 
 
 def main(argv: list[str] | None = None) -> int:

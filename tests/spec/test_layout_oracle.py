@@ -33,6 +33,18 @@ def test_the_oracle_pads_and_averages_as_nnapi_does():
     x = np.arange(1, 10, dtype=np.float64).reshape(1, 3, 3, 1)  # the hand-computed average_pool_2d_hand case
     g = layout_oracle.Geometry("t", (1, 3, 3, 1), (2, 2), (1, 1), layout_oracle.SAME)
     assert layout_oracle.pool("AVERAGE_POOL_2D", x, g).reshape(-1).tolist() == [3, 4, 4.5, 6, 7, 7.5, 7.5, 8.5, 9]
+    # depth_to_space_basic's hand case: (pixel w0) 1 2 3 4, (pixel w1) 5 6 7 8 -> 1 2 5 6 / 3 4 7 8.
+    d2s = layout_oracle.depth_to_space(np.arange(1, 9, dtype=np.float64).reshape(1, 1, 2, 4), 2)
+    assert d2s.reshape(-1).tolist() == [1, 2, 5, 6, 3, 4, 7, 8]
+    assert np.array_equal(layout_oracle.space_to_depth(d2s, 2), np.arange(1, 9).reshape(1, 1, 2, 4))
+    # space_to_batch_nd_basic's: x [1, 2, 4, 1] = 1 3 2 4 / 5 7 6 8, block [2, 2] -> 1 2 | 3 4 | 5 6 | 7 8.
+    s2b = layout_oracle.space_to_batch(np.array([1, 3, 2, 4, 5, 7, 6, 8], np.float64).reshape(1, 2, 4, 1), (2, 2),
+                                       (0, 0, 0, 0))
+    assert s2b.reshape(-1).tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
+    # resize_bilinear_basic's 3x3 legacy centre: (1 + 2*3 + 2*2 + 4*4) / 9 = 3.
+    x = np.array([1, 2, 3, 4], np.float64).reshape(1, 2, 2, 1)
+    assert layout_oracle.resize(x, (3, 3), True)[0, 1, 1, 0] == 3.0
+    assert layout_oracle.resize(x, (3, 3), False).reshape(-1).tolist() == [1, 1, 2, 1, 1, 2, 3, 3, 4]
 
 
 def test_every_axis_differs_in_every_geometry():
@@ -42,9 +54,9 @@ def test_every_axis_differs_in_every_geometry():
 
 
 def test_the_reference_passes_the_new_shapes():
-    results = run_family("generated", create_device(),
-                         [_bundled("layout_distinct_pooling"), _bundled("layout_distinct_conv")])
-    assert len(results) == 30 and all(r.verdict is Verdict.PASSED for r in results.values())
+    results = run_family("generated", create_device(), [_bundled(f"layout_distinct_{name}")
+                                                         for name in ("pooling", "conv", "space")])
+    assert len(results) == 42 and all(r.verdict is Verdict.PASSED for r in results.values())
 
 
 def test_nchw_pooling_padding_from_nhwc_positions_fails_only_on_the_new_shapes():
