@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Callable
 
@@ -12,10 +11,10 @@ CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "corpus")
 
 
 def hand_add_float() -> dict:
-    """ADD of two float32 [2, 2] tensors: goldens are plain sums (the multi_client family's model, renamed)."""
-    from vts.families.multi_client import ADD_SPEC
+    """ADD of two float32 [2, 2] tensors: goldens are plain sums (the multi_client family's float model, renamed)."""
+    from vts.families._kit.supported_models import add_spec
 
-    return {**copy.deepcopy(ADD_SPEC), "name": "hand_add_float"}
+    return {**add_spec("TENSOR_FLOAT32"), "name": "hand_add_float"}
 
 
 def hand_add_quant8() -> dict:

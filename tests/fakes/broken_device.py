@@ -124,3 +124,20 @@ class _NoCapabilities(ReferenceDevice):
 
 def no_capabilities() -> ReferenceDevice:
     return _NoCapabilities()
+
+
+class _FourBadFigures(ReferenceDevice):
+    """Four figures of its capabilities are not positive (zero, NaN, negative, a zero power): the
+    ``capabilities/figures_positive`` case must name every one of them, not only the first (issue 43)."""
+
+    def get_capabilities(self) -> Capabilities:
+        caps = super().get_capabilities()
+        good = caps.if_performance
+        table = list(caps.operand_performance)
+        table[1] = OperandPerformance(table[1].type, PerformanceInfo(1.0, 0.0))
+        return Capabilities(PerformanceInfo(0.0, 1.0), caps.relaxed_float32_to_float16_performance_tensor,
+                            tuple(table), PerformanceInfo(float("nan"), good.power_usage), PerformanceInfo(-1.0, 1.0))
+
+
+def four_bad_figures() -> ReferenceDevice:
+    return _FourBadFigures()

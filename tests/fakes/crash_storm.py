@@ -15,6 +15,7 @@ import ctypes
 import os
 
 from tests.fakes.misbehaving import MisbehavingDevice
+from vts.hal.enums import OperationType
 from vts.hal.types import Request
 
 
@@ -32,3 +33,10 @@ def exit_every_execution() -> MisbehavingDevice:
 
 def segfault_every_execution() -> MisbehavingDevice:
     return MisbehavingDevice(_segfault, "segfault-storm", every_model=True)
+
+
+def segfault_on_sub() -> MisbehavingDevice:
+    """One crashing operation, not a broken build: every execution of a model holding SUB segfaults, the
+    rest is the reference (issue 43).  The guard's canary must tell it from a crash loop: SUB cases crash,
+    every other case runs and passes."""
+    return MisbehavingDevice(_segfault, "subcrash", operation=OperationType.SUB)

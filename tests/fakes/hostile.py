@@ -242,3 +242,27 @@ def base_exception_device() -> MisbehavingDevice:
 
 def yes_flags_device() -> YesFlagsDevice:
     return YesFlagsDevice()
+
+
+def _close_protocol_socket(request: Request) -> None:
+    """Close every socket of the process (the host's protocol socket among them) and live on, the call
+    never answered: the harness must end the host at once and report the case within a second (issue 43)."""
+    import socket
+    import stat
+    import time
+
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            continue
+    while True:
+        time.sleep(1)
+
+
+def closes_socket_device() -> MisbehavingDevice:
+    return MisbehavingDevice(_close_protocol_socket, "closes-socket")

@@ -55,17 +55,19 @@ class FaultyPrepared(PreparedModel):
 
 
 class MisbehavingDevice(ReferenceDevice):
-    """The reference device whose prepared models of MUL-containing models run ``fault`` first.
+    """The reference device whose prepared models of MUL-containing models (or ``operation``) run ``fault`` first.
 
     ``every_model``: every prepared model runs it, those prepared from cache too (a build broken
     everywhere, ``tests.fakes.crash_storm``).
     """
 
-    def __init__(self, fault: Fault, name: str, every_model: bool = False) -> None:
+    def __init__(self, fault: Fault, name: str, every_model: bool = False,
+                 operation: OperationType = OperationType.MUL) -> None:
         super().__init__()
         self.fault = fault
         self.name = f"nnvts-{name}"
         self.every_model = every_model
+        self.operation = operation
 
     def prepare_model(self, model: Model,
                       preference: ExecutionPreference | int = ExecutionPreference.FAST_SINGLE_ANSWER,
@@ -73,7 +75,7 @@ class MisbehavingDevice(ReferenceDevice):
                       model_cache: CacheFiles = (), data_cache: CacheFiles = (),
                       token: bytes = bytes(32)) -> PreparedModel:
         prepared = super().prepare_model(model, preference, priority, deadline, model_cache, data_cache, token)
-        if self.every_model or any(op.type == OperationType.MUL for op in model.main.operations):
+        if self.every_model or any(op.type == self.operation for op in model.main.operations):
             return FaultyPrepared(prepared, self.fault)
         return prepared
 

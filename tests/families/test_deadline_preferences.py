@@ -61,3 +61,33 @@ def test_float16_under_low_power_is_caught():
 def test_float16_under_low_power_passes_generated():
     results = run_family("generated", broken_coverage.low_power_half(), [hand_mul_decimals(), hand_add_float()])
     assert results and all(r.verdict is Verdict.PASSED for r in results.values())
+
+
+def _bundled(name: str) -> dict:
+    import json
+    import os
+
+    from tests.ipc.conftest import ROOT
+
+    with open(os.path.join(ROOT, "generated_tests", f"{name}.json")) as handle:
+        return json.load(handle)
+
+
+def test_float16_under_low_power_is_caught_on_the_bundled_cases():
+    """Issue 43: the bundled MUL's golden inputs are exact in float16, so the golden check alone passed
+    this driver; the LOW_POWER preparation is now also run on random real-valued inputs and compared with
+    the FAST_SINGLE_ANSWER preparation of the same model."""
+    results = run_family("deadline", broken_coverage.low_power_half(), [_bundled("mul_binary")])
+    failures = {n: r.reason for n, r in results.items() if r.verdict is not Verdict.PASSED}
+    assert failures and all(n.endswith(".prepare_preference_low_power") for n in failures), failures
+    assert all("on random inputs" in reason and "against its FAST_SINGLE_ANSWER preparation" in reason
+               for reason in failures.values()), failures
+    float32 = [n for n in results if n.endswith(".prepare_preference_low_power") and "float16" not in n
+               and "quant" not in n and "relaxed" not in n and "int32" not in n]
+    assert set(float32) <= set(failures) and float32, (float32, failures)
+
+
+def test_reference_passes_preferences_on_fresh_inputs():
+    results = run_family("deadline", create_device(), [_bundled("mul_binary")])
+    assert results and all(r.verdict is Verdict.PASSED for r in results.values()), \
+        {n: r.reason for n, r in results.items() if r.verdict is not Verdict.PASSED}

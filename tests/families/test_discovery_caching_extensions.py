@@ -103,6 +103,17 @@ def test_driver_claiming_ten_times_its_speed_fails_the_bench():
     assert not not_passed(run_family(families()["capabilities"](), broken_device.claims_10x_speed()))
 
 
+def test_every_bad_figure_is_named_in_the_reason():
+    """Issue 43: four bad figures, all four in the case's reason (before, only the first)."""
+    results = run_family(families()["capabilities"](), broken_device.four_bad_figures())
+    assert failed_names(results) == {"capabilities/figures_positive"}
+    reason = results["capabilities/figures_positive"].reason
+    assert reason.startswith("4 problems: "), reason
+    for figure in ("relaxedFloat32toFloat16PerformanceScalar", "ifPerformance", "whilePerformance",
+                   "operandPerformance[INT32]"):
+        assert f"{figure} is not positive" in reason, reason
+
+
 def test_driver_accepting_an_undeclared_extension_fails_extensions():
     results = run_family(families()["extensions"](), broken_device.accepts_undeclared_extension(),
                          specs=[FIBONACCI_SPEC])

@@ -91,10 +91,21 @@ def test_quiet_prints_only_the_closing_summary():
     report.finish(False)
     assert err.getvalue() == ""
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("against the baseline")
-    assert any(line.startswith("nnvts: 7 cases in ") for line in lines)
+    # Issue 43: the closing counts and the reports only; the baseline comparison is no part of -q.
+    assert lines[0].startswith("nnvts: 7 cases in ") and len(lines) == 2, lines
     assert lines[-1].strip().startswith("junit:")
-    assert "results by operation" not in out.getvalue()
+    assert "results by operation" not in out.getvalue() and "baseline" not in out.getvalue()
+
+
+def test_no_line_is_wrapped_into_a_file():
+    long_path = "/tmp/" + "x" * 150 + "/r.json"
+    report, out, _ = _report(quiet=True, progress_interval=0, report_paths=lambda: [("json", long_path)])
+    report.crash_loop = "not run: the driver is in a crash loop " + "(its host died) " * 10
+    for result in sample_results():
+        report.add(result)
+    report.finish(False)
+    text = out.getvalue()
+    assert long_path in text and report.crash_loop.strip() in text, text
 
 
 def test_no_color_and_dumb_terminals_are_detected():

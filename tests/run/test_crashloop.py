@@ -94,10 +94,78 @@ def test_the_runner_stops_restarting_a_driver_in_a_crash_loop():
     assert runner.run(_cases(8), [sink])
     verdicts = [r.verdict for r in sink.results]
     assert verdicts == [Verdict.CRASH] * 3 + [Verdict.CRASH_LOOP] * 5, [(r.verdict, r.reason) for r in sink.results]
-    # Each crash before the loop: its attempt and its re-run alone, each on a host of its own; none after.
-    assert host.starts == 2 * 3
+    # Each crash before the loop: its attempt and its re-run alone, each on a host of its own; then the
+    # canary once (it crashes too, so the loop is declared); none after.
+    assert host.starts == 2 * 3 + 1
+    assert "a canary run alone on a fresh host did not pass" in sink.results[3].reason
     assert guard is not None and guard.not_run == 5
     assert all(r.duration == 0.0 and "crash loop" in r.reason for r in sink.results[3:])
+
+
+def _hand_sub_float(models: int) -> dict:
+    """SUB of the MUL spec's inputs, goldens by hand: 1.5 - 2 = -0.5; -2 - 0.5 = -2.5; 0.25 - 4 = -3.75;
+    10 - -0.1 = 10.1 (float32)."""
+    spec = hand_mul_float(models)
+    for model in spec["models"]:
+        model["main"]["operations"][0]["type"] = "SUB"
+        model["examples"][0]["outputs"]["out"] = [-0.5, -2.5, -3.75, 10.1]
+    return {**spec, "name": "hand_sub_float"}
+
+
+def test_a_driver_crashing_on_one_operation_is_not_a_crash_loop():
+    """Issue 43: SUB segfaults, nothing else.  The streak reaches the limit, a canary (a hand-made ADD, as
+    nothing passed yet) passes on a fresh host, the run goes on: the third SUB crashes without a re-run
+    (its operations crashed before), the ADD after it runs and passes."""
+    host = HostProcess("tests.fakes.crash_storm:segfault_on_sub")
+    runner = IsolatedRunner(host.start(), RunOptions(case_timeout=20.0), host=host)
+    guard = install_crash_guard(runner, CrashLoopPolicy(max_consecutive=2))
+    family = GeneratedFamily()
+    cases = [(family, case) for spec in (_hand_sub_float(3), hand_add_float())
+             for model in parse_spec(spec) for case in family.model_cases(model, "<inline>")]
+    sink = CollectingSink()
+    assert runner.run(iter(cases), [sink])
+    verdicts = [r.verdict for r in sink.results]
+    assert verdicts == [Verdict.CRASH] * 3 + [Verdict.PASSED], [(r.verdict, r.reason) for r in sink.results]
+    assert guard is not None and guard.tripped is None and guard.not_run == 0
+    assert "a canary run alone on a fresh host passed" in sink.results[1].details[-1]
+    assert "not re-run alone" in sink.results[2].details[-1]
+    # Two crashes with their re-runs, the canary's host, the ADD's host (the third SUB ran on the canary's).
+    assert host.starts == 2 * 2 + 1 + 1
+    host.stop()
+
+
+def test_the_canary_is_a_case_the_driver_passed_when_there_is_one():
+    host = HostProcess("tests.fakes.crash_storm:segfault_on_sub")
+    runner = IsolatedRunner(host.start(), RunOptions(case_timeout=20.0), host=host)
+    install_crash_guard(runner, CrashLoopPolicy(max_consecutive=2))
+    family = GeneratedFamily()
+    cases = [(family, case) for spec in (hand_add_float(), _hand_sub_float(2))
+             for model in parse_spec(spec) for case in family.model_cases(model, "<inline>")]
+    sink = CollectingSink()
+    assert runner.run(iter(cases), [sink])
+    assert [r.verdict for r in sink.results] == [Verdict.PASSED, Verdict.CRASH, Verdict.CRASH]
+    assert f"({sink.results[0].name}: passed)" in sink.results[2].details[-1]
+    host.stop()
+
+
+def test_a_passed_validation_case_is_no_canary():
+    """A build crashing on every execution passes validation cases (it refuses the invalid models before
+    running anything): such a case must not serve as the canary, or it would forgive the storm."""
+    from vts.families.validation.family import ValidationFamily
+
+    host = HostProcess(STORM)
+    runner = IsolatedRunner(host.start(), RunOptions(case_timeout=20.0), host=host)
+    guard = install_crash_guard(runner, CrashLoopPolicy(max_consecutive=2))
+    validation = ValidationFamily()
+    (model,) = parse_spec(hand_mul_float())
+    cases = [(validation, case) for case in list(validation.model_cases(model, "<inline>"))[:3]]
+    sink = CollectingSink()
+    assert runner.run(iter(cases + list(_cases(4))), [sink])
+    verdicts = [r.verdict for r in sink.results]
+    assert verdicts == [Verdict.PASSED] * 3 + [Verdict.CRASH] * 2 + [Verdict.CRASH_LOOP] * 2, \
+        [(r.name, r.verdict, r.reason) for r in sink.results]
+    assert guard is not None and "canary_add_tensor_float32.add: crash" in (guard.tripped or "")
+    host.stop()
 
 
 def _storm_run(nnvts, tmp_path, models: int, *args: str):

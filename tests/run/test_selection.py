@@ -30,6 +30,22 @@ def test_unmatched_terms_are_reported():
     assert matcher.unmatched() == ["lstm"]
 
 
+def test_terms_match_case_insensitively_as_pytest_does():
+    names = ["conv2d.nchw_quant8", "conv2d.nchw_channelQuant8", "add.ADD_Relaxed"]
+    matcher = parse_expression("QUANT8 and not channelquant8")
+    assert [n for n in names if matcher(n)] == ["conv2d.nchw_quant8"]
+    assert [n for n in names if parse_expression("*relaxed")(n)] == ["add.ADD_Relaxed"]
+
+
+def test_a_term_the_expression_never_asks_still_counts_when_it_matches_on_its_own():
+    """Issue 43: ``quant8 and not channelQuant8`` warned that channelQuant8 matched nothing (the `and`
+    never asked it about a name its first term refused), yet ``-k channelQuant8`` alone selects cases."""
+    names = ["conv2d.nchw_quant8", "conv2d.nchw_channelQuant8", "add.add"]
+    matcher = parse_expression("add and channelQuant8 or lstm")
+    assert not [n for n in names if matcher(n)]
+    assert matcher.unmatched() == ["lstm"]
+
+
 @pytest.mark.parametrize("bad", ["", "add and", "(add", "or add", "add )"])
 def test_malformed_expressions_are_usage_errors(bad):
     with pytest.raises(SelectionError):

@@ -131,7 +131,8 @@ class FamilyOption(click.Option):
 _SELECTION_OPTIONS = [
     click.option("--specs", "specs", multiple=True, metavar="PATH",
                  help="Spec file or directory (repeatable). Default: generated_tests/."),
-    click.option("-k", "keyword", metavar="EXPR", help="Select cases by name: substrings or globs with and/or/not."),
+    click.option("-k", "keyword", metavar="EXPR",
+                 help="Select cases by name: substrings or globs with and/or/not (case-insensitive, as pytest's)."),
     click.option("--family", "families", multiple=True, metavar="NAME", cls=FamilyOption,
                  help="Test family to run (repeatable). Default: every applicable family."),
     click.option("--shard", metavar="I/N",

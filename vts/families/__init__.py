@@ -21,10 +21,12 @@ if TYPE_CHECKING:
         prepare_for_case,
     )
     from vts.families._kit.judge import judge_success, run_recording_comparisons
+    from vts.families._kit.supported_models import add_models
 
 #: Each public name and the kit module that defines it.
 _HOMES = {
     "AllowedRefusal": "vts.families._kit.executions",
+    "add_models": "vts.families._kit.supported_models",
     "Executor": "vts.families._kit.executions",
     "create_prepared_model": "vts.families._kit.executions",
     "execute": "vts.families._kit.executions",
@@ -36,6 +38,7 @@ _HOMES = {
 __all__ = [
     "AllowedRefusal",
     "Executor",
+    "add_models",
     "create_prepared_model",
     "execute",
     "judge_success",

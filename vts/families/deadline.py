@@ -23,7 +23,12 @@ family else prepares FAST_SINGLE_ANSWER at MEDIUM): across a corpus every
 one of the 3 x 3 pairs is run, and per model every preference and every
 priority is.  A driver may trade speed for power with a preference, never
 precision (``relaxComputationFloat32toFloat16`` is the only licence to
-compute float32 in float16).  This family owns the rule because it owns the
+compute float32 in float16).  Golden inputs are often small integers, exact
+in float16, so every preparation with a preference or priority other than
+FAST_SINGLE_ANSWER at MEDIUM is also executed on random real-valued inputs
+and compared with the FAST_SINGLE_ANSWER preparation of the same model on
+the same driver (``_kit/fresh_inputs``), within the model's tolerance.
+This family owns the rule because it owns the
 preparation arguments besides the model: the suite's DeadlineTest is where
 priorities and deadlines are prepared and judged.
 """
@@ -44,6 +49,7 @@ from vts.families._kit.executions import (
     timing_problems,
     unsupported_names,
 )
+from vts.families._kit.fresh_inputs import differences_on_fresh_inputs
 from vts.families._kit.judge import compare_outputs, shape_problems
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
@@ -176,6 +182,11 @@ class DeadlineFamily(Family):
             return failed("prepare_model returned NONE without a prepared model")
         if prepared is not None:
             problems = self._judged_execution(case.model, prepared, options, f"prepared with {arguments}")
+            if not problems and (preference != ExecutionPreference.FAST_SINGLE_ANSWER or priority != Priority.MEDIUM):
+                baseline, _why = self._prepared.for_case(case.spec_path, case.model, device, options)
+                if baseline is not None:
+                    problems = differences_on_fresh_inputs(case.model, prepared, baseline, options, case.name,
+                                                           f"prepared with {arguments}")
             if problems:
                 return failed(problems[0], tuple(problems))
         return passed(f"{status.name} ({arguments})")

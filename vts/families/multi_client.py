@@ -6,8 +6,11 @@ two or three clients of the driver under test: out of process further
 connections to the same host process (``OPEN_CONNECTION``), in process one
 ``DriverHost`` per client around the same device object; either way the
 clients share one driver instance and each has its own pool ids, handles,
-prepared models and buffers.  The model is a float32 ADD whose goldens are
-written below by hand (rolled variants give each request its own).
+prepared models and buffers.  The model is an ADD whose goldens are written
+by hand (``_kit/supported_models``; rolled variants give each request its
+own): float32, or the first of float16 and the quantized types the driver
+claims (``getSupportedOperations``) when it has no float32 ADD; a driver
+with none of them is skipped, never failed for what it does not support.
 
 * ``Results``: clients A and B prepare the model at the same time, then
   run requests concurrently, each its own golden.
@@ -39,6 +42,7 @@ from vts.families._kit.concurrent_calls import run_concurrently
 from vts.families._kit.executions import Executor, execute, prepare_for_case
 from vts.families._kit.jobs import Job, close_jobs, harness_threads, job_task, judge_jobs, make_jobs, run_wave
 from vts.families._kit.judge import judge_success
+from vts.families._kit.supported_models import add_models, first_supported
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.hal import memory as hal_memory
@@ -50,7 +54,7 @@ from vts.ipc import protocol as p
 from vts.ipc.client import ProxyDevice, RemoteDriverException
 from vts.ipc.clients import Unsupported, close_client, declared_pool_id, open_client, set_concurrency
 from vts.ipc.errors import DriverLost, ProtocolError, RequestRejected
-from vts.model.casemodel import BuiltRequest, CaseModel, build_request, parse_spec
+from vts.model.casemodel import BuiltRequest, CaseModel, build_request, dtype_of
 
 #: Requests each client runs in ``Results``, ``HungClient`` and ``ClosedClient``.
 REQUESTS = 6
@@ -58,32 +62,7 @@ REQUESTS = 6
 HUNG_BUDGET = 10.0
 _SENTINEL = 0xA5
 
-#: ADD of two float32 [2, 2] tensors; goldens summed by hand:
-#: 1.5 + 0.25 = 1.75, -2 + 4 = 2, 0.125 + 0.125 = 0.25, 100 + -99.5 = 0.5.
-ADD_SPEC = {
-    "nnvts": 1, "name": "multi_client_add", "hal_version": "1.0",
-    "source": {"kind": "hand", "detail": "sums computed by hand"},
-    "models": [{
-        "name": "add",
-        "main": {
-            "operands": [
-                {"name": "a", "type": "TENSOR_FLOAT32", "dims": [2, 2], "lifetime": "SUBGRAPH_INPUT"},
-                {"name": "b", "type": "TENSOR_FLOAT32", "dims": [2, 2], "lifetime": "SUBGRAPH_INPUT"},
-                {"name": "act", "type": "INT32", "lifetime": "CONSTANT_COPY", "value": 0},
-                {"name": "out", "type": "TENSOR_FLOAT32", "dims": [2, 2], "lifetime": "SUBGRAPH_OUTPUT"},
-            ],
-            "operations": [{"type": "ADD", "inputs": ["a", "b", "act"], "outputs": ["out"]}],
-            "inputs": ["a", "b"], "outputs": ["out"],
-        },
-        "examples": [{"inputs": {"a": [1.5, -2.0, 0.125, 100.0], "b": [0.25, 4.0, 0.125, -99.5]},
-                      "outputs": {"out": [1.75, 2.0, 0.25, 0.5]}}],
-    }],
-}
 TESTS = ("Results", "Tokens", "Handles", "HungClient", "ClosedClient")
-
-
-def add_model() -> CaseModel:
-    return parse_spec(ADD_SPEC)[0]
 
 
 class Clients:
@@ -107,7 +86,7 @@ class Clients:
 def _prepare(client: Device, model: CaseModel, options: RunOptions, who: str) -> PreparedModel:
     prepared, why = prepare_for_case(client, model, options)
     if prepared is None:
-        raise CaseFailure(f"client {who} could not prepare a float32 ADD ({why})")
+        raise CaseFailure(f"client {who} could not prepare {model.spec}, an ADD the driver claims to support ({why})")
     return prepared
 
 
@@ -171,7 +150,7 @@ def tokens_test(clients: Clients, model: CaseModel, options: RunOptions) -> list
             raise Unsupported(f"the driver has no memory domains (allocate: {error.message})") from None
         raise CaseFailure(f"client A's valid allocate failed with {error.status.name}", (error.message,)) from None
     example = model.examples[0]
-    data = example.inputs[0].value.astype("<f4").tobytes()
+    data = example.inputs[0].value.astype(dtype_of(model.main.operands[model.main.inputs[0]].type)).tobytes()
     staging = hal_memory.allocate(options.pool_kind, len(data))
     staging.write(0, data)
     buffer.copy_from(staging, [])
@@ -323,7 +302,9 @@ class MultiClientFamily(Family):
             yield Case(f"{self.name}/{test}", self.name, None, None, "", {"test": test})
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
-        model = add_model()
+        model, why = first_supported(device, add_models("multi_client_add"), options)
+        if model is None:
+            return skipped(f"the driver supports none of the ADD models the clients share: {why}")
         clients = Clients(device)
         try:
             problems = _TESTS[case.config["test"]](clients, model, options)

@@ -1,7 +1,10 @@
 """The priority family: priorities are honoured at preparation and, where declared, in scheduling.
 
 * Every valid priority (LOW, MEDIUM, HIGH) must be accepted at preparation
-  and every invalid one (-1, 3, 100) refused with INVALID_ARGUMENT.
+  and every invalid one (-1, 3, 100) refused with INVALID_ARGUMENT, on a
+  model the driver supports: the float32 ADD chain, else the first ADD of
+  ``_kit/supported_models`` it claims (a partial driver refuses an
+  unsupported model whatever the priority; skipped when it claims none).
 * Beyond the HAL suite, which only checks that priorities are accepted: a
   driver that declares it schedules by priority (``priority_scheduling =
   True`` on the device, an nnvts extension of the HAL) gets LOW and HIGH
@@ -16,6 +19,7 @@ import time
 from collections.abc import Iterator
 
 from vts.families._kit.executions import prepare_for_case
+from vts.families._kit.supported_models import add_models, first_supported
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, Priority
@@ -56,7 +60,10 @@ class PriorityFamily(Family):
             return self._run_scheduling(case, device, options)
         assert case.model is not None
         priority = case.config["priority"]
-        hal_model = to_hal_model(case.model, ConstantPolicy(pool_kind=options.pool_kind))
+        model, why = first_supported(device, [case.model, *add_models("priority_add")], options)
+        if model is None:
+            return skipped(f"the driver supports none of the models priorities are prepared with: {why}")
+        hal_model = to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind))
         try:
             device.prepare_model(hal_model, ExecutionPreference.FAST_SINGLE_ANSWER, priority)
             status = ErrorStatus.NONE

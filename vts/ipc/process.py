@@ -416,15 +416,24 @@ class HostProcess:
         process = self._process
         reason = "closed the connection"
         if process is not None:
+            driver = self.driver_pid()
+            if process.poll() is None and driver is not None and tree.lives_on(driver):
+                # Not dying (a dying process closes its files only once marked exiting): it closed the
+                # socket and lives on.  Ended now; waiting for an exit that will not come cost seconds.
+                return self._closed_but_running()
             try:
                 process.wait(2.0)
             except subprocess.TimeoutExpired:
-                reason = "closed the connection but kept running (killed by the harness)"
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-            else:
-                reason = describe_exit(self._returncode(), not self.is_exec, self.memory_limit)
+                return self._closed_but_running()
+            reason = describe_exit(self._returncode(), not self.is_exec, self.memory_limit)
         return DriverCrashed(reason, self.stderr_tail())
+
+    def _closed_but_running(self) -> DriverCrashed:
+        """The host closed its connection and kept running: killed (its tree by ``kill`` after this)."""
+        assert self._process is not None
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+        return DriverCrashed("closed the connection but kept running (killed by the harness)", self.stderr_tail())
 
     def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> tuple[str, ...]:
         if self._log is None:

@@ -70,6 +70,26 @@ def _stat(pid: int) -> ProcessInfo | None:
         return None
 
 
+#: ``PF_EXITING`` in the flags of /proc/PID/stat: set when the process starts to exit, before it closes its files.
+PF_EXITING = 0x4
+
+
+def lives_on(pid: int) -> bool:
+    """Whether ``pid`` runs and has not begun to exit (neither a zombie nor ``PF_EXITING``).
+
+    A process that dies closes its files only after it is marked exiting, so a socket closed by a
+    process that ``lives_on`` was closed on purpose (or by a bug), not by its death: no need to wait.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+        fields = data[data.rindex(b")") + 2 :].split()
+        state, flags = fields[0].decode(), int(fields[6])
+    except (OSError, IndexError, ValueError):
+        return False
+    return state not in ("Z", "X", "x") and not flags & PF_EXITING
+
+
 def processes() -> dict[int, ProcessInfo]:
     """Every process visible in /proc (empty where there is no /proc)."""
     found = {}

@@ -13,10 +13,11 @@ The total is counted in a background thread (``count_total``) so the
 first case starts at once; until the count lands the progress shows the
 cases done without a total.
 
-The closing summary: the first failures with their detail and a table by
-operation and operand type (not with ``quiet``), then always the new
-failures against a baseline (when results carry ``extra["baseline"]``),
-the counts, the duration and the path of every report written.
+The closing summary: the first failures with their detail, a table by
+operation and operand type and the new failures against a baseline (when
+results carry ``extra["baseline"]``), none of them with ``quiet``; then
+always the counts, the duration and the path of every report written.
+Off a terminal no line is wrapped.
 
 ``NO_COLOR`` (any non-empty value, no-color.org) is honoured fully: no ANSI
 escape of any kind, colour or cursor movement.  Driver strings are cleaned
@@ -270,10 +271,10 @@ class TerminalReport:
     def finish(self, interrupted: bool) -> None:
         self.stop_progress()
         elapsed = time.monotonic() - self.started if self.duration is None else self.duration
-        if not self.quiet:
+        if not self.quiet:  # -q: the closing summary only (counts, crash loop, reports), no comparison either
             self._print_failures()
             self._print_table()
-        self.print_baseline()
+            self.print_baseline()
         if self.crash_loop is not None:  # part of the summary, -q included: why the run ended early
             self.console.print(f"nnvts: {self.digest.counts['crash_loop']} cases "
                                f"{_safe(self.crash_loop, 300)}", highlight=False)
@@ -380,5 +381,9 @@ class _BeforeReports:
 
 def _console(file: IO[str], color: bool) -> Console:
     # color_system=None: rich then writes no escape sequence at all (not even bold).
-    return Console(file=file, color_system="auto" if color else None, no_color=not color, highlight=False,
-                   emoji=False)
+    console = Console(file=file, color_system="auto" if color else None, no_color=not color, highlight=False,
+                      emoji=False)
+    # Into a file or a pipe a line stays one line (rich would wrap it at 80 columns): it is grepped, not read
+    # on a screen of that width.  Tables are still laid out to the width.
+    console.soft_wrap = not console.is_terminal
+    return console

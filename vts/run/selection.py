@@ -2,9 +2,13 @@
 
 A term is a substring of the case name, or a glob when it holds ``*``, ``?``
 or ``[``; terms combine with ``and``, ``or``, ``not`` and parentheses (the
-pytest ``-k`` grammar without keywords).  Every matcher remembers which of
-its terms matched something, so the CLI can warn about patterns that
-matched nothing instead of silently running zero cases.
+pytest ``-k`` grammar without keywords), and match case-insensitively, as
+pytest's do (``-k quant8`` selects ``channelQuant8`` cases too).  Every
+matcher remembers which of its terms matched something, so the CLI can warn
+about patterns that matched nothing instead of silently running zero cases;
+a ``-k`` term counts as matching when it matches a name on its own, whatever
+the expression around it decided (``quant8 and not channelQuant8`` never
+asks its second term about a name the first one refused).
 """
 
 from __future__ import annotations
@@ -25,17 +29,21 @@ class SelectionError(ValueError):
 
 @dataclass
 class Term:
+    """One ``-k`` term, asked about case names already folded to lower case."""
+
     text: str
     hits: int = 0
     #: Whether ``text`` is a glob, decided once: a term is asked about every case name of a run (908,867
     #: for the corpus), and looking for the glob characters each time was a third of its cost.
     glob: bool = field(init=False)
+    folded: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.glob = any(c in self.text for c in "*?[")
+        self.folded = self.text.lower()
 
-    def __call__(self, name: str) -> bool:
-        hit = fnmatch.fnmatchcase(name, self.text) if self.glob else self.text in name
+    def __call__(self, folded_name: str) -> bool:
+        hit = fnmatch.fnmatchcase(folded_name, self.folded) if self.glob else self.folded in folded_name
         self.hits += hit
         return hit
 
@@ -47,9 +55,18 @@ class Expression:
     source: str
     predicate: Callable[[str], bool]
     terms: list[Term] = field(default_factory=list)
+    #: Terms that have matched no name on their own yet (asked about each name until they do).
+    pending: list[Term] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pending = list(self.terms)
 
     def __call__(self, name: str) -> bool:
-        return self.predicate(name)
+        folded = name.lower()
+        selected = self.predicate(folded)
+        if self.pending:
+            self.pending = [t for t in self.pending if not t.hits and not t(folded)]
+        return selected
 
     def unmatched(self) -> list[str]:
         return [t.text for t in self.terms if t.hits == 0]
