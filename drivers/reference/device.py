@@ -24,6 +24,7 @@ from vts.hal.enums import (
     DeviceType,
     ErrorStatus,
     ExecutionPreference,
+    HalVersion,
     OperandLifeTime,
     OperandType,
     Priority,
@@ -71,6 +72,8 @@ class ReferenceDevice(CheckedDevice):
     """
 
     name = DEVICE_NAME
+    #: It implements every operation up to AIDL v4 (feature level 8).
+    hal_version = HalVersion.FL8
     #: nnvts extension: asynchronous executions are queued by priority (the priority family measures it).
     priority_scheduling = True
 

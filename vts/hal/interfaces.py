@@ -50,7 +50,15 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
-from vts.hal.enums import DeviceStatus, DeviceType, ErrorStatus, ExecutionPreference, MeasureTiming, Priority
+from vts.hal.enums import (
+    DeviceStatus,
+    DeviceType,
+    ErrorStatus,
+    ExecutionPreference,
+    HalVersion,
+    MeasureTiming,
+    Priority,
+)
 from vts.hal.errors import DriverError
 from vts.hal.memory import Memory
 from vts.hal.types import (
@@ -344,6 +352,10 @@ class Device(abc.ABC):
 
     #: ``{vendor}-{device}``: the HAL service instance name.
     name: str
+    #: The newest HAL version or feature level whose operations the driver implements: the harness asks it
+    #: nothing newer (a model of feature level 6 is not sent to a HAL 1.3 driver), and a checked device
+    #: validates models against it.  HAL 1.3 unless the driver says otherwise.
+    hal_version: HalVersion = HalVersion.V1_3
 
     def get_status(self) -> DeviceStatus:
         return DeviceStatus.AVAILABLE

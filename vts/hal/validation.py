@@ -75,6 +75,11 @@ _TYPES_BY_VERSION = {
     HalVersion.V1_1: _TYPES_1_0,
     HalVersion.V1_2: _TYPES_1_2,
     HalVersion.V1_3: _TYPES_1_3,
+    # The AIDL feature levels keep 1.3's operand types (their own rules are per interface).
+    HalVersion.FL5: _TYPES_1_3,
+    HalVersion.FL6: _TYPES_1_3,
+    HalVersion.FL7: _TYPES_1_3,
+    HalVersion.FL8: _TYPES_1_3,
 }
 
 _SCALAR_TYPES = frozenset({_T.FLOAT16, _T.FLOAT32, _T.INT32, _T.UINT32, _T.BOOL, _T.SUBGRAPH, _T.OEM})
