@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         FencedExecutionCallback,
         PreparedModel,
         SyncFence,
+        spoken_version,
         wait_for_fences,
     )
     from vts.hal.memory import (
@@ -144,7 +145,7 @@ _HOMES = {
     ),
     "vts.hal.interfaces": (
         "Buffer", "Burst", "CacheFiles", "CompletedFencedCallback", "Device", "FencedExecutionCallback",
-        "MAX_BURST_SLOT", "PreparedModel", "SyncFence", "wait_for_fences",
+        "MAX_BURST_SLOT", "PreparedModel", "SyncFence", "spoken_version", "wait_for_fences",
     ),
     "vts.hal.memory": (
         "ASHMEM", "HARDWARE_BUFFER_BLOB", "MMAP_FD", "Memory", "POOL_KINDS", "PoolTruncated", "allocate", "from_fd",
@@ -268,6 +269,7 @@ __all__ = [
     "rounding_divide_by_pot",
     "run_spec",
     "saturating_rounding_doubling_high_mul",
+    "spoken_version",
     "unmapped",
     "validate_memory_desc",
     "validate_memory_pool_names",

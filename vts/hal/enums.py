@@ -52,6 +52,35 @@ class HalVersion(IntEnum):
         """How a message names it: ``HAL 1.2``, ``feature level 6``."""
         return f"HAL {self}" if self.value <= 13 else f"feature level {self.feature_level}"
 
+    @property
+    def is_aidl(self) -> bool:
+        """Feature level 5 and later are the stable AIDL interface (Android 12+); 1.0 to 1.3 are HIDL."""
+        return self.value >= 15
+
+    @property
+    def interface(self) -> str:
+        """The interface and its version: ``HIDL 1.3``, ``AIDL v4`` (AIDL version n is feature level n + 4)."""
+        return f"AIDL v{self.feature_level - 4}" if self.is_aidl else f"HIDL {self}"
+
+    @property
+    def describe(self) -> str:
+        """What ``nnvts info`` says a driver speaks: ``AIDL v4, feature level 8``."""
+        return f"{self.interface}, feature level {self.feature_level}"
+
+    @classmethod
+    def from_text(cls, text: str) -> HalVersion:
+        """An interface as a person writes it: ``1.3`` (HIDL), ``aidl-v4`` / ``aidl4`` / ``v4``, or ``FL8``."""
+        cleaned = text.strip().lower().replace(" ", "").replace("_", "-")
+        for prefix in ("hidl-", "hidl"):
+            if cleaned.startswith(prefix) and cleaned[len(prefix):][:1].isdigit():
+                cleaned = cleaned[len(prefix):]
+        aidl = cleaned.removeprefix("aidl").removeprefix("-").removeprefix("v")
+        if cleaned.startswith(("aidl", "v")) and aidl.isdigit() and 1 <= int(aidl) <= 4:
+            return cls(int(aidl) + 14)
+        if cleaned.startswith("fl") and cleaned[2:].isdigit():
+            return cls.parse(cleaned.upper())
+        return cls.parse(cleaned)
+
     def __str__(self) -> str:
         return f"1.{self.value - 10}" if self.value <= 13 else self.name
 

@@ -347,14 +347,28 @@ class PreparedModel(abc.ABC):
         return Burst(self)
 
 
+def spoken_version(device: object) -> HalVersion:
+    """The interface version ``device`` speaks (``Device.hal_version``): HAL 1.3 when it does not say, or says
+    something that is no version (a driver is untrusted)."""
+    value = getattr(device, "hal_version", HalVersion.V1_3)
+    if isinstance(value, HalVersion):
+        return value
+    try:
+        return HalVersion(value)
+    except (ValueError, TypeError):
+        return HalVersion.V1_3
+
+
 class Device(abc.ABC):
-    """An accelerator (``IDevice`` 1.3)."""
+    """An accelerator (``IDevice`` 1.3, or AIDL ``IDevice`` where ``hal_version`` says so)."""
 
     #: ``{vendor}-{device}``: the HAL service instance name.
     name: str
-    #: The newest HAL version or feature level whose operations the driver implements: the harness asks it
-    #: nothing newer (a model of feature level 6 is not sent to a HAL 1.3 driver), and a checked device
-    #: validates models against it.  HAL 1.3 unless the driver says otherwise.
+    #: The interface and version the driver speaks: HIDL 1.0 to 1.3 (``V1_0`` .. ``V1_3``) or AIDL v1 to v4
+    #: (feature levels ``FL5`` .. ``FL8``).  The harness asks it nothing newer (a model of feature level 6 is not
+    #: sent to a HAL 1.3 driver) and judges it by that version's rules (AIDL: no OEM types, no
+    #: numberOfConsumers, 15-bit extension prefixes, burst tokens); a checked device validates models
+    #: against it.  HAL 1.3 unless the driver says otherwise.
     hal_version: HalVersion = HalVersion.V1_3
 
     def get_status(self) -> DeviceStatus:

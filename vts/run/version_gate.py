@@ -6,7 +6,7 @@ is still named, whatever the driver, so shards and baselines agree across
 drivers; a case whose model needs more than the driver speaks ends SKIPPED,
 naming both, before the family sends anything.
 
-The driver's version is its ``hal_version`` (``vts.hal.interfaces.Device``);
+The driver's version is its ``hal_version`` (``vts.hal.interfaces.spoken_version``);
 a driver that does not say is held to HAL 1.3, the contract of the nnvts
 protocol as it stands, so a driver reached through it is not asked for newer
 operations until the protocol carries its version.
@@ -15,20 +15,7 @@ operations until the protocol carries its version.
 from __future__ import annotations
 
 from vts.families.base import Case
-from vts.hal.enums import HalVersion
-from vts.hal.interfaces import Device
-
-#: The version of a driver that does not say.
-UNSAID = HalVersion.V1_3
-
-
-def driver_version(device: Device) -> HalVersion:
-    """The newest version whose operations ``device`` implements (HAL 1.3 when it does not say)."""
-    value = getattr(device, "hal_version", UNSAID)
-    try:
-        return HalVersion(value)
-    except ValueError:
-        return UNSAID
+from vts.hal.interfaces import Device, spoken_version
 
 
 def beyond_driver(case: Case, device: Device) -> str | None:
@@ -36,7 +23,7 @@ def beyond_driver(case: Case, device: Device) -> str | None:
     if case.model is None:
         return None
     needed = case.model.hal_version
-    speaks = driver_version(device)
+    speaks = spoken_version(device)
     if needed <= speaks:
         return None
     return f"the model needs {needed.label}; the driver speaks {speaks.label}"

@@ -90,7 +90,8 @@ def _required_version(
         # Extension operations are opaque to the HAL: only the vendor knows their signature.
         return HalVersion.V1_2
     spec = SPECS.get(op_type)
-    if spec is None:
+    if spec is None or (op_type == OperationType.OEM_OPERATION and hal_version.is_aidl):
+        # OperationType.aidl has no OEM_OPERATION: AIDL refuses it as it refuses any unknown value.
         raise ValidationError(f"unknown operation type {op_type}")
     introduced = operation_hal_version(OperationType(op_type))
     if introduced > hal_version:
