@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         CacheFiles,
         CompletedFencedCallback,
         Device,
+        Execution,
         FencedExecutionCallback,
         PreparedModel,
         SyncFence,
@@ -144,7 +145,7 @@ _HOMES = {
         "saturating_rounding_doubling_high_mul",
     ),
     "vts.hal.interfaces": (
-        "Buffer", "Burst", "CacheFiles", "CompletedFencedCallback", "Device", "FencedExecutionCallback",
+        "Buffer", "Burst", "CacheFiles", "CompletedFencedCallback", "Device", "Execution", "FencedExecutionCallback",
         "MAX_BURST_SLOT", "PreparedModel", "SyncFence", "spoken_version", "wait_for_fences",
     ),
     "vts.hal.memory": (
@@ -212,6 +213,7 @@ __all__ = [
     "Dims",
     "DriverError",
     "ErrorStatus",
+    "Execution",
     "ExecutionPreference",
     "ExecutionResult",
     "Extension",
