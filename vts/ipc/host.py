@@ -26,8 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from vts.hal.enums import HalVersion
-from vts.hal.interfaces import Device, spoken_version
+from vts.hal.interfaces import Device
 from vts.ipc.driver_host import DEFAULT_THREADS, DriverHost
 from vts.ipc.driver_options import accepted_options, parse_driver_option
 from vts.ipc.drivers import DriverNotFound, DriverRef
@@ -138,23 +137,6 @@ def _with_options(driver: str, options: Sequence[str]) -> DriverRef:
     return ref.with_options(ref.options + tuple(parse_driver_option(text) for text in options)) if options else ref
 
 
-#: The interface the nnvts protocol carries today (docs/protocol.md: HIDL 1.3's calls, and no word of the
-#: interface): the harness holds a driver reached through it to HAL 1.3.
-PROTOCOL_INTERFACE = HalVersion.V1_3
-
-
-def hold_to_protocol(device: object) -> None:
-    """Have a Python driver served over the protocol speak HAL 1.3 (the reference speaks AIDL v4 in process).
-
-    The harness judges a driver it reaches through the protocol by HAL 1.3's rules; a driver that went on
-    validating by AIDL's (no numberOfConsumers) would be failed for following its own contract.  When the
-    protocol carries the interface, the driver's own version goes through instead.
-    """
-    if spoken_version(device) > PROTOCOL_INTERFACE:
-        with contextlib.suppress(AttributeError, TypeError):
-            device.hal_version = PROTOCOL_INTERFACE  # type: ignore[attr-defined]
-
-
 def serve(driver: DriverRef | str, *, fd: int | None = None, path: str | None = None,
           threads: int = DEFAULT_THREADS, memory_limit: int = 0) -> int:
     """Load ``driver`` (with its options) and serve it on an inherited descriptor or a listening path."""
@@ -170,7 +152,6 @@ def serve(driver: DriverRef | str, *, fd: int | None = None, path: str | None = 
     try:
         ref = DriverRef.of(driver)
         device = ref.load()
-        hold_to_protocol(device)
         opened_with = OpenedWith(ref.options, accepted_options(ref))
     except DriverNotFound as error:
         log(str(error))
