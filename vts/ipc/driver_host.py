@@ -67,7 +67,10 @@ class DriverHost(HalCalls):
     def __init__(self, device: Device, sock: socket.socket, threads: int = DEFAULT_THREADS,
                  owns_process: bool = False, limits: ConnectionLimits | None = None,
                  opened_with: OpenedWith | None = None) -> None:
-        hold_to_protocol(device)
+        if owns_process:
+            # A host process's device is seen only through the protocol; a host in a thread of the harness
+            # (in-process multi-client cases, tests) shares its device with the harness, which sees its version.
+            hold_to_protocol(device)
         super().__init__(device, opened_with)
         #: What this connection may hold, where it is one of ``nnvts serve``'s clients (None: spawned host).
         self.limits = limits
