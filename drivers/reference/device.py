@@ -24,6 +24,7 @@ from vts.hal.enums import (
     DeviceType,
     ErrorStatus,
     ExecutionPreference,
+    HalVersion,
     OperandLifeTime,
     OperandType,
     Priority,
@@ -71,6 +72,9 @@ class ReferenceDevice(CheckedDevice):
     """
 
     name = DEVICE_NAME
+    #: It implements every operation up to AIDL v4 (feature level 8) and speaks AIDL v4 unless told otherwise
+    #: (``create_device(hal=...)``).
+    hal_version = HalVersion.FL8
     #: nnvts extension: asynchronous executions are queued by priority (the priority family measures it).
     priority_scheduling = True
 
@@ -183,6 +187,18 @@ class ReferenceDevice(CheckedDevice):
         return self.memory.allocate(desc, prepared_models, input_roles, output_roles)
 
 
-def create_device(argv: Sequence[str] = ()) -> ReferenceDevice:
-    """Entry point of the ``nnvts.drivers`` group."""
-    return ReferenceDevice()
+def create_device(argv: Sequence[str] = (), hal: str = "aidl-v4") -> ReferenceDevice:
+    """Entry point of the ``nnvts.drivers`` group.
+
+    ``hal`` (``--driver-option hal=1.3``): the interface the reference speaks, AIDL v4 unless told: ``1.0`` to
+    ``1.3`` (HIDL), ``aidl-v1`` to ``aidl-v4``, or ``FL5`` to ``FL8``.  Under an older version it refuses what
+    that version lacks (newer operations, and the version's validation rules), so both rule sets are checked.
+    """
+    try:
+        version = HalVersion.from_text(hal)
+    except ValueError:
+        raise ValueError(f"hal={hal!r}: not an interface version (1.0 to 1.3, aidl-v1 to aidl-v4, FL5 to FL8)") \
+            from None
+    device = ReferenceDevice()
+    device.hal_version = version
+    return device

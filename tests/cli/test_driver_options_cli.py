@@ -84,7 +84,7 @@ def test_the_same_option_twice_is_a_usage_error(tmp_path, nnvts, spec):
 
 
 def test_a_driver_that_takes_no_options_refuses_one(tmp_path, nnvts, spec):
-    result, _ = _run(tmp_path, nnvts, "--driver", "reference", "--driver-option", "threads=2", spec)
+    result, _ = _run(tmp_path, nnvts, "--driver", "template", "--driver-option", "threads=2", spec)
     assert result.returncode == 2 and "accepts no options" in result.stderr
 
 

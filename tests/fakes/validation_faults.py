@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from drivers.reference.device import ReferenceDevice
+from vts.hal.enums import HalVersion
 from vts.hal.interfaces import PreparedModel
 from vts.hal.types import Model
 
@@ -29,6 +30,9 @@ def _fatal(model: Model) -> bool:
 
 
 class _OneMutationFault(ReferenceDevice):
+    #: HIDL 1.3, in process as across the protocol: every other mutation of the sweep is the driver's to refuse.
+    hal_version = HalVersion.V1_3
+
     def __init__(self, fault: str) -> None:
         super().__init__()
         self.fault = fault

@@ -71,7 +71,7 @@ def test_every_fundamental_operation_has_a_spec() -> None:
     for value in range(OperationTypeRange.FUNDAMENTAL_MIN, OperationTypeRange.FUNDAMENTAL_MAX + 1):
         assert value in SPECS, OperationType(value).name
     assert int(Op.OEM_OPERATION) in SPECS
-    assert len(SPECS) == 103
+    assert len(SPECS) == 107  # 102 of HAL 1.3 (RANK = 101, OEM_OPERATION) and 4 of AIDL v2/v3
 
 
 def _static_signatures() -> list[tuple[int, Signature]]:
@@ -320,7 +320,7 @@ def test_value_dependent_versions() -> None:
 # Operation types and special operations
 
 
-@pytest.mark.parametrize("op_type", [102, 9999, 10001, -1])
+@pytest.mark.parametrize("op_type", [106, 9999, 10001, -1])
 def test_unknown_operation_types(op_type: int) -> None:
     inputs, outputs = add_operands(F32)
     with pytest.raises(ValidationError, match="unknown operation type"):

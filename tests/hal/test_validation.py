@@ -467,7 +467,7 @@ def model_mutations(model: Model) -> Iterator[Mutation]:
                 m.main.operands[i], t))
     for k in range(len(operations)):
         # 11. invalid operation types
-        for bad in (102, 9999, 10001):
+        for bad in (106, 9999, 10001):
             yield f"operation {k} type {bad}", _mutant(model, lambda m, k=k, bad=bad: setattr(
                 m.main.operations[k], "type", bad))
     for k, op in enumerate(operations):
@@ -616,8 +616,8 @@ def test_messages_name_the_problem() -> None:
     model.main.operands[3].number_of_consumers = 1
     expect_invalid(model, "main operand 3 declares numberOfConsumers 1, but 0 operation inputs read it")
     model = add_model()
-    model.main.operations[0].type = 102
-    expect_invalid(model, "unknown operation type 102")
+    model.main.operations[0].type = 106
+    expect_invalid(model, "unknown operation type 106")
 
 
 # ---------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_accepted_options_come_from_the_factory_signature():
     assert accepted_options(DriverRef("tests.fakes.optioned:any_options")) is None  # **options: any
     assert accepted_options(DriverRef("tests.fakes.optioned:needs_name")) == (
         DriverOption("name", None, ""),)  # required: no default
-    assert accepted_options(DriverRef("reference")) == ()  # no fake options on the reference driver
+    assert accepted_options(DriverRef("template")) == ()  # no fake options on the template driver
     assert options_of(DriverRef("reference").load()) == ()  # a Device instance takes none
     assert options_of(type(DriverRef("reference").load())) == ()  # nor a Device class
 
@@ -103,9 +103,9 @@ def test_check_options_names_the_unknown_option_and_lists_the_accepted_ones():
         check_options(DriverRef("xla", (("bakend", "cpu"),)))
     assert str(raised.value) == ("driver 'xla' does not accept option 'bakend' "
                                  "(accepted: backend=<none>, precision=<none>)")
-    with pytest.raises(DriverOptionError, match=r"^driver 'reference' does not accept option 'x' "
+    with pytest.raises(DriverOptionError, match=r"^driver 'template' does not accept option 'x' "
                                                 r"\(it accepts no options\)$"):
-        check_options(DriverRef("reference", (("x", "1"),)))
+        check_options(DriverRef("template", (("x", "1"),)))
     with pytest.raises(DriverOptionError, match="needs option name"):
         DriverRef("tests.fakes.optioned:needs_name").load()
     with pytest.raises(DriverOptionError, match=r"revision='x': expected an integer"):

@@ -82,11 +82,11 @@ def test_the_python_host_makes_its_driver_with_the_options():
         host.stop()
 
 
-def test_the_python_host_without_options_and_a_reference_that_takes_none():
-    host = _host("reference")
+def test_the_python_host_without_options_and_a_driver_that_takes_none():
+    host = _host("template")
     try:
         device = host.start()
-        assert device.name == "nnvts-reference"
+        assert device.name == "nnvts-template"
         assert device.accepted_options == ()
     finally:
         host.stop()

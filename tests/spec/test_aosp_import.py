@@ -152,7 +152,9 @@ def test_provenance_names_the_git_commit_of_src(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("folder", "expected"), [("V1_0", "1.0"), ("V1_3", "1.3"), ("V1_3_cts_only", "1.3"),
-                                                  ("V1_9", "1.3"), ("V2_0", "1.3"), ("experimental", None)])
+                                                  ("V1_9", "1.3"), ("V2_0", "1.3"), ("experimental", None),
+                                                  ("AIDL_V1", "FL5"), ("AIDL_V2", "FL6"), ("AIDL_V3", "FL7"),
+                                                  ("AIDL_V4", "FL8"), ("AIDL_V9", "FL8")])
 def test_hal_version_of_a_folder(folder: str, expected: str | None) -> None:
     from vts.spec.aosp.convert import hal_version
 
@@ -183,3 +185,26 @@ def test_control_flow_keeps_its_referenced_subgraphs(tmp_path: Path) -> None:
     assert spec.models[6]["referenced"][0]["operands"][0]["type"] == "TENSOR_FLOAT16"
     run = nnvts("run", "--driver", "reference", "--in-process", "--family", "generated", "--specs", str(out), "-q")
     assert run.returncode == 0 and "8 passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+#: PACK of two float32 [2] tensors along axis 1, in Android's DSL (goldens by hand: [[1, 3], [2, 4]]).
+SYNTHETIC_PACK = """\
+a = Input("a", "TENSOR_FLOAT32", "{2}")
+b = Input("b", "TENSOR_FLOAT32", "{2}")
+o = Output("out", "TENSOR_FLOAT32", "{2, 2}")
+model = Model().Operation("PACK", Int32Scalar("axis", 1), a, b).To(o)
+Example({a: [1.0, 2.0], b: [3.0, 4.0], o: [1.0, 3.0, 2.0, 4.0]})
+"""
+
+
+def test_an_aidl_folder_is_a_feature_level_of_a_packages_modules_tree(tmp_path: Path) -> None:
+    nn = make_tree(tmp_path, {"AIDL_V2": {"tiny_pack.mod.py": SYNTHETIC_PACK}})
+    out = tmp_path / "out"
+    result = import_tree(nn, out)
+    assert not result.failures and result.cases == {"AIDL_V2": 2}
+    [spec] = load_paths([str(out)])
+    assert spec.hal_version == "FL6"
+    assert "packages/modules/NeuralNetworks/runtime/test/specs/AIDL_V2/tiny_pack.mod.py" in spec.document["source"][
+        "detail"]
+    run = nnvts("run", "--driver", "reference", "--in-process", "--family", "generated", "--specs", str(out), "-q")
+    assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]

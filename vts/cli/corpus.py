@@ -50,7 +50,8 @@ def import_() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Print only failures and the closing line.")
 def aosp(src: str, out_dir: str, versions: str | None, jobs: int, timeout: float, memory_limit: int,
          quiet: bool) -> None:
-    """Import Android's NNAPI test specs from SRC, the nn/ folder of a frameworks/ml checkout.
+    """Import Android's NNAPI test specs from SRC, the nn/ folder of a frameworks/ml checkout or a
+    packages/modules/NeuralNetworks checkout (Android 12 and later, with its AIDL_Vn folders).
 
     Runs the generator of that tree (tools/test_generator) on every
     runtime/test/specs/FOLDER/*.mod.py, with every variation it declares and

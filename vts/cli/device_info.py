@@ -17,7 +17,7 @@ from rich.table import Table
 
 from vts.bounds import shown
 from vts.hal.enums import DeviceStatus, DeviceType, OperandType, enum_name
-from vts.hal.interfaces import Device
+from vts.hal.interfaces import Device, spoken_version
 from vts.hal.types import Capabilities, PerformanceInfo
 from vts.ipc.drivers import DriverRef
 
@@ -139,7 +139,7 @@ def device_info(device: Device) -> dict[str, Any]:
     such (``info`` then exits 1): a missing table must never pass for an
     answer.
     """
-    data: dict[str, Any] = {"name": getattr(device, "name", None)}
+    data: dict[str, Any] = {"name": getattr(device, "name", None), "interface": interface_text(device)}
     errors: dict[str, str] = {}
     queries: dict[str, Callable[[], Any]] = {
         "type": device.get_type, "version": device.get_version_string, "status": device.get_status,
@@ -160,6 +160,16 @@ def device_info(device: Device) -> dict[str, Any]:
         data[key] = value
     data["errors"] = errors
     return data
+
+
+def interface_text(device: Device) -> str:
+    """The interface the driver speaks, ``AIDL v4, feature level 8``; a program reached through the nnvts protocol
+    is held to HAL 1.3 (the protocol does not carry the interface yet), and the line says so."""
+    from vts.ipc.proxies import ProxyDevice
+
+    text = spoken_version(device).describe
+    return f"{text} (the nnvts protocol's: it does not carry the interface yet)" if isinstance(
+        device, ProxyDevice) else text
 
 
 _QUERY_NAMES = {"type": "type", "version": "version_string", "status": "status", "capabilities": "capabilities",
@@ -188,7 +198,7 @@ def print_device_info(data: dict[str, Any], console: Console | None = None) -> N
     summary = Table(title=f"nnvts info: {_shown(data.get('name'))}", show_header=False)
     summary.add_column("field", style="bold")
     summary.add_column("value")
-    for key in ("name", "type", "version", "status"):
+    for key in ("name", "interface", "type", "version", "status"):
         summary.add_row(key, _shown(data.get(key)))
     cache = data.get("cache_files")
     summary.add_row("cache files", f"model {cache['model']}, data {cache['data']}" if cache else "-")

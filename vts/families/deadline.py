@@ -55,7 +55,7 @@ from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, fa
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, Priority
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Device, PreparedModel
+from vts.hal.interfaces import Device, PreparedModel, spoken_version
 from vts.hal.types import NO_TIMING_INFO, Request
 from vts.model.builtin.synthetic import add_chain
 from vts.model.casemodel import CaseModel, ConstantPolicy, build_request, close_model, to_hal_model
@@ -169,7 +169,8 @@ class DeadlineFamily(Family):
                     return skipped(f"unsupported: {unsupported_names(hal_model, flags)}")
                 status, prepared = error.status, None
         except DriverError as error:
-            rule = driver_mode_violation(hal_model) if error.status == ErrorStatus.INVALID_ARGUMENT else None
+            refused = error.status == ErrorStatus.INVALID_ARGUMENT
+            rule = driver_mode_violation(hal_model, spoken_version(device)) if refused else None
             if rule is not None:
                 return skipped(f"refused as the HAL allows: a model only the NNAPI runtime accepts ({rule})")
             return failed(f"get_supported_operations returned {error.status.name} for a valid model")

@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from types import TracebackType
 
-from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, Priority
+from vts.hal.enums import ErrorStatus, ExecutionPreference, HalVersion, MeasureTiming, Priority
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import (
     CacheFiles,
@@ -55,10 +55,10 @@ def deadline_passed(deadline: int | None) -> bool:
     return deadline is not None and time.monotonic_ns() >= deadline
 
 
-def check_model(model: Model) -> None:
-    """ValidateHal's driver-mode rules: INVALID_ARGUMENT for a model a HAL 1.3 driver must refuse."""
+def check_model(model: Model, hal_version: HalVersion = HalVersion.V1_3) -> None:
+    """ValidateHal's driver-mode rules: INVALID_ARGUMENT for a model a driver of ``hal_version`` must refuse."""
     try:
-        validate_model(model, hal_rules_only=True)
+        validate_model(model, hal_version, hal_rules_only=True)
     except ValidationError as error:
         raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
 
@@ -81,8 +81,9 @@ class CheckedDevice(Device):
     """
 
     def check_model(self, model: Model) -> None:
-        """INVALID_ARGUMENT for an invalid model; override to add checks (call super first)."""
-        check_model(model)
+        """INVALID_ARGUMENT for an invalid model of the device's version; override to add checks (call super
+        first)."""
+        check_model(model, self.hal_version)
 
     @abc.abstractmethod
     def unsupported_reasons(self, model: Model) -> list[str | None]:

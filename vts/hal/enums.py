@@ -14,23 +14,75 @@ from enum import IntEnum
 
 
 class HalVersion(IntEnum):
-    """NN HAL versions, ordered so that ``>=`` compares them."""
+    """NN HAL versions and NNAPI feature levels, ordered so that ``>=`` compares them.
+
+    The HIDL HAL 1.0 to 1.3 are feature levels 1 to 4; the stable AIDL
+    interface ``android.hardware.neuralnetworks`` has no version numbers of
+    its own in the operation table (OperationType.aidl says "since NNAPI
+    feature level 6"), so its levels are named by feature level: ``FL5`` is
+    AIDL v1 (Android 12, the operations of 1.3), ``FL6`` v2, ``FL7`` v3 and
+    ``FL8`` v4 (Android 13).  A spec writes them as ``"FL6"``.
+    """
 
     V1_0 = 10
     V1_1 = 11
     V1_2 = 12
     V1_3 = 13
+    FL5 = 15
+    FL6 = 16
+    FL7 = 17
+    FL8 = 18
 
     @classmethod
     def parse(cls, text: str) -> HalVersion:
-        """Parse ``"1.2"`` into ``HalVersion.V1_2``."""
+        """Parse ``"1.2"`` into ``HalVersion.V1_2`` and ``"FL6"`` into ``HalVersion.FL6``."""
+        name = text if text.startswith("FL") else "V" + text.replace(".", "_")
         try:
-            return cls["V" + text.replace(".", "_")]
+            return cls[name]
         except KeyError:
             raise ValueError(f"unknown HAL version {text!r}") from None
 
+    @property
+    def feature_level(self) -> int:
+        """The NNAPI feature level: 1.0 to 1.3 are 1 to 4."""
+        return self.value - 9 if self.value <= 13 else self.value - 10
+
+    @property
+    def label(self) -> str:
+        """How a message names it: ``HAL 1.2``, ``feature level 6``."""
+        return f"HAL {self}" if self.value <= 13 else f"feature level {self.feature_level}"
+
+    @property
+    def is_aidl(self) -> bool:
+        """Feature level 5 and later are the stable AIDL interface (Android 12+); 1.0 to 1.3 are HIDL."""
+        return self.value >= 15
+
+    @property
+    def interface(self) -> str:
+        """The interface and its version: ``HIDL 1.3``, ``AIDL v4`` (AIDL version n is feature level n + 4)."""
+        return f"AIDL v{self.feature_level - 4}" if self.is_aidl else f"HIDL {self}"
+
+    @property
+    def describe(self) -> str:
+        """What ``nnvts info`` says a driver speaks: ``AIDL v4, feature level 8``."""
+        return f"{self.interface}, feature level {self.feature_level}"
+
+    @classmethod
+    def from_text(cls, text: str) -> HalVersion:
+        """An interface as a person writes it: ``1.3`` (HIDL), ``aidl-v4`` / ``aidl4`` / ``v4``, or ``FL8``."""
+        cleaned = text.strip().lower().replace(" ", "").replace("_", "-")
+        for prefix in ("hidl-", "hidl"):
+            if cleaned.startswith(prefix) and cleaned[len(prefix):][:1].isdigit():
+                cleaned = cleaned[len(prefix):]
+        aidl = cleaned.removeprefix("aidl").removeprefix("-").removeprefix("v")
+        if cleaned.startswith(("aidl", "v")) and aidl.isdigit() and 1 <= int(aidl) <= 4:
+            return cls(int(aidl) + 14)
+        if cleaned.startswith("fl") and cleaned[2:].isdigit():
+            return cls.parse(cleaned.upper())
+        return cls.parse(cleaned)
+
     def __str__(self) -> str:
-        return f"1.{self.value - 10}"
+        return f"1.{self.value - 10}" if self.value <= 13 else self.name
 
 
 class OperandType(IntEnum):
@@ -166,13 +218,23 @@ class OperationType(IntEnum):
     HARD_SWISH = 99
     FILL = 100
     RANK = 101
+    BATCH_MATMUL = 102
+    PACK = 103
+    MIRROR_PAD = 104
+    REVERSE = 105
     OEM_OPERATION = 10000
 
 
 class OperationTypeRange(IntEnum):
+    """The operation values of the newest interface (AIDL's OperationType.aidl ends at REVERSE = 105).
+
+    HIDL 1.3 ended at RANK = 101; ``operation_hal_version`` says which
+    version introduced each value, so 102 to 105 are refused by a 1.3 model.
+    """
+
     BASE_MIN = 0
     FUNDAMENTAL_MIN = 0
-    FUNDAMENTAL_MAX = 101
+    FUNDAMENTAL_MAX = 105
     OEM_MIN = 10000
     OEM_MAX = 10000
     BASE_MAX = 0xFFFF
@@ -254,6 +316,8 @@ LOOP_TIMEOUT_MAXIMUM_NS = 15_000_000_000
 MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128
 EXTENSION_TYPE_HIGH_BITS_PREFIX = 16
 EXTENSION_TYPE_LOW_BITS_TYPE = 16
+#: The newest version nnvts knows (AIDL v4): the ceiling for "the lowest version in which this is legal".
+NEWEST_HAL_VERSION = HalVersion.FL8
 NO_TIMING = 0xFFFF_FFFF_FFFF_FFFF  # UINT64_MAX: "timing not available"
 
 _V = HalVersion
@@ -290,7 +354,18 @@ def operation_hal_version(op: OperationType) -> HalVersion:
         return _V.V1_1
     if value <= 94:
         return _V.V1_2
-    return _V.V1_3
+    if value <= 101:
+        return _V.V1_3
+    if value <= 103:
+        return _V.FL6  # BATCH_MATMUL, PACK (OperationType.aidl: AIDL v2)
+    return _V.FL7  # MIRROR_PAD, REVERSE (AIDL v3)
+
+
+class MirrorPadMode(IntEnum):
+    """MIRROR_PAD's mode scalar (OperationType.aidl): REFLECT leaves out the border element, SYMMETRIC repeats it."""
+
+    REFLECT = 0
+    SYMMETRIC = 1
 
 
 SCALAR_TYPES = frozenset({_T.FLOAT32, _T.INT32, _T.UINT32, _T.BOOL, _T.FLOAT16, _T.SUBGRAPH, _T.OEM})

@@ -50,7 +50,15 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
-from vts.hal.enums import DeviceStatus, DeviceType, ErrorStatus, ExecutionPreference, MeasureTiming, Priority
+from vts.hal.enums import (
+    DeviceStatus,
+    DeviceType,
+    ErrorStatus,
+    ExecutionPreference,
+    HalVersion,
+    MeasureTiming,
+    Priority,
+)
 from vts.hal.errors import DriverError
 from vts.hal.memory import Memory
 from vts.hal.types import (
@@ -338,12 +346,104 @@ class PreparedModel(abc.ABC):
         """``configureExecutionBurst``: a burst session on this model (the base ``Burst`` by default)."""
         return Burst(self)
 
+    def create_reusable_execution(self, request: Request, measure: MeasureTiming | int = MeasureTiming.NO,
+                                  loop_timeout: int | None = None) -> Execution:
+        """AIDL v4 ``createReusableExecution``: ``request`` and settings fixed, executed again and again.
+
+        INVALID_ARGUMENT here for a request this model refuses (or on every execution: the interface allows
+        either).  The base ``Execution`` runs on this model's own executions.
+        """
+        try:
+            validate_request(request, self.model_for_validation(), allow_unspecified_output=True)
+        except ValidationError as error:
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, str(error)) from None
+        except NotImplementedError:
+            pass  # a driver that keeps no model: each execution validates the request
+        return Execution(self, request, measure, loop_timeout)
+
+    def model_for_validation(self) -> Model:
+        """The model requests are validated against (``create_reusable_execution``); drivers that keep it say so."""
+        model = getattr(self, "model", None)
+        if not isinstance(model, Model):
+            raise NotImplementedError
+        return model
+
+
+class Execution:
+    """AIDL v4 ``IExecution``: one request and its settings, executed again and again, at most one at a time.
+
+    The client writes new inputs into the request's memory between executions: each must read the memory
+    as it is at its own start (IExecution.aidl lets a driver cache mappings, never contents).  A second
+    execution while one is in flight is refused here (INVALID_ARGUMENT); a driver may serialise it instead.
+    The base runs each execution as ``PreparedModel.execute`` / ``execute_fenced`` of the fixed request, the
+    in-flight mark held until the fenced execution's fence signals.
+    """
+
+    def __init__(self, prepared: PreparedModel, request: Request, measure: MeasureTiming | int = MeasureTiming.NO,
+                 loop_timeout: int | None = None) -> None:
+        self.prepared = prepared
+        self.request = request
+        self.measure = MeasureTiming(int(measure))
+        self.loop_timeout = loop_timeout
+        self._in_flight = threading.Lock()
+
+    def _begin(self) -> None:
+        if not self._in_flight.acquire(blocking=False):
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "another execution of this reusable execution is in "
+                                                            "flight (IExecution: at most one at a time)")
+
+    def execute(self, deadline: int | None = None) -> ExecutionResult:
+        """``executeSynchronously``."""
+        self._begin()
+        try:
+            return self.prepared.execute(self.request, self.measure, deadline, self.loop_timeout)
+        finally:
+            self._in_flight.release()
+
+    def execute_fenced(self, wait_for: Sequence[SyncFence | None], deadline: int | None = None,
+                       timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        """``executeFenced``: in flight until the returned fence (if any) signals."""
+        self._begin()
+        try:
+            fence, callback = self.prepared.execute_fenced(self.request, wait_for, self.measure, deadline,
+                                                           self.loop_timeout, timeout_after_fence)
+        except BaseException:
+            self._in_flight.release()
+            raise
+        if fence is None or fence.signalled:
+            self._in_flight.release()
+        else:
+            threading.Thread(target=self._release_after, args=(fence,), daemon=True).start()
+        return fence, callback
+
+    def _release_after(self, fence: SyncFence) -> None:
+        fence.wait()
+        self._in_flight.release()
+
+
+def spoken_version(device: object) -> HalVersion:
+    """The interface version ``device`` speaks (``Device.hal_version``): HAL 1.3 when it does not say, or says
+    something that is no version (a driver is untrusted)."""
+    value = getattr(device, "hal_version", HalVersion.V1_3)
+    if isinstance(value, HalVersion):
+        return value
+    try:
+        return HalVersion(value)
+    except (ValueError, TypeError):
+        return HalVersion.V1_3
+
 
 class Device(abc.ABC):
-    """An accelerator (``IDevice`` 1.3)."""
+    """An accelerator (``IDevice`` 1.3, or AIDL ``IDevice`` where ``hal_version`` says so)."""
 
     #: ``{vendor}-{device}``: the HAL service instance name.
     name: str
+    #: The interface and version the driver speaks: HIDL 1.0 to 1.3 (``V1_0`` .. ``V1_3``) or AIDL v1 to v4
+    #: (feature levels ``FL5`` .. ``FL8``).  The harness asks it nothing newer (a model of feature level 6 is not
+    #: sent to a HAL 1.3 driver) and judges it by that version's rules (AIDL: no OEM types, no
+    #: numberOfConsumers, 15-bit extension prefixes, burst tokens); a checked device validates models
+    #: against it.  HAL 1.3 unless the driver says otherwise.
+    hal_version: HalVersion = HalVersion.V1_3
 
     def get_status(self) -> DeviceStatus:
         return DeviceStatus.AVAILABLE

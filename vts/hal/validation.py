@@ -70,11 +70,17 @@ _UINT32_MAX = 0xFFFF_FFFF
 _TYPES_1_0 = frozenset({0, 1, 2, 3, 4, 5, _T.OEM, _T.TENSOR_OEM_BYTE})
 _TYPES_1_2 = _TYPES_1_0 | frozenset(range(6, 14))
 _TYPES_1_3 = _TYPES_1_2 | frozenset({_T.TENSOR_QUANT8_ASYMM_SIGNED, _T.SUBGRAPH})
+_TYPES_AIDL = _TYPES_1_3 - {_T.OEM, _T.TENSOR_OEM_BYTE}
 _TYPES_BY_VERSION = {
     HalVersion.V1_0: _TYPES_1_0,
     HalVersion.V1_1: _TYPES_1_0,
     HalVersion.V1_2: _TYPES_1_2,
     HalVersion.V1_3: _TYPES_1_3,
+    # AIDL (feature levels 5 to 8) keeps 1.3's types without the OEM ones (OperandType.aidl).
+    HalVersion.FL5: _TYPES_AIDL,
+    HalVersion.FL6: _TYPES_AIDL,
+    HalVersion.FL7: _TYPES_AIDL,
+    HalVersion.FL8: _TYPES_AIDL,
 }
 
 _SCALAR_TYPES = frozenset({_T.FLOAT16, _T.FLOAT32, _T.INT32, _T.UINT32, _T.BOOL, _T.SUBGRAPH, _T.OEM})
@@ -223,6 +229,9 @@ def _check_operand_type(
             )
         return
     if value not in _TYPES_BY_VERSION[hal_version]:
+        if hal_version.is_aidl and value in _TYPES_1_3:
+            raise ValidationError(f"{where}: operand type {_type_name(value)} is not one of AIDL's (OperandType.aidl "
+                                  "has no OEM types)")
         if value in _TYPES_1_3:
             raise ValidationError(
                 f"{where}: operand type {_type_name(value)} needs a later HAL than {hal_version}"
@@ -498,7 +507,7 @@ def _validate_operations(
                 )
 
 
-def _validate_graph(subgraph: Subgraph, label: str) -> None:
+def _validate_graph(subgraph: Subgraph, label: str, check_consumers: bool = True) -> None:
     """Execution order, single writers, consumer counts, everything written.
 
     Walking the operations in order, an input must already be known -- a
@@ -525,6 +534,8 @@ def _validate_graph(subgraph: Subgraph, label: str) -> None:
                 )
             known[index] = True
     for index, operand in enumerate(operands):
+        if not check_consumers:
+            break  # AIDL's Operand has no numberOfConsumers: whatever the field holds is not the driver's to judge
         if operand.number_of_consumers != consumers[index]:
             raise ValidationError(
                 f"{label} operand {index} declares numberOfConsumers {operand.number_of_consumers!r}, "
@@ -668,7 +679,7 @@ def _validate_subgraph(
                          hal_rules_only)
     _validate_index_list(subgraph.input_indexes, subgraph.operands, _L.SUBGRAPH_INPUT, "input", label)
     _validate_index_list(subgraph.output_indexes, subgraph.operands, _L.SUBGRAPH_OUTPUT, "output", label)
-    _validate_graph(subgraph, label)
+    _validate_graph(subgraph, label, check_consumers=not hal_version.is_aidl)
 
 
 def _check_no_reference_cycles(model: Model) -> None:
@@ -708,7 +719,8 @@ def _subgraph_label(node: int) -> str:
 
 
 def _validate_extension_prefixes(model: Model, hal_version: HalVersion) -> frozenset[int]:
-    """``extensionNameToPrefix``: 1.2+, each name and each (16-bit) prefix unique within the model."""
+    """``extensionNameToPrefix``: 1.2+, each name and each prefix unique within the model; a prefix is 16 bits in
+    HIDL, 15 in AIDL (ExtensionNameAndPrefix.aidl: "must be less than 32768", the type values being int32)."""
     entries = model.extension_name_to_prefix
     if entries and hal_version < HalVersion.V1_2:
         raise ValidationError(f"extensions need HAL 1.2, validating for HAL {hal_version}")
@@ -720,6 +732,8 @@ def _validate_extension_prefixes(model: Model, hal_version: HalVersion) -> froze
             raise ValidationError(f"extensionNameToPrefix[{i}]: invalid extension name {name!r}")
         if not _is_uint(prefix, 16):
             raise ValidationError(f"extensionNameToPrefix[{i}]: prefix {prefix!r} is not a uint16")
+        if hal_version.is_aidl and prefix >= 1 << 15:
+            raise ValidationError(f"extensionNameToPrefix[{i}]: prefix {prefix} does not fit AIDL's 15 bits")
         if name in names or prefix in prefixes:
             raise ValidationError(
                 f"extensionNameToPrefix[{i}]: extension {name!r} or prefix {prefix} repeated"

@@ -206,6 +206,11 @@ def load_device(target: str, options: Iterable[tuple[str, str]] = (), driver: st
             device = obj(**arguments)
         except ImportError as error:  # a driver over an optional engine says what to install
             raise DriverUnavailable(f"{target}: {error}") from None
+        except ValueError as error:
+            if not arguments:
+                raise
+            # A factory refusing an option's value (``hal=9``) says why: a usage error, not a traceback.
+            raise DriverOptionError(f"{target}: {error}") from None
         if isinstance(device, Device):
             return device
         raise DriverNotFound(f"{target} returned {type(device).__name__}, not a nnvts Device")

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from vts.hal.interfaces import Device
-from vts.ipc.driver_host import DEFAULT_THREADS, DriverHost
+from vts.ipc.driver_host import DEFAULT_THREADS, DriverHost, hold_to_protocol
 from vts.ipc.driver_options import accepted_options, parse_driver_option
 from vts.ipc.drivers import DriverNotFound, DriverRef
 from vts.ipc.errors import ProtocolError
@@ -157,6 +157,7 @@ def serve(driver: DriverRef | str, *, fd: int | None = None, path: str | None = 
     try:
         ref = DriverRef.of(driver)
         device = ref.load()
+        hold_to_protocol(device)  # this process serves it only over the protocol (``nnvts serve`` too)
         opened_with = OpenedWith(ref.options, accepted_options(ref))
     except DriverNotFound as error:
         log(str(error))

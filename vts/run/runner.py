@@ -46,6 +46,7 @@ from vts.results import CaseResult, Verdict
 from vts.run import signals
 from vts.run.claims import ClaimingSlot
 from vts.run.selection import ExpectationList, Expression, decide_unit, unit_key
+from vts.run.version_gate import beyond_driver
 
 if TYPE_CHECKING:
     from vts.spec.loader import KeepSpec, ModelOutline
@@ -418,8 +419,12 @@ def run_family_case(family: Family, case: Case, device: Device, options: RunOpti
     ``error``; a driver that broke the protocol or died is ``crash`` (or
     ``timeout``); every other misbehaviour - a wrong status, a wrong answer,
     an exception of any kind, a pool resized or written outside its outputs
-    - is ``failed``.
+    - is ``failed``.  A case whose model is newer than the driver's version is skipped
+    (``vts.run.version_gate``).
     """
+    beyond = beyond_driver(case, device)
+    if beyond is not None:
+        return Outcome(Verdict.SKIPPED, beyond)
     try:
         return run_recording_comparisons(family.run, case, device, options)
     except CaseFailure as failure:

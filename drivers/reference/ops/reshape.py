@@ -82,7 +82,7 @@ def _reshape_target(ctx: OpContext, size: int, target: list[int]) -> list[int]:
     return shape
 
 
-@register_op(Op.RESHAPE, types=MOVE_TYPES)
+@register_op(Op.RESHAPE, types=GENERIC_TYPES)  # TENSOR_INT32 since feature level 6
 def reshape(ctx: OpContext) -> list[np.ndarray]:
     data = ctx.array(0)
     return [data.reshape(_reshape_target(ctx, data.size, int_vector(ctx, 1)))]

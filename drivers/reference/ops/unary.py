@@ -1,4 +1,4 @@
-"""ABS, EXP, LOG, NEG, RSQRT, SQRT, SIN, FLOOR: element-wise math on one tensor.
+"""ABS, EXP, LOG, NEG, RSQRT, SQRT, SIN, FLOOR: element-wise math on one tensor (quant8 RSQRT: feature level 7).
 
 Android's Elementwise.cpp evaluates every float function in float32 (float16
 inputs are widened and the result rounded back); NaN/inf results of
@@ -13,12 +13,33 @@ from collections.abc import Callable
 import numpy as np
 
 from drivers.reference.ops.registry import register_op
+from drivers.reference.quant import quantized_range, round_half_away
 from drivers.reference.tensor import OpContext
 from vts.hal.enums import OperandType as T
 from vts.hal.enums import OperationType as Op
 
 FLOAT = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
 FLOAT_AND_INT = (*FLOAT, T.TENSOR_INT32)
+#: RSQRT's quantized types (feature level 7).
+QUANT8 = (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
+
+
+def _quantized_rsqrt(ctx: OpContext) -> np.ndarray:
+    """Android's quant8 RSQRT (Elementwise.cpp ``makeQuantized``), every step in float32 as it is there.
+
+    ``x = (q - zp_in) * s_in``, ``r = 1 / sqrt(x)``, then ``zp_out +
+    round(r / s_out)`` (half away from zero) clamped to the type; a NaN (x < 0)
+    or +inf (x = 0) lands on the type's maximum, as ``std::min(max, NaN)``
+    gives ``max`` there.
+    """
+    x, out = ctx.tensor(0), ctx.output()
+    low, high = quantized_range(out.dtype)
+    with np.errstate(all="ignore"):
+        real = (x.value.astype(np.int32) - np.int32(x.zero_point)).astype(np.float32) * np.float32(x.scale)
+        result = np.float32(1.0) / np.sqrt(real)
+        total = round_half_away(result / np.float32(out.scale)) + out.zero_point
+    total = np.where(np.isnan(total), high, total)
+    return np.clip(total, low, high).astype(out.dtype)
 
 
 def _apply(ctx: OpContext, func: Callable[[np.ndarray], np.ndarray]) -> list[np.ndarray]:
@@ -49,8 +70,10 @@ def log(ctx: OpContext) -> list[np.ndarray]:
     return _apply(ctx, np.log)
 
 
-@register_op(Op.RSQRT, types=FLOAT)
+@register_op(Op.RSQRT, types=(*FLOAT, *QUANT8))
 def rsqrt(ctx: OpContext) -> list[np.ndarray]:
+    if ctx.tensor(0).type in QUANT8:
+        return [_quantized_rsqrt(ctx)]
     return _apply(ctx, lambda v: np.float32(1) / np.sqrt(v))
 
 

@@ -8,4 +8,5 @@ contract in pyproject.toml keeps it so), so a helper two families need lives her
 #: What the kit offers the families: its modules, each one job (imported by name, never re-exported here, so
 #: a family pays only for what it uses).  Programs above the families use the names vts.families exports.
 __all__ = ["concurrent_calls", "derived_models", "executions", "fenced_path", "fresh_inputs", "jobs", "judge",
-           "per_example", "random_inputs", "request_mutations", "request_variants", "supported_models"]
+           "per_example", "random_inputs", "request_mutations", "request_variants", "supported_models",
+           "version_rules"]

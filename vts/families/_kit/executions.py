@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from vts.families.base import CaseFailure, RunOptions
-from vts.hal.enums import NO_TIMING, ErrorStatus, MeasureTiming, OperandType, OperationType, enum_name
+from vts.hal.enums import NO_TIMING, ErrorStatus, HalVersion, MeasureTiming, OperandType, OperationType, enum_name
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Device, PreparedModel, SyncFence
+from vts.hal.interfaces import Device, PreparedModel, SyncFence, spoken_version
 from vts.hal.types import NO_TIMING_INFO, Model, Operation, OutputShape, Request, Timing
 from vts.model.casemodel import CaseModel, ConstantPolicy, close_model, to_hal_model
 
@@ -82,21 +82,21 @@ class AllowedRefusal(Exception):
         self.rule = rule
 
 
-def driver_mode_violation(model: Model) -> str | None:
-    """Why ValidateHal's driver mode refuses ``model`` (None: a HAL 1.3 driver must accept it)."""
+def driver_mode_violation(model: Model, version: HalVersion = HalVersion.V1_3) -> str | None:
+    """Why ValidateHal's driver mode refuses ``model`` for a driver of ``version`` (None: it must accept it)."""
     from vts.hal.validation import ValidationError, validate_model
 
     try:
-        validate_model(model, hal_rules_only=True)
+        validate_model(model, version, hal_rules_only=True)
     except ValidationError as error:
         return error.message
     return None
 
 
-def _refusal_allowed(model: Model, error: DriverError) -> None:
+def _refusal_allowed(model: Model, error: DriverError, version: HalVersion = HalVersion.V1_3) -> None:
     """Raise ``AllowedRefusal`` when an INVALID_ARGUMENT refusal is what the HAL's driver mode demands."""
     if error.status == ErrorStatus.INVALID_ARGUMENT:
-        rule = driver_mode_violation(model)
+        rule = driver_mode_violation(model, version)
         if rule is not None:
             raise AllowedRefusal(rule) from None
 
@@ -124,7 +124,7 @@ def supported_operations(device: Device, model: Model) -> tuple[bool, ...]:
     try:
         flags = device.get_supported_operations(model)
     except DriverError as error:
-        _refusal_allowed(model, error)
+        _refusal_allowed(model, error, spoken_version(device))
         raise CaseFailure(f"get_supported_operations returned {error.status.name} for a valid model",
                           (error.message,)) from None
     flags = tuple(flags)
@@ -167,7 +167,7 @@ def create_prepared_model(device: Device, model: Model, **kwargs: object) -> Pre
         prepared = device.prepare_model(model, **kwargs)  # type: ignore[arg-type]
     except DriverError as error:
         try:
-            _refusal_allowed(model, error)
+            _refusal_allowed(model, error, spoken_version(device))
         except AllowedRefusal as refusal:
             return Preparation(None, flags, error, refused=refusal.rule)
         if all(flags):

@@ -17,9 +17,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from vts.hal.enums import ErrorStatus
+from vts.hal.enums import ErrorStatus, HalVersion
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Device, PreparedModel
+from vts.hal.interfaces import Device, PreparedModel, spoken_version
 from vts.hal.types import ExecutionResult, Model, OutputShape, Request
 from vts.hal.validation import ValidationError, validate_model, validate_request
 
@@ -77,10 +77,10 @@ def direct_call(fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args)
 
 
-def model_problem(model: Model) -> str | None:
-    """Why ``model`` is invalid, or None."""
+def model_problem(model: Model, version: HalVersion = HalVersion.V1_3) -> str | None:
+    """Why ``model`` is invalid for a driver of ``version``, or None."""
     try:
-        validate_model(model)
+        validate_model(model, version)
     except ValidationError as error:
         return str(error)
     return None
@@ -140,7 +140,7 @@ def check_model(device: Device, model: Model, call: Call = direct_call, tally: T
         -> PreparedModel | None:
     """Query support for ``model`` and prepare it; the prepared model, or None when it was refused."""
     tally = tally if tally is not None else Tally()
-    invalid = model_problem(model)
+    invalid = model_problem(model, spoken_version(device))
     tally.models += 1
     tally.invalid_models += invalid is not None
     flags, error = _guarded(call, "get_supported_operations", device.get_supported_operations, model)

@@ -27,6 +27,7 @@ from functools import reduce
 
 from vts.families._kit.executions import Executor, PreparedModelCache, null_fence, sent_unchanged
 from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
+from vts.families._kit.version_rules import rule_lacking
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.families.validation.ahead import InFlight, Mutations, SentAhead
@@ -168,17 +169,25 @@ class ValidationFamily(Family):
 
     def _run_model_mutation(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         mutation: Mutation = case.config["mutation"]
+        lacking = rule_lacking(mutation.kind, device)
+        if lacking is not None and not options.send_ahead:
+            return skipped(lacking)
         model = self._model(case, options)
         if not options.send_ahead:
             return self._judge_alone(mutation, model, device)
         position: int = case.config["position"]
         in_flight = self._ahead.take(case.config["mutations"], position, device)
-        if in_flight is None:
-            outcome = self._judge_alone(mutation, model, device)
-        else:
-            outcome = self._judge_sent_ahead(mutation, in_flight, model, device)
+        try:
+            if in_flight is None:
+                outcome = self._judge_alone(mutation, model, device)
+            else:  # sent ahead: its answers are collected even where the version lacks the rule
+                outcome = self._judge_sent_ahead(mutation, in_flight, model, device)
+        except CaseFailure:
+            if lacking is None:
+                raise
+            outcome = skipped(lacking)
         self._ahead.top_up(position, lambda later: apply_mutation(model, later), model)
-        return outcome
+        return outcome if lacking is None else skipped(lacking)
 
     def _judge_alone(self, mutation: Mutation, model: Model, device: Device) -> Outcome:
         mutated = apply_mutation(model, mutation)

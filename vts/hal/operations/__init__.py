@@ -7,9 +7,10 @@ legal operation needs (useful for capability answers and for validating a
 model against an older HAL).
 
 The tables live in one module per family (``elementwise``, ``conv``,
-``shape``, ``recurrent``, ``detection``, ``control_flow``); each exports a
+``shape``, ``recurrent``, ``detection``, ``control_flow``, and ``aidl`` for the
+operations the AIDL interface added); each exports a
 ``SPECS`` mapping and this module merges them, refusing duplicates and
-checking that every fundamental operation of HAL 1.3 is covered.
+checking that every fundamental operation (HAL 1.3's and AIDL's) is covered.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from vts.hal.enums import (
+    NEWEST_HAL_VERSION,
     HalVersion,
     OperationType,
     OperationTypeRange,
@@ -25,7 +27,7 @@ from vts.hal.enums import (
     is_extension_type,
     operation_hal_version,
 )
-from vts.hal.operations import control_flow, conv, detection, elementwise, recurrent, shape
+from vts.hal.operations import aidl, control_flow, conv, detection, elementwise, recurrent, shape
 from vts.hal.operations._core import (
     OpContext,
     OpSpec,
@@ -54,7 +56,7 @@ __all__ = [
 
 def _merge() -> Mapping[int, OpSpec]:
     merged: dict[int, OpSpec] = {}
-    for module in (elementwise, conv, shape, recurrent, detection, control_flow):
+    for module in (elementwise, conv, shape, recurrent, detection, control_flow, aidl):
         for op_type, spec in module.SPECS.items():
             if int(op_type) in merged:
                 raise RuntimeError(f"operation {enum_name(OperationType, op_type)} is defined twice")
@@ -88,12 +90,14 @@ def _required_version(
         # Extension operations are opaque to the HAL: only the vendor knows their signature.
         return HalVersion.V1_2
     spec = SPECS.get(op_type)
-    if spec is None:
+    if spec is None or (op_type == OperationType.OEM_OPERATION and hal_version.is_aidl):
+        # OperationType.aidl has no OEM_OPERATION: AIDL refuses it as it refuses any unknown value.
         raise ValidationError(f"unknown operation type {op_type}")
     introduced = operation_hal_version(OperationType(op_type))
     if introduced > hal_version:
         raise ValidationError(
-            f"{operation_name(op_type)}: operation introduced in HAL {introduced}, validating for HAL {hal_version}"
+            f"{operation_name(op_type)}: operation introduced in {introduced.label}, validating for "
+            f"{hal_version.label}"
         )
     ctx = OpContext(None, op_type, inputs, outputs, hal_version, subgraphs, allow_unknown_control_flow_sizes)
     version = run_spec(spec, ctx)
@@ -132,8 +136,8 @@ def validate_operation(
     if needed > hal_version:
         types = ", ".join(type_name(o.type) for o in inputs)
         raise ValidationError(
-            f"{operation_name(op_type)}: these operands ({types}) need HAL {needed}, validating for HAL "
-            f"{hal_version}"
+            f"{operation_name(op_type)}: these operands ({types}) need {needed.label}, validating for "
+            f"{hal_version.label}"
         )
 
 
@@ -152,7 +156,8 @@ def beyond_hal_rule_broken(
     operands of unknown size are the runtime's relaxation, allowed here).
     """
     try:
-        validate_operation(op_type, inputs, outputs, HalVersion.V1_3, subgraphs, allow_unknown_control_flow_sizes=True)
+        validate_operation(op_type, inputs, outputs, NEWEST_HAL_VERSION, subgraphs,
+                           allow_unknown_control_flow_sizes=True)
     except BeyondHalRule as broken:
         return broken
     return None
@@ -171,4 +176,4 @@ def operation_min_hal_version(
     """
     if op_type in _CONTROL_FLOW and subgraphs is None:
         return HalVersion.V1_3
-    return _required_version(op_type, inputs, outputs, HalVersion.V1_3, subgraphs, True)
+    return _required_version(op_type, inputs, outputs, NEWEST_HAL_VERSION, subgraphs, True)

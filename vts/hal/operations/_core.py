@@ -46,6 +46,8 @@ V10 = HalVersion.V1_0
 V11 = HalVersion.V1_1
 V12 = HalVersion.V1_2
 V13 = HalVersion.V1_3
+FL6 = HalVersion.FL6
+FL7 = HalVersion.FL7
 
 _T = OperandType
 

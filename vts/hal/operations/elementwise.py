@@ -13,6 +13,7 @@ from vts.hal.operations._core import (
     B8,
     F16,
     F32,
+    FL7,
     I32,
     INT,
     QA8,
@@ -113,7 +114,8 @@ SPECS: dict[int, OpSpec] = {
     Op.NEG: OpSpec(_unary({F32: V12, F16: V12, I32: V12})),
     Op.EXP: OpSpec(_FLOAT_MATH),
     Op.LOG: OpSpec(_FLOAT_MATH),
-    Op.RSQRT: OpSpec(_FLOAT_MATH),
+    # OperationType.aidl: quant8 RSQRT since feature level 7, its output quantization free.
+    Op.RSQRT: OpSpec(_unary({F16: V12, F32: V12, QA8: FL7, QAS8: FL7})),
     Op.SIN: OpSpec(_FLOAT_MATH),
     Op.SQRT: OpSpec(_FLOAT_MATH),
     Op.EQUAL: OpSpec(_COMPARISON),

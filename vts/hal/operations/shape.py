@@ -20,6 +20,7 @@ from vts.hal.operations._core import (
     BOOL,
     F16,
     F32,
+    FL6,
     FLOAT,
     HALF,
     I32,
@@ -104,7 +105,8 @@ def _lsh_projection() -> tuple[Signature, ...]:
 
 
 SPECS: dict[int, OpSpec] = {
-    Op.RESHAPE: OpSpec(tuple(_each(_MOVE_1_0, (I32,))), (_RANK4, _SAME_QUANT)),
+    # OperationType.aidl: TENSOR_INT32 since feature level 6.
+    Op.RESHAPE: OpSpec(tuple(_each({**_MOVE_1_0, I32: FL6}, (I32,))), (_RANK4, _SAME_QUANT)),
     Op.DEPTH_TO_SPACE: OpSpec(
         with_optional(_each(_MOVE_1_0, (INT,)), ((BOOL,), V12)), (rank_exactly(4), _SAME_QUANT)
     ),

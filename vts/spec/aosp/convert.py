@@ -23,11 +23,14 @@ B64_ABOVE = 256
 
 #: NN HAL versions nnvts knows, oldest first; a newer Android folder maps to the newest.
 KNOWN_HAL = ("1.0", "1.1", "1.2", "1.3")
+#: The AIDL feature levels nnvts knows: Android's ``AIDL_V1`` folder is feature level 5, ``AIDL_V4`` 8.
+KNOWN_AIDL = ("FL5", "FL6", "FL7", "FL8")
 
 #: Older generators name lifetimes after HAL 1.0..1.2; the format uses the HAL 1.3 names.
 _LIFETIMES = {"MODEL_INPUT": "SUBGRAPH_INPUT", "MODEL_OUTPUT": "SUBGRAPH_OUTPUT"}
 _CONSTANT = ("CONSTANT_COPY", "CONSTANT_REFERENCE")
 _VERSION = re.compile(r"V(\d+)_(\d+)")
+_AIDL_VERSION = re.compile(r"AIDL_V(\d+)")
 
 #: Per-model tolerance overrides for cases Android's harness judges with a wider margin:
 #: the MobileNet graphs (quantized outputs within 3, as ``checkResults`` of TestHarness.cpp allows them).
@@ -37,9 +40,18 @@ _TOLERANCES: tuple[tuple[re.Pattern[str], dict[str, Any]], ...] = (
 
 
 def hal_version(android_version: str | None) -> str | None:
-    """``V1_2`` -> ``1.2``; a version newer than nnvts knows -> the newest it knows; None if none is named."""
+    """``V1_2`` -> ``1.2``, ``AIDL_V2`` -> ``FL6``; a version newer than nnvts knows -> the newest it knows
+    (of its kind); None if none is named.
+
+    Android 12's generator (packages/modules/NeuralNetworks) tags the cases of
+    the ``AIDL_Vn`` folders with the folder's name; AIDL version n is feature
+    level n + 4.
+    """
     if android_version is None:
         return None
+    aidl = _AIDL_VERSION.match(android_version)
+    if aidl is not None:
+        return KNOWN_AIDL[max(0, min(int(aidl[1]), len(KNOWN_AIDL)) - 1)]
     match = _VERSION.match(android_version)
     if match is None:
         return None

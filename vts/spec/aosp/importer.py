@@ -29,7 +29,7 @@ from vts.spec.aosp.index import (
     write_atomically,
     write_index,
 )
-from vts.spec.aosp.layout import LayoutError, Tree, open_tree
+from vts.spec.aosp.layout import FRAMEWORKS_ML, LayoutError, Tree, open_tree
 from vts.spec.aosp.sandbox import Limits, Outcome, run_specs
 from vts.spec.errors import SpecError
 from vts.spec.loader import load_document
@@ -67,12 +67,13 @@ class _FolderJob:
     out_dir: Path
     commit: str | None
     limits: Limits
+    home: str = FRAMEWORKS_ML
 
 
-def detail(folder: str, file: str, commit: str | None) -> str:
-    """The provenance in each spec's ``source.detail``."""
+def detail(folder: str, file: str, commit: str | None, home: str = FRAMEWORKS_ML) -> str:
+    """The provenance in each spec's ``source.detail`` (``home``: which Android tree, ``Tree.home``)."""
     at = f" at commit {commit}" if commit else ""
-    return (f"Android NNAPI CTS/VTS generated tests: frameworks/ml nn/runtime/test/specs/{folder}/{file}{at}, "
+    return (f"Android NNAPI CTS/VTS generated tests: {home}/runtime/test/specs/{folder}/{file}{at}, "
             "expanded by the test generator of that tree (nnvts corpus import aosp); "
             "Copyright The Android Open Source Project, Apache License 2.0")
 
@@ -151,7 +152,8 @@ def _plan(tree: Tree, out_dir: Path, index: dict[str, Entry], limits: Limits,
             run.append(spec)
             hashes.append(digest)
         if run:
-            todo.append(_FolderJob(folder, tree.generator, tuple(run), tuple(hashes), out_dir, tree.commit, limits))
+            todo.append(_FolderJob(folder, tree.generator, tuple(run), tuple(hashes), out_dir, tree.commit, limits,
+                                    tree.home))
     return todo
 
 
@@ -198,7 +200,8 @@ def _import_folder(job: _FolderJob) -> _Done:
             return
         owners[name] = outcome.file
         try:
-            document = to_document(name, job.folder, outcome.cases, detail(job.folder, outcome.file, job.commit))
+            document = to_document(name, job.folder, outcome.cases, detail(job.folder, outcome.file, job.commit,
+                                                                           job.home))
         except (BadCase, KeyError, TypeError, ValueError, IndexError) as error:
             failures.append(Failure(key, f"gave the importer malformed cases ({type(error).__name__})"))
             return

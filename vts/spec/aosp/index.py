@@ -21,7 +21,7 @@ from typing import Any
 INDEX_NAME = ".nnvts-import.json"
 
 #: Bumped whenever the importer would write a different spec for the same input.
-IMPORTER_VERSION = 1
+IMPORTER_VERSION = 2  # 2: AIDL_Vn folders are feature levels (FL5..FL8), no longer 1.3
 
 
 @dataclass(frozen=True, slots=True)

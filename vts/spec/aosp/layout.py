@@ -1,4 +1,5 @@
-"""Finding the generator and the version folders in the ``nn/`` folder of a frameworks/ml tree.
+"""Finding the generator and the version folders in the ``nn/`` folder of a frameworks/ml tree, or in a
+``packages/modules/NeuralNetworks`` tree (where it moved in Android 12: the same layout, with ``AIDL_Vn`` folders).
 
 Only the layout is assumed (``tools/test_generator/test_generator.py`` and
 ``runtime/test/specs/<FOLDER>/*.mod.py``), never the folder names: a version
@@ -17,10 +18,14 @@ from pathlib import Path
 GENERATOR = Path("tools/test_generator")
 SPECS = Path("runtime/test/specs")
 SPEC_SUFFIX = ".mod.py"
+#: How provenance names each kind of tree (``Tree.home``).
+FRAMEWORKS_ML = "frameworks/ml nn"
+PACKAGES_MODULES = "packages/modules/NeuralNetworks"
 
 
 class LayoutError(Exception):
-    """SRC is not the ``nn/`` folder of a frameworks/ml tree (one line, exit status 2)."""
+    """SRC is neither the ``nn/`` folder of a frameworks/ml tree nor a packages/modules/NeuralNetworks tree (one
+    line, exit status 2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +35,9 @@ class Tree:
     root: Path
     folders: dict[str, list[Path]]  # version folder name -> its .mod.py files, sorted
     commit: str | None
+    #: ``PACKAGES_MODULES`` where the tree has AIDL version folders (only Android 12's tree has), else
+    #: ``FRAMEWORKS_ML``.
+    home: str = FRAMEWORKS_ML
 
     @property
     def generator(self) -> Path:
@@ -49,13 +57,14 @@ def open_tree(src: Path, versions: list[str] | None) -> Tree:
         raise LayoutError(f"{src}: not a folder")
     if not (src / GENERATOR / "test_generator.py").is_file():
         raise LayoutError(f"{src}: no {GENERATOR / 'test_generator.py'}: expected the nn/ folder of a "
-                          "frameworks/ml checkout")
+                          "frameworks/ml checkout or a packages/modules/NeuralNetworks checkout")
     specs = src / SPECS
     if not specs.is_dir():
         raise LayoutError(f"{src}: no {SPECS}/ folder of version folders")
     found = {d.name: sorted(d.glob("*" + SPEC_SUFFIX)) for d in sorted(specs.iterdir())
              if d.is_dir() and not d.name.startswith(".")}
     found = {name: files for name, files in found.items() if files}
+    home = PACKAGES_MODULES if any(name.startswith("AIDL_") for name in found) else FRAMEWORKS_ML
     if not found:
         raise LayoutError(f"{src / SPECS}: no version folder holds a {SPEC_SUFFIX} spec")
     if versions is not None:
@@ -64,7 +73,7 @@ def open_tree(src: Path, versions: list[str] | None) -> Tree:
             raise LayoutError(f"{src / SPECS}: no version folder {', '.join(unknown)} with specs "
                               f"(found {', '.join(found)})")
         found = {v: found[v] for v in versions}
-    return Tree(src, found, _git_commit(src))
+    return Tree(src, found, _git_commit(src), home)
 
 
 def _git_commit(src: Path) -> str | None:

@@ -1,0 +1,28 @@
+"""The rules a family checks that the driver's interface version does not have, each named.
+
+A family judges a driver by the rules of the version it speaks
+(``vts.hal.interfaces.spoken_version``): what HIDL 1.3 requires and AIDL
+dropped or reversed is skipped for an AIDL driver, with the rule named, never
+judged by the wrong contract.  Keys are what a family calls the check (a
+validation mutation's kind, a burst mutation's slug).
+"""
+
+from __future__ import annotations
+
+from vts.hal.enums import HalVersion
+from vts.hal.interfaces import spoken_version
+
+#: Checks of HIDL rules the AIDL interface (feature level 5 and later) does not have: check -> why, citing it.
+NOT_IN_AIDL: dict[str, str] = {
+    "operand_consumers": "AIDL has no numberOfConsumers (Operand.aidl): a wrong count is no fault",
+    "burst.negative_id": "AIDL bursts take memory identifier token -1 as 'no identity' (IBurst.aidl)",
+    "burst.token_pool": "AIDL bursts take driver-managed buffers among their pools (IBurst.aidl)",
+}
+
+
+def rule_lacking(check: str, device: object) -> str | None:
+    """Why ``check`` is not a rule of the version ``device`` speaks (the skip reason), or None when it is."""
+    version = spoken_version(device)
+    if version >= HalVersion.FL5 and check in NOT_IN_AIDL:
+        return f"not a rule of {version.interface}: {NOT_IN_AIDL[check]}"
+    return None
