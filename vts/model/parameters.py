@@ -70,6 +70,8 @@ def operation_under_test(model: CaseModel) -> CaseOperation | None:
 def _signature(graph: CaseSubgraph, operation: CaseOperation, op_type: str) -> tuple[str, ...] | None:
     count = len(operation.inputs)
     for names in SIGNATURES.get(op_type, ()):
+        if "layout" not in names:
+            return names[:count] if count <= len(names) else None
         layout = names.index("layout")
         if count not in (layout, layout + 1, len(names)):
             continue
@@ -90,8 +92,13 @@ def _scalar(value: Any) -> int | float | bool | None:
 
 
 def operation_parameters(model: CaseModel) -> dict[str, Any] | None:
-    """``{"operation": "CONV_2D", "parameters": [{"input": 3, "name": "padding_scheme", "value": 1,
-    "meaning": "SAME"}, ...]}``: the constant scalar inputs of the operation under test; None without one."""
+    """``{"operation": "CONV_2D", "operand_type": "TENSOR_FLOAT32", "rank": 4, "parameters": [{"input": 3,
+    "name": "padding_scheme", "value": 1, "meaning": "SAME"}, ...]}``: the operation under test, the type and
+    rank of its first input (``rank`` absent when unknown), and its constant scalar inputs; None without one.
+
+    The type and rank are what a support claim is about ("FULLY_CONNECTED on a rank-4 quant8 input"): the
+    report's causes (``vts.report.causes``) name them, and the scalars, next to the operation.
+    """
     graph = model.main
     operation = operation_under_test(model)
     if operation is None:
@@ -113,4 +120,11 @@ def operation_parameters(model: CaseModel) -> dict[str, Any] | None:
         parameters.append(entry)
         if len(parameters) == MAX_PARAMETERS:
             break
-    return {"operation": op_type, "parameters": parameters}
+    described: dict[str, Any] = {"operation": op_type}
+    if operation.inputs:
+        first = graph.operands[operation.inputs[0]]
+        described["operand_type"] = _name(OperandType, first.type)
+        if first.dims:  # dims () leave the rank unknown
+            described["rank"] = len(first.dims)
+    described["parameters"] = parameters
+    return described
