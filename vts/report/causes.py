@@ -31,6 +31,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from vts.report.sanitize import clean
 from vts.results import CaseResult
 
 #: Groups kept before further failures are pooled into one "(other causes)" group.
@@ -120,7 +121,7 @@ def _off_neutral(result: CaseResult) -> tuple[str, ...]:
 
 def stripped_reason(reason: str) -> str:
     """A reason without what differs from case to case: numbers, bracketed labels, quoted names."""
-    text = _QUOTED.sub("…", reason)
+    text = _QUOTED.sub("…", clean(reason, 2000))
     for _ in range(3):  # nested brackets, innermost first
         text = _BRACKETED.sub("", text)
     text = _NUMBER.sub("N", text)
@@ -138,12 +139,12 @@ def classify(result: CaseResult) -> Finding:
                        operand_type, f"input rank {rank}" if isinstance(rank, int) else "")
     twin = _TWIN.search(reason)
     if twin:
-        return Finding(f"{twin['which']} twin refused while the other encoding prepared (quantization coupling)",
+        return Finding(f"quantization coupling: the {twin['which']} twin refused while the other encoding prepared",
                        True, operation, operand_type)
     late = _LATE.search(reason)
     if late:
-        return Finding(f"{late['path']} execution succeeded long after its deadline (the deadline is ignored)",
-                       True, operation, operand_type)
+        return Finding(f"deadline ignored: {late['path']} execution succeeded long after its deadline", True,
+                       operation, operand_type)
     if result.verdict.value == "failed" and ("comparison" in result.extra or _OUTPUTS.search(reason)):
         return Finding("outputs wrong", False, operation, operand_type, off_neutral=_off_neutral(result))
     return Finding(f"{result.verdict.value}: {stripped_reason(reason)}", False, operation, operand_type)
