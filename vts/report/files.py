@@ -185,6 +185,7 @@ def _render(stream_path: str, *, json: str | None = None, junit: str | None = No
         copied = False
         if (fingerprint is not None and annotate is None and [e[0] for e in live] == ["json"]
                 and isinstance((footer or {}).get("summary"), dict)):
+            live[0][2].findings = findings  # the cases are copied, not decoded: the run's own findings
             copied = _copy_cases(stream_path, fingerprint, live[0], failed)
             if not copied and live:  # the stream is not what was written: the JSON report anew, the slow way
                 kind, path, partial = live.pop()
@@ -193,10 +194,6 @@ def _render(stream_path: str, *, json: str | None = None, junit: str | None = No
                     live.append((kind, path, JsonReport(path, header, footer, interrupted)))
                 except OSError as error:
                     failures.append((path, error))
-        if findings is not None and annotate is None:
-            for _, _, renderer in live:
-                if isinstance(renderer, JsonReport):
-                    renderer.findings = findings
         if not copied:
             for case in cases:
                 for entry in list(live):
