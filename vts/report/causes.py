@@ -159,6 +159,8 @@ class _Group:
     example: str = ""
     position: int = 0  # of the example, for merges
     off_neutral: tuple[str, ...] = ()  # the parameters off their neutral value in every case of the group
+    #: Every operation of the first case's model, when it has several (a claim broken on a network).
+    operations: frozenset[str] = frozenset()
 
     def take(self, other: _Group, offset: int) -> None:
         if not self.example or (other.example and other.position + offset < self.position):
@@ -192,7 +194,9 @@ class CauseTally:
                 key = ("(other causes)", True, None, None, "", ())
                 group = self.groups.setdefault(key, _Group())
             else:
-                group = self.groups[key] = _Group(off_neutral=finding.off_neutral)
+                group = self.groups[key] = _Group(off_neutral=finding.off_neutral,
+                                                  operations=frozenset(result.operations)
+                                                  if len(result.operations) > 1 else frozenset())
         if not group.example:
             group.example, group.position = result.name, self.seen
         group.cases += 1
@@ -214,7 +218,7 @@ class CauseTally:
                 if len(self.groups) >= MAX_GROUPS:
                     mine = self.groups.setdefault(("(other causes)", True, None, None, "", ()), _Group())
                 else:
-                    mine = self.groups[key] = _Group(off_neutral=group.off_neutral)
+                    mine = self.groups[key] = _Group(off_neutral=group.off_neutral, operations=group.operations)
             mine.take(group, offset)
         for kind, subjects in later.subjects.items():
             self.subjects.setdefault(kind, Counter()).update(subjects)
@@ -229,6 +233,7 @@ class CauseTally:
                 gathered.setdefault((kind, detail), []).append(group)
             else:
                 gathered.setdefault((kind, operation, operand_type, detail), []).append(group)
+        _claims_on_networks(gathered)
         causes: list[Cause] = []
         for cause_key, groups in gathered.items():
             if len(cause_key) == 2:
@@ -257,6 +262,24 @@ class CauseTally:
         typed = ", ".join(types[:4]) + (", …" if len(types) > 4 else "")
         plural = "s" if len(operations) != 1 else ""
         return f"{kind}{', ' + detail if detail else ''}: on {len(operations)} operation{plural} ({named}; {typed})"
+
+
+def _claims_on_networks(gathered: dict[tuple[Any, ...], list[_Group]]) -> None:
+    """A claim broken on a model of several operations joins the claim broken on one of them alone.
+
+    The cause of a network refused after being claimed (the caching family's MobileNet) is named after
+    its first operation, which is rarely the one refused; where a single-operation model of one of its
+    operations broke the same claim (same status, same operand type), that operation is the cause.
+    """
+    single = {key: groups for key, groups in gathered.items()
+              if len(key) == 4 and key[0].startswith("claimed") and not any(g.operations for g in groups)}
+    for key in [k for k in gathered if len(k) == 4 and k[0].startswith("claimed") and k not in single]:
+        groups = gathered[key]
+        operations = frozenset().union(*(g.operations for g in groups))
+        targets = [k for k in single if k[0] == key[0] and k[2] == key[2] and k[1] in operations]
+        if targets:
+            target = max(targets, key=lambda k: (sum(g.cases for g in single[k]), k))
+            gathered[target].extend(gathered.pop(key))
 
 
 def _describe(name: str) -> str:
