@@ -126,3 +126,37 @@ def test_passes_are_no_cause_and_other_verdicts_are_their_own():
         "ADD (TENSOR_FLOAT32): crash: driver lost: killed by signal N in 1 case across 1 family"]
     assert classify(CaseResult("c", "x", Verdict.FAILED, WRONG)).kind == "outputs wrong"
     assert stripped_reason("request 12 (m2 'conv.x', sync): got 3.5e-06") == "request N : got N"
+
+
+def test_merge_recomputes_causes_and_support_over_every_shard(tmp_path):
+    """Each shard's report has its own causes; ``nnvts merge`` works them out again over all of them."""
+    import json
+
+    from click.testing import CliRunner
+
+    from vts.cli.main import main
+    from vts.report.files import FileReports
+
+    results = _beta_like()
+    shards = []
+    for index, part in enumerate((results[:7], results[7:])):
+        stream, report = str(tmp_path / f"s{index}.jsonl"), str(tmp_path / f"s{index}.json")
+        files = FileReports({"driver": {"ref": "beta"}}, jsonl=stream, json_path=report)
+        for result in part:
+            files.add(result)
+        files.finish(interrupted=False)
+        assert sum(c["cases"] for c in json.loads((tmp_path / f"s{index}.json").read_text())["causes"]) == len(part)
+        shards.append(stream)
+    merged, page = tmp_path / "merged.json", tmp_path / "merged.html"
+    done = CliRunner().invoke(main, ["merge", *shards, "--no-coverage-check", "--json", str(merged),
+                                     "--html", str(page)])
+    assert done.exit_code == 1, done.output
+    report = json.loads(merged.read_text())
+    assert [(c["cases"], c["example"]) for c in report["causes"]] == [
+        (12, "generated/softmax.beta0.5"), (4, "generated/fc.rank4_quant8")]
+    assert {(r["operation"], r["supported"]) for r in report["support"]} == {
+        ("SOFTMAX", "yes"), ("FULLY_CONNECTED", "yes")}
+    assert done.output.index("causes: 16 failing cases, 2 causes") < done.output.index("support by operation")
+    html = page.read_text()
+    assert html.index('<h2 id="causes">Root causes (2, 16 failing cases)') < html.index('<h2 id="summary">')
+    assert "beta ≠ 1.0" in html and '<table id="support-table">' in html
