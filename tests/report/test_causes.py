@@ -95,12 +95,13 @@ def test_rules_gather_every_operation_and_name_them():
 
 def test_a_claim_broken_on_a_network_joins_the_claim_of_its_operation():
     tally = CauseTally()
-    tally.add(_failed("generated/fc.rank4_quant8", "generated", CLAIM, _op("FULLY_CONNECTED", "TENSOR_QUANT8_ASYMM")))
     tally.add(_failed("caching/mobilenet_quant8.cache_saving_and_retrieval", "caching", CLAIM,
                       _op("CONV_2D", "TENSOR_QUANT8_ASYMM"),
                       operations=("AVERAGE_POOL_2D", "CONV_2D", "FULLY_CONNECTED", "SOFTMAX")))
+    tally.add(_failed("generated/fc.rank4_quant8", "generated", CLAIM, _op("FULLY_CONNECTED", "TENSOR_QUANT8_ASYMM")))
     causes = tally.causes()
     assert len(causes) == 1 and causes[0].cases == 2 and causes[0].families == ("caching", "generated")
+    assert causes[0].example == "generated/fc.rank4_quant8"  # the operation's own model, though it came later
     assert causes[0].summary.startswith("FULLY_CONNECTED (TENSOR_QUANT8_ASYMM, input rank 4): claimed")
 
 

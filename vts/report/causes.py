@@ -37,7 +37,7 @@ from vts.results import CaseResult
 #: Groups kept before further failures are pooled into one "(other causes)" group.
 MAX_GROUPS = 2000
 #: Distinct operations named in a cause's summary before "…".
-NAMED_OPERATIONS = 6
+NAMED_OPERATIONS = 8
 #: A kind seen with this many operation subjects or more is a rule, not an operation's bug.
 RULE_SUBJECTS = 3
 
@@ -233,16 +233,16 @@ class CauseTally:
                 gathered.setdefault((kind, detail), []).append(group)
             else:
                 gathered.setdefault((kind, operation, operand_type, detail), []).append(group)
-        _claims_on_networks(gathered)
+        joined = _claims_on_networks(gathered)
         causes: list[Cause] = []
         for cause_key, groups in gathered.items():
             if len(cause_key) == 2:
-                causes.append(_cause(self._rule_summary(*cause_key), groups))
+                causes.append(_cause(self._rule_summary(*cause_key), groups, joined))
                 continue
             kind, operation, operand_type, detail = cause_key
             for decisive, part in _split_by_parameters(groups):
                 labels = [operand_type or "-", *([detail] if detail else []), *decisive]
-                causes.append(_cause(f"{operation} ({', '.join(labels)}): {kind}", part))
+                causes.append(_cause(f"{operation} ({', '.join(labels)}): {kind}", part, joined))
         return sorted(causes, key=lambda c: (-c.cases, c.summary))
 
     def _is_rule(self, kind: str) -> bool:
@@ -264,13 +264,15 @@ class CauseTally:
         return f"{kind}{', ' + detail if detail else ''}: on {len(operations)} operation{plural} ({named}; {typed})"
 
 
-def _claims_on_networks(gathered: dict[tuple[Any, ...], list[_Group]]) -> None:
+def _claims_on_networks(gathered: dict[tuple[Any, ...], list[_Group]]) -> set[int]:
     """A claim broken on a model of several operations joins the claim broken on one of them alone.
 
     The cause of a network refused after being claimed (the caching family's MobileNet) is named after
     its first operation, which is rarely the one refused; where a single-operation model of one of its
     operations broke the same claim (same status, same operand type), that operation is the cause.
+    Returns the ids of the groups joined so: their cases are the cause's example only if it has no other.
     """
+    joined: set[int] = set()
     single = {key: groups for key, groups in gathered.items()
               if len(key) == 4 and key[0].startswith("claimed") and not any(g.operations for g in groups)}
     for key in [k for k in gathered if len(k) == 4 and k[0].startswith("claimed") and k not in single]:
@@ -279,7 +281,9 @@ def _claims_on_networks(gathered: dict[tuple[Any, ...], list[_Group]]) -> None:
         targets = [k for k in single if k[0] == key[0] and k[2] == key[2] and k[1] in operations]
         if targets:
             target = max(targets, key=lambda k: (sum(g.cases for g in single[k]), k))
+            joined.update(id(group) for group in groups)
             gathered[target].extend(gathered.pop(key))
+    return joined
 
 
 def _describe(name: str) -> str:
@@ -321,12 +325,12 @@ def _split_by_parameters(groups: list[_Group]) -> list[tuple[list[str], list[_Gr
     return parts
 
 
-def _cause(summary: str, groups: list[_Group]) -> Cause:
+def _cause(summary: str, groups: list[_Group], joined: set[int]) -> Cause:
     cases = sum(g.cases for g in groups)
     families: Counter[str] = Counter()
     for group in groups:
         families.update(group.families)
-    example = min(groups, key=lambda g: g.position).example
+    example = min(groups, key=lambda g: (id(g) in joined, g.position)).example
     names = tuple(sorted(families, key=lambda f: (-families[f], f)))
     count = f"{cases:,} case{'s' if cases != 1 else ''}"
     spread = f"{len(names)} famil{'ies' if len(names) != 1 else 'y'}"
