@@ -59,3 +59,11 @@ def test_support_counts_claims_and_keeps_validation_apart(report):
     assert softmax["supported"] == "yes" and softmax["passed"] < softmax["ran"]
     add = rows[("ADD", "TENSOR_QUANT8_ASYMM")]
     assert add["supported"] == "yes" and add["validation"] == {"cases": 0, "passed": 0}
+
+
+def test_the_report_keeps_its_json_schema(report):
+    import jsonschema
+
+    with open("docs/report.schema.json", encoding="utf-8") as handle:
+        schema = json.load(handle)
+    jsonschema.Draft202012Validator(schema).validate(report)
