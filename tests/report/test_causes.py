@@ -161,3 +161,20 @@ def test_merge_recomputes_causes_and_support_over_every_shard(tmp_path):
     html = page.read_text()
     assert html.index('<h2 id="causes">Root causes (2, 16 failing cases)') < html.index('<h2 id="summary">')
     assert "beta ≠ 1.0" in html and '<table id="support-table">' in html
+
+
+def test_a_driver_with_endless_distinct_reasons_costs_bounded_memory():
+    from vts.report import causes as causes_module
+
+    tally = CauseTally()
+    words = ["alpha", "beta", "gamma", "delta", "omega"]
+    count = causes_module.MAX_GROUPS + 50
+    for i in range(count):
+        reason = " ".join(words[(i // 5 ** k) % 5] for k in range(6))  # no digits: each a reason of its own
+        tally.add(CaseResult(f"c{i}", "generated", Verdict.FAILED, reason, operations=("ADD",),
+                             operand_types=("TENSOR_FLOAT32",)))
+    assert len(tally.groups) == causes_module.MAX_GROUPS + 1
+    assert len(tally.subjects) <= causes_module.MAX_GROUPS
+    found = tally.causes()
+    assert sum(c.cases for c in found) == count
+    assert any(c.summary.startswith("(other causes, past 2000 groups)") for c in found)

@@ -201,7 +201,8 @@ class CauseTally:
             group.example, group.position = result.name, self.seen
         group.cases += 1
         group.families[result.family] += 1
-        self.subjects.setdefault(finding.kind, Counter())[(finding.operation, finding.operand_type)] += 1
+        if key[0] == finding.kind:  # not pooled: a kind past the cap must not grow the subjects either
+            self.subjects.setdefault(finding.kind, Counter())[(finding.operation, finding.operand_type)] += 1
 
     @staticmethod
     def _key(finding: Finding) -> _Key:
@@ -220,8 +221,10 @@ class CauseTally:
                 else:
                     mine = self.groups[key] = _Group(off_neutral=group.off_neutral, operations=group.operations)
             mine.take(group, offset)
+        kinds = {key[0] for key in self.groups}
         for kind, subjects in later.subjects.items():
-            self.subjects.setdefault(kind, Counter()).update(subjects)
+            if kind in kinds:  # a kind pooled here keeps no subjects
+                self.subjects.setdefault(kind, Counter()).update(subjects)
         self.seen += later.seen
 
     def causes(self) -> list[Cause]:
