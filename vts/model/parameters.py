@@ -20,9 +20,10 @@ from vts.model.casemodel import CaseModel, CaseOperation, CaseSubgraph
 
 _EXPLICIT_PAD = ("padding_left", "padding_right", "padding_top", "padding_bottom")
 _CONV_TAIL = ("layout", "dilation_width", "dilation_height")
-#: Operation -> its input-name signatures (explicit padding, then implicit); a signature fits an
-#: operation with exactly as many inputs as its names, or as many as a prefix ending before "layout"
-#: or after it.
+#: Operation -> its input-name signatures (explicit padding, then implicit); a signature with a layout
+#: flag fits an operation with exactly as many inputs as its names, or as many as a prefix ending before
+#: "layout" or after it.  Android's specs name scalars "param", "param1", ...: these names are the ones
+#: NeuralNetworks.h gives, which a report's causes rely on ("beta ≠ 1.0").
 SIGNATURES: dict[str, tuple[tuple[str, ...], ...]] = {
     "CONV_2D": (
         ("input", "filter", "bias", *_EXPLICIT_PAD, "stride_width", "stride_height", "activation", *_CONV_TAIL),
@@ -40,6 +41,11 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], ...]] = {
         ("input", "padding_scheme", "stride_width", "stride_height", "filter_width", "filter_height", "activation",
          "layout"),
     ) for pool in ("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")},
+    # Without a layout flag: a signature fits any prefix of it (the trailing inputs are optional).
+    "SOFTMAX": (("input", "beta", "axis"),),
+    "LOG_SOFTMAX": (("input", "beta", "axis"),),
+    "FULLY_CONNECTED": (("input", "weights", "bias", "activation"),),
+    **{binary: (("input1", "input2", "activation"),) for binary in ("ADD", "SUB", "MUL", "DIV")},
 }
 PADDING_SCHEMES = {1: "SAME", 2: "VALID"}
 MAX_PARAMETERS = 16
@@ -54,7 +60,9 @@ def is_helper_add(graph: CaseSubgraph, operation: CaseOperation) -> bool:
     if _name(OperationType, operation.type) != "ADD" or len(operation.inputs) != 3:
         return False
     placeholder = graph.operands[operation.inputs[1]]
-    return (operation.inputs[0] in graph.inputs and placeholder.name.endswith("_placeholder")
+    # Named "X_placeholder" by nnvts's transform, "placeholder" in Android's generated specs (the corpus).
+    named = placeholder.name == "placeholder" or placeholder.name.endswith("_placeholder")
+    return (operation.inputs[0] in graph.inputs and named
             and placeholder.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE))
 
 
