@@ -47,6 +47,7 @@ def test_android_specs_scalars_are_named_by_the_signature_and_their_helper_adds_
     relaxed = operation_parameters(models["relaxed_2"])
     assert relaxed is not None and relaxed["operation"] == "SOFTMAX" and relaxed["rank"] == 4
     assert [p["name"] for p in relaxed["parameters"]] == ["beta"]
-    internal = operation_parameters(models["all_inputs_as_internal"])
-    assert internal is not None and internal["operation"] == "SOFTMAX"
+    for name in ("all_inputs_as_internal", "dim1_axis0_all_inputs_as_internal_2"):  # "placeholder", "placeholder13"
+        internal = operation_parameters(models[name])
+        assert internal is not None and internal["operation"] == "SOFTMAX"
     assert operation_parameters(models["axis_dim4_axis0_neg"])["parameters"][1]["name"] == "axis"

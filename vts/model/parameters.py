@@ -60,8 +60,8 @@ def is_helper_add(graph: CaseSubgraph, operation: CaseOperation) -> bool:
     if _name(OperationType, operation.type) != "ADD" or len(operation.inputs) != 3:
         return False
     placeholder = graph.operands[operation.inputs[1]]
-    # Named "X_placeholder" by nnvts's transform, "placeholder" in Android's generated specs (the corpus).
-    named = placeholder.name == "placeholder" or placeholder.name.endswith("_placeholder")
+    # Named "X_placeholder" by nnvts's transform, "placeholder", "placeholder13" in Android's generated specs.
+    named = placeholder.name.rstrip("0123456789") == "placeholder" or placeholder.name.endswith("_placeholder")
     return (operation.inputs[0] in graph.inputs and named
             and placeholder.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE))
 
