@@ -215,3 +215,24 @@ def test_release_frees_m1_without_a_collection_and_collects_a_cycle():
     assert refs[0]() is None and gc.get_stats()[2]["collections"] == collections
     _release(cyclic)()  # alive after the list let go (its own cycle): collected
     assert refs[1]() is None and gc.get_stats()[2]["collections"] > collections
+
+
+def test_an_interleaved_case_names_the_model_that_failed_and_describes_its_operation():
+    """Issue 45: a case failed by its partner ("m2") named the partner neither in its reason nor in its
+    operation, so the report blamed the model the driver computes right."""
+    import json
+
+    from tests.fakes.beta import create_device as beta
+    from vts.families.base import Case
+
+    with open(os.path.join("generated_tests", "softmax_beta_axis.json"), encoding="utf-8") as handle:
+        models = {m.name: m for m in parse_spec(json.load(handle))}
+    right, wrong = models["float32"], models["float32_axis0"]  # beta 1.0 (beta ignored: right), beta 0.5
+    case = Case("concurrency/interleaved/softmax_beta_axis.float32", "concurrency", right, None, "",
+                {"kind": "interleaved", "partner": wrong, "requests": 4, "threads": 2})
+    result = Runner(beta(), RunOptions()).run_case(ConcurrencyFamily(), case)
+    assert result.verdict is Verdict.FAILED
+    assert f"(m2 {wrong.case_name()}," in result.reason
+    described = result.extra["operation"]
+    assert described["operation"] == "SOFTMAX"
+    assert {"input": 1, "name": "beta", "value": 0.5} in described["parameters"]

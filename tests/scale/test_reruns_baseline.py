@@ -146,7 +146,7 @@ def test_baseline_marks_cases_and_fail_on_new_gates_on_regressions_only(nnvts, t
     first_new = next(n for n, c in cases.items() if c["extra"]["baseline"] == "new-failure")
     # New failures lead the closing summary: named before the terminal's results table.
     assert "new failures" in worse.stdout
-    assert first_new in worse.stdout[:worse.stdout.index("results by operation")]
+    assert first_new in worse.stdout[:worse.stdout.index("support by operation")]
 
     better = nnvts("run", "--driver", "reference", *SLICE, "--baseline", str(old), "--jsonl",
                    str(tmp_path / "better.jsonl"))

@@ -54,6 +54,7 @@ from vts.families.registry import register_family
 from vts.hal.interfaces import Device
 from vts.ipc.clients import set_concurrency
 from vts.model.casemodel import CaseModel
+from vts.model.parameters import operation_parameters
 
 DEFAULT_REQUESTS = 8
 #: Share of the case's time the concurrent calls may take (the rest is for judging and reporting).
@@ -148,15 +149,17 @@ class ConcurrencyFamily(Family):
                 return skipped(why)
         budget = options.case_timeout * TIME_SHARE / 3
         problems: list[str] = []
+        # Each model named in every request's label, so a failure says which model it was (not just "m2").
+        m1, m2 = ("m1", "m2") if partner is model else (f"m1 {model.case_name()}", f"m2 {partner.case_name()}")
         # Wave 1: m1, m2, m1, m2, ... all at once.
-        wave = make_jobs([("m1", holder[0], model), ("m2", second, partner)], requests, options)
+        wave = make_jobs([(m1, holder[0], model), (m2, second, partner)], requests, options)
         try:
             problems += judge_jobs(wave, run_wave([job_task(j, budget) for j in wave], threads, budget))
         finally:
             close_jobs(wave)
         del wave
         # Wave 2: m2 executions in flight while m1 is released; then wave 3 on m2 alone.
-        later = make_jobs([("m2", second, partner)], requests, options, start=requests)
+        later = make_jobs([(m2, second, partner)], requests, options, start=requests)
         try:
             tasks = [job_task(j, budget) for j in later]
             tasks.insert(min(threads, len(tasks)) // 2, _release(holder))
@@ -166,7 +169,7 @@ class ConcurrencyFamily(Family):
             if released.error is not None:
                 problems.append(f"releasing m1 raised {type(released.error).__name__}: {released.error}")
             problems += judge_jobs(later, finished)
-            after = make_jobs([("m2", second, partner)], requests, options, start=2 * requests)
+            after = make_jobs([(m2, second, partner)], requests, options, start=2 * requests)
             try:
                 problems += [f"after m1 was released: {p}" for p in judge_jobs(
                     after, run_wave([job_task(j, budget) for j in after], threads, budget))]
@@ -174,7 +177,8 @@ class ConcurrencyFamily(Family):
                 close_jobs(after)
         finally:
             close_jobs(later)
-        return _verdict(problems, 3 * requests, threads, True)
+        partner_failed = partner is not model and bool(problems) and f"({m2}," in problems[0]
+        return _verdict(problems, 3 * requests, threads, True, partner if partner_failed else None)
 
 
 def _release(holder: list[Any]) -> Callable[[], None]:
@@ -204,8 +208,15 @@ def _weak(obj: Any) -> Callable[[], Any] | None:
         return None
 
 
-def _verdict(problems: list[str], requests: int, threads: int, distinct: bool) -> Outcome:
+def _verdict(problems: list[str], requests: int, threads: int, distinct: bool,
+             failing: CaseModel | None = None) -> Outcome:
+    """``failing``: the partner model, when the first problem is its request's (the result then describes
+    its operation, not the case's own model's: ``vts.model.parameters``)."""
     if problems:
+        if failing is not None:
+            described = operation_parameters(failing)
+            if described is not None:
+                return failed(problems[0], tuple(problems[:20]), operation=described)
         return failed(problems[0], tuple(problems[:20]))
     note = "" if distinct else "; every request has the same golden (no exact identity gives this model others)"
     return passed(f"{requests} requests on {threads} threads{note}")

@@ -44,8 +44,10 @@ from vts.families._kit.executions import (
     Answer,
     Executor,
     PreparedModelCache,
+    claim_broken,
     driver_mode_violation,
     prepare_for_case,
+    refused_plainly,
     timing_problems,
     unsupported_names,
 )
@@ -168,6 +170,9 @@ class DeadlineFamily(Family):
                 if not all(flags):
                     return skipped(f"unsupported: {unsupported_names(hal_model, flags)}")
                 status, prepared = error.status, None
+                if status not in _allowed(kind) and refused_plainly(device, hal_model):
+                    # Not these arguments' fault: the model claimed is refused however it is prepared.
+                    return failed(claim_broken(status), (error.message,) if error.message else ())
         except DriverError as error:
             refused = error.status == ErrorStatus.INVALID_ARGUMENT
             rule = driver_mode_violation(hal_model, spoken_version(device)) if refused else None

@@ -20,9 +20,10 @@ from vts.model.casemodel import CaseModel, CaseOperation, CaseSubgraph
 
 _EXPLICIT_PAD = ("padding_left", "padding_right", "padding_top", "padding_bottom")
 _CONV_TAIL = ("layout", "dilation_width", "dilation_height")
-#: Operation -> its input-name signatures (explicit padding, then implicit); a signature fits an
-#: operation with exactly as many inputs as its names, or as many as a prefix ending before "layout"
-#: or after it.
+#: Operation -> its input-name signatures (explicit padding, then implicit); a signature with a layout
+#: flag fits an operation with exactly as many inputs as its names, or as many as a prefix ending before
+#: "layout" or after it.  Android's specs name scalars "param", "param1", ...: these names are the ones
+#: NeuralNetworks.h gives, which a report's causes rely on ("beta ≠ 1.0").
 SIGNATURES: dict[str, tuple[tuple[str, ...], ...]] = {
     "CONV_2D": (
         ("input", "filter", "bias", *_EXPLICIT_PAD, "stride_width", "stride_height", "activation", *_CONV_TAIL),
@@ -40,6 +41,11 @@ SIGNATURES: dict[str, tuple[tuple[str, ...], ...]] = {
         ("input", "padding_scheme", "stride_width", "stride_height", "filter_width", "filter_height", "activation",
          "layout"),
     ) for pool in ("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D")},
+    # Without a layout flag: a signature fits any prefix of it (the trailing inputs are optional).
+    "SOFTMAX": (("input", "beta", "axis"),),
+    "LOG_SOFTMAX": (("input", "beta", "axis"),),
+    "FULLY_CONNECTED": (("input", "weights", "bias", "activation"),),
+    **{binary: (("input1", "input2", "activation"),) for binary in ("ADD", "SUB", "MUL", "DIV")},
 }
 PADDING_SCHEMES = {1: "SAME", 2: "VALID"}
 MAX_PARAMETERS = 16
@@ -54,7 +60,9 @@ def is_helper_add(graph: CaseSubgraph, operation: CaseOperation) -> bool:
     if _name(OperationType, operation.type) != "ADD" or len(operation.inputs) != 3:
         return False
     placeholder = graph.operands[operation.inputs[1]]
-    return (operation.inputs[0] in graph.inputs and placeholder.name.endswith("_placeholder")
+    # Named "X_placeholder" by nnvts's transform, "placeholder", "placeholder13" in Android's generated specs.
+    named = placeholder.name.rstrip("0123456789") == "placeholder" or placeholder.name.endswith("_placeholder")
+    return (operation.inputs[0] in graph.inputs and named
             and placeholder.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE))
 
 
@@ -70,6 +78,8 @@ def operation_under_test(model: CaseModel) -> CaseOperation | None:
 def _signature(graph: CaseSubgraph, operation: CaseOperation, op_type: str) -> tuple[str, ...] | None:
     count = len(operation.inputs)
     for names in SIGNATURES.get(op_type, ()):
+        if "layout" not in names:
+            return names[:count] if count <= len(names) else None
         layout = names.index("layout")
         if count not in (layout, layout + 1, len(names)):
             continue
@@ -90,8 +100,13 @@ def _scalar(value: Any) -> int | float | bool | None:
 
 
 def operation_parameters(model: CaseModel) -> dict[str, Any] | None:
-    """``{"operation": "CONV_2D", "parameters": [{"input": 3, "name": "padding_scheme", "value": 1,
-    "meaning": "SAME"}, ...]}``: the constant scalar inputs of the operation under test; None without one."""
+    """``{"operation": "CONV_2D", "operand_type": "TENSOR_FLOAT32", "rank": 4, "parameters": [{"input": 3,
+    "name": "padding_scheme", "value": 1, "meaning": "SAME"}, ...]}``: the operation under test, the type and
+    rank of its first input (``rank`` absent when unknown), and its constant scalar inputs; None without one.
+
+    The type and rank are what a support claim is about ("FULLY_CONNECTED on a rank-4 quant8 input"): the
+    report's causes (``vts.report.causes``) name them, and the scalars, next to the operation.
+    """
     graph = model.main
     operation = operation_under_test(model)
     if operation is None:
@@ -113,4 +128,11 @@ def operation_parameters(model: CaseModel) -> dict[str, Any] | None:
         parameters.append(entry)
         if len(parameters) == MAX_PARAMETERS:
             break
-    return {"operation": op_type, "parameters": parameters}
+    described: dict[str, Any] = {"operation": op_type}
+    if operation.inputs:
+        first = graph.operands[operation.inputs[0]]
+        described["operand_type"] = _name(OperandType, first.type)
+        if first.dims:  # dims () leave the rank unknown
+            described["rank"] = len(first.dims)
+    described["parameters"] = parameters
+    return described

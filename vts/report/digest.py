@@ -18,6 +18,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from vts.report.causes import CauseTally
 from vts.report.sanitize import clean
 from vts.results import CaseResult, Verdict
 
@@ -125,6 +126,8 @@ class Digest:
     pooled: bool = False
     #: Time in cases, in whole microseconds: a sum that does not depend on the order it is taken in.
     case_us: int = 0
+    #: The failures by root cause (``vts.report.causes``).
+    causes: CauseTally = field(default_factory=CauseTally)
     _slowest: list[tuple[float, int, str, str, str]] = field(default_factory=list)
 
     @property
@@ -151,6 +154,7 @@ class Digest:
         keep_slowest(self._slowest, (result.duration, self.total, result.name, result.family, value))
         if result.verdict.is_failure:
             self.failing += 1
+            self.causes.add(result)
             if len(self.failures) < MAX_FAILURES_KEPT:
                 self.failures.append(result)
             reason = clean(f"{value}: {result.reason}", 300)
@@ -197,6 +201,7 @@ class Digest:
         for duration, sequence, name, family, value in later._slowest:
             keep_slowest(self._slowest, (duration, sequence + offset, name, family, value))
         self.failing += later.failing
+        self.causes.merge(later.causes)
         self.failures.extend(later.failures[:MAX_FAILURES_KEPT - len(self.failures)])
         for reason, (count, example, new, position) in later.failure_groups.items():
             if reason not in self.failure_groups and len(self.failure_groups) >= MAX_FAILURE_GROUPS:

@@ -15,7 +15,9 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from vts.report.findings import Findings
 from vts.report.output import AtomicFile
+from vts.report.sanitize import clean_result
 from vts.report.stream import Annotate, ResultStream, read_stream
 from vts.report.verbatim import StreamChanged, StreamFingerprint, case_texts
 from vts.results import CaseResult, Verdict
@@ -37,6 +39,10 @@ class JsonReport:
         self.unwritten: list[str] = []
         self.counts: dict[str, int] = defaultdict(int)
         self.cases = 0
+        #: The run's causes and support summary when its sink kept them (cases copied verbatim are not
+        #: decoded here); else those of the cases ``add`` is given.
+        self.findings: Findings | None = None
+        self._own = Findings()
         self.target = AtomicFile(path)
         out = self.target.file
         out.write("{\n")
@@ -49,6 +55,8 @@ class JsonReport:
 
     def add(self, case: CaseResult) -> None:
         self.counts[case.verdict.value] += 1
+        if self.findings is None:
+            self._own.add(case)
         self.add_text(_compact(case.to_json()))
 
     def add_text(self, text: str) -> None:
@@ -61,11 +69,13 @@ class JsonReport:
         if summary is None:
             summary = {v.value: self.counts.get(v.value, 0) for v in Verdict}
             summary["total"] = sum(self.counts.values())
+        self.target.file.write("\n  ],")
         if self.unwritten:
-            self.target.file.write(f'\n  ],\n  "incomplete": {_json.dumps(self.unwritten)},')
-            self.target.file.write(f'\n  "summary": {_json.dumps(summary)}\n}}\n')
-        else:
-            self.target.file.write(f'\n  ],\n  "summary": {_json.dumps(summary)}\n}}\n')
+            self.target.file.write(f'\n  "incomplete": {_json.dumps(self.unwritten)},')
+        findings = self.findings if self.findings is not None else self._own
+        for key, value in findings.to_json().items():  # "causes", "support" (docs/reports.md)
+            self.target.file.write(f"\n  {_json.dumps(key)}: {_json.dumps(value)},")
+        self.target.file.write(f'\n  "summary": {_json.dumps(summary)}\n}}\n')
         self.target.commit()
 
     def discard(self) -> None:
@@ -106,7 +116,8 @@ RENDER_ASIDE_BYTES = 8 << 20
 def render_reports(stream_path: str, *, json: str | None = None, junit: str | None = None,
                    html: str | None = None, interrupted: bool | None = None,
                    annotate: Annotate | None = None, unwritten: Sequence[str] = (),
-                   fingerprint: StreamFingerprint | None = None) -> list[tuple[str, str]]:
+                   fingerprint: StreamFingerprint | None = None,
+                   findings: Findings | None = None) -> list[tuple[str, str]]:
     """Render each requested report from a results stream; returns ``[(kind, path), ...]`` written.
 
     All of them are fed by one pass over the stream, in bounded memory.
@@ -126,12 +137,14 @@ def render_reports(stream_path: str, *, json: str | None = None, junit: str | No
 
     ``fingerprint``: what the run's own ``ResultStream`` wrote (its ``fingerprint()``); the JSON report,
     when rendered alone, then copies the stream's case texts (``vts.report.verbatim``).
+    ``findings``: the causes and support summary of exactly the stream's cases, kept by the run's sink
+    (``vts.report.findings``); without them the JSON report works them out from the cases it decodes.
     """
     aside = {kind: path for kind, path in (("junit", junit), ("html", html)) if path}
     if aside and annotate is None and _size(stream_path) >= RENDER_ASIDE_BYTES:
-        return _render_in_parts(stream_path, json, aside, interrupted, unwritten, fingerprint)
+        return _render_in_parts(stream_path, json, aside, interrupted, unwritten, fingerprint, findings)
     return _render(stream_path, json=json, junit=junit, html=html, interrupted=interrupted, annotate=annotate,
-                   unwritten=unwritten, fingerprint=fingerprint)
+                   unwritten=unwritten, fingerprint=fingerprint, findings=findings)
 
 
 def _size(path: str) -> int:
@@ -144,7 +157,7 @@ def _size(path: str) -> int:
 def _render(stream_path: str, *, json: str | None = None, junit: str | None = None, html: str | None = None,
             interrupted: bool | None = None, annotate: Annotate | None = None, unwritten: Sequence[str] = (),
             before_json_closes: Callable[[], list[tuple[str, OSError]]] | None = None,
-            fingerprint: StreamFingerprint | None = None) -> list[tuple[str, str]]:
+            fingerprint: StreamFingerprint | None = None, findings: Findings | None = None) -> list[tuple[str, str]]:
     """``render_reports`` in this process, in one pass; ``before_json_closes``: what else failed, asked
     just before the JSON report is closed (the reports rendered alongside it)."""
     from vts.report.html import HtmlReport
@@ -172,6 +185,7 @@ def _render(stream_path: str, *, json: str | None = None, junit: str | None = No
         copied = False
         if (fingerprint is not None and annotate is None and [e[0] for e in live] == ["json"]
                 and isinstance((footer or {}).get("summary"), dict)):
+            live[0][2].findings = findings  # the cases are copied, not decoded: the run's own findings
             copied = _copy_cases(stream_path, fingerprint, live[0], failed)
             if not copied and live:  # the stream is not what was written: the JSON report anew, the slow way
                 kind, path, partial = live.pop()
@@ -234,8 +248,8 @@ def _interrupted(footer: dict[str, Any] | None, interrupted: bool | None) -> boo
 
 
 def _render_in_parts(stream_path: str, json: str | None, aside: dict[str, str], interrupted: bool | None,
-                     unwritten: Sequence[str], fingerprint: StreamFingerprint | None = None
-                     ) -> list[tuple[str, str]]:
+                     unwritten: Sequence[str], fingerprint: StreamFingerprint | None = None,
+                     findings: Findings | None = None) -> list[tuple[str, str]]:
     """The JSON report here, the others (``aside``) from parts of the stream read in processes of their own
     (``vts.report.parts``), at once; the JSON report is still closed last, listing what they could not
     write.  A part's process that dies, or cannot start, leaves those reports to this one, rendered here
@@ -269,7 +283,8 @@ def _render_in_parts(stream_path: str, json: str | None, aside: dict[str, str], 
 
         try:
             written = (_render(stream_path, json=json, interrupted=interrupted, unwritten=unwritten,
-                               before_json_closes=collect, fingerprint=fingerprint) if json else [])
+                               before_json_closes=collect, fingerprint=fingerprint, findings=findings)
+                       if json else [])
             failures: list[tuple[str, OSError]] = []
         except ReportsNotWritten as error:
             written, failures = error.written, error.failures
@@ -358,13 +373,21 @@ class FileReports:
         self.written: list[tuple[str, str]] = []
         #: ``(path, error)`` of every report that could not be written, or not whole (a full disk).
         self.failures: list[tuple[str, OSError]] = []
+        #: The causes and support summary for the JSON report, which copies the cases without decoding them.
+        self.findings = Findings() if json_path else None
 
     def add(self, result: CaseResult) -> None:
         self.stream.add(result)
+        if self.findings is not None:
+            self.findings.add(clean_result(result))  # as the stream has it, so as a re-render would count it
 
     def add_batch(self, batch: ResultBatch) -> None:
         """A ``-j`` worker's batch (``vts.report.batch``): its lines appended as they are."""
         self.stream.add_lines(batch.text, batch.counts)
+        if self.findings is not None:
+            self.findings.add_plain(batch.tally)
+            for result in batch.others:
+                self.findings.add(result)
 
     def finish(self, interrupted: bool) -> None:
         """Write every report that can be written; those that cannot are in ``failures`` (never raised)."""
@@ -376,7 +399,8 @@ class FileReports:
                     self.written = render_reports(self.stream.path, json=self.json_path, junit=self.junit,
                                                   html=self.html_path, interrupted=interrupted,
                                                   unwritten=[path for path, _ in self.failures],
-                                                  fingerprint=self.stream.fingerprint())
+                                                  fingerprint=self.stream.fingerprint(),
+                                                  findings=self.findings)
                 except ReportsNotWritten as error:
                     self.written = error.written
                     self.failures.extend(error.failures)

@@ -43,6 +43,7 @@ from vts.report.digest import (
 )
 from vts.report.header import driver_options, options_text
 from vts.report.html_detail import detail_html, esc
+from vts.report.html_findings import causes_html, support_html
 from vts.report.html_page import ASSETS, HEAD, TAIL
 from vts.report.output import atomic_write, scratch_directory
 from vts.report.sanitize import clean
@@ -161,6 +162,8 @@ class HtmlReport:
             title=_title(header),
             assets=ASSETS,
             banners=_banners(self.interrupted, footer),
+            causes=causes_html(digest),
+            support=support_html(digest),
             summary_head="".join(f'<th class="tone-{tone(v)}">{esc(v)}</th>' for v in verdicts),
             summary_row="".join(f'<td class="num">{digest.counts[v]}</td>' for v in verdicts),
             total=digest.total,

@@ -44,12 +44,14 @@ HEAD = Template("""<!DOCTYPE html>
 <title>nnvts: $title</title>$assets</head><body>
 <h1>nnvts report: $title</h1>
 $banners
+$causes
 <h2 id="summary">Summary</h2>
 <table id="summary-counts"><tr>$summary_head<th>total</th></tr><tr>$summary_row<td class="num">$total</td></tr></table>
 <table id="run-facts">$facts</table>
 <h2 id="by-family">By family</h2>
 <table><tr><th>family</th>$family_head<th>pass rate</th></tr>$family_rows</table>
 $baseline
+$support
 <h2 id="grid-title">Family × operation × operand type</h2>
 <p>Each cell: the share of cases that ran (skips aside) and did not fail. Click a cell to list its cases.$grid_note</p>
 <div class="grid-box" id="grid-box"><table id="grid"><thead><tr><th>family</th><th>operation</th>$grid_head</tr>

@@ -53,6 +53,7 @@ from rich.text import Text
 from vts.bounds import shown
 from vts.report.digest import MAX_GRID_CELLS, Digest, grid_key, tone
 from vts.report.sanitize import clean, clean_result
+from vts.report.support import support_rows
 from vts.results import CaseResult, Verdict
 
 if TYPE_CHECKING:
@@ -272,6 +273,7 @@ class TerminalReport:
         self.stop_progress()
         elapsed = time.monotonic() - self.started if self.duration is None else self.duration
         if not self.quiet:  # -q: the closing summary only (counts, crash loop, reports), no comparison either
+            self._print_causes()
             self._print_failures()
             self._print_table()
             self.print_baseline()
@@ -280,6 +282,21 @@ class TerminalReport:
                                f"{_safe(self.crash_loop, 300)}", highlight=False)
         self._print_counts(interrupted, elapsed)
         self._print_reports()
+
+    def _print_causes(self) -> None:
+        """The failures by root cause, most cases first: a line each, and a case to rerun it with."""
+        causes = self.digest.causes.causes()
+        if not causes:
+            return
+        console = self.console
+        console.rule(f"[red]causes: {self.digest.failing} failing cases, {len(causes)} "
+                     f"cause{'s' if len(causes) != 1 else ''}")
+        for cause in causes[:self.max_failures]:
+            console.print(f"[red]{cause.cases:>6} ×[/] {_safe(cause.summary)}", highlight=False, soft_wrap=True)
+            console.print(f"         e.g. [bold]{_safe(cause.example)}[/] (rerun it with -k)",
+                          highlight=False, soft_wrap=True)
+        if len(causes) > self.max_failures:
+            console.print(f"... and {len(causes) - self.max_failures} more causes (see the reports)")
 
     def _print_failures(self) -> None:
         """Each failure once, grouped by reason (most common first) with a count and the first case's detail."""
@@ -300,27 +317,31 @@ class TerminalReport:
             console.print(f"... and {len(groups) - self.max_failures} more reasons (see the reports)")
 
     def _print_table(self) -> None:
-        if not self.by_op:
+        """The support summary: per operation and operand type, the claim and how the claimed cases did."""
+        rows = support_rows(self.digest.grid)
+        if not rows:
             return
-        verdicts = self.digest.verdicts()
-        table = Table(title="results by operation and operand type")
-        table.add_column("operation")
-        table.add_column("operand type")
-        for verdict in verdicts:
-            table.add_column(verdict, justify="right", style=_TONE_STYLE[tone(verdict)])
-        failing = [v for v in verdicts if tone(v) == "fail"]
-        rows = sorted(self.by_op.items(), key=lambda kv: (-sum(kv[1].get(v, 0) for v in failing), kv[0]))
-        # Rows where nothing ran (every case skipped) say only "not claimed": folded into one line.
-        ran = [row for row in rows if any(tone(v) != "skip" and n for v, n in row[1].items())]
-        folded = [row for row in rows if row not in ran]
-        for (operation, types), counts in ran[:40]:
-            table.add_row(_safe(operation), _safe(types), *(str(counts.get(v, 0)) for v in verdicts))
+        table = Table(title="support by operation and operand type")
+        for column in ("operation", "operand type", "supported"):
+            table.add_column(column)
+        for column in ("passed / ran", "validation passed"):
+            table.add_column(column, justify="right")
+        claimed = [row for row in rows if row.supported != "no"]
+        unclaimed = [row for row in rows if row.supported == "no"]
+        for row in claimed[:40]:
+            style = "green" if row.passed == row.ran else "bold red"
+            supported = row.supported if row.supported == "yes" else f"partly ({row.claimed} of " \
+                                                                       f"{row.claimed + row.refused})"
+            table.add_row(_safe(row.operation), _safe(row.operand_type), supported,
+                          f"[{style}]{row.passed} / {row.ran}[/]",
+                          f"{row.validation_passed} / {row.validation_cases}" if row.validation_cases else "-")
         notes = []
-        if len(ran) > 40:
-            notes.append(f"{len(ran) - 40} more rows in the reports")
-        if folded:
-            skipped = sum(sum(counts.values()) for _, counts in folded)
-            notes.append(f"{len(folded)} operation/type rows with every case skipped ({skipped} cases) folded")
+        if len(claimed) > 40:
+            notes.append(f"{len(claimed) - 40} more supported rows in the reports")
+        if unclaimed:
+            validation = sum(row.validation_cases for row in unclaimed)
+            notes.append(f"not supported: {len(unclaimed)} operation/type rows"
+                         + (f" ({validation} validation cases)" if validation else ""))
         if notes:
             table.caption = "; ".join(notes)
         self.console.print(table)

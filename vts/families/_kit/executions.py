@@ -157,6 +157,28 @@ def unsupported_names(model: Model, flags: Sequence[bool]) -> str:
     return ", ".join(names)
 
 
+def claim_broken(status: ErrorStatus) -> str:
+    """The reason of a case whose model was claimed whole by ``get_supported_operations``, then refused.
+
+    Every family says it in these words, whichever preparation found it (the caching family's, the deadline
+    family's), so the report gathers them into one cause (``vts.report.causes``), the support claim's.
+    """
+    return f"prepare_model failed with {status.name} although every operation was reported supported"
+
+
+def refused_plainly(device: Device, model: Model) -> bool:
+    """Whether ``prepare_model`` with the default arguments (no deadline, no cache handles) refuses ``model``.
+
+    Asked after a preparation with other arguments failed: when the plain one fails too, those arguments
+    are not to blame, the claim is.
+    """
+    try:
+        device.prepare_model(model)
+    except DriverError:
+        return True
+    return False
+
+
 def create_prepared_model(device: Device, model: Model, **kwargs: object) -> Preparation:
     """Prepare ``model`` the way the suite does; refusal of an unsupported model is allowed."""
     try:
@@ -171,8 +193,7 @@ def create_prepared_model(device: Device, model: Model, **kwargs: object) -> Pre
         except AllowedRefusal as refusal:
             return Preparation(None, flags, error, refused=refusal.rule)
         if all(flags):
-            raise CaseFailure(f"prepare_model failed with {error.status.name} although every operation "
-                              "was reported supported", (error.message,)) from None
+            raise CaseFailure(claim_broken(error.status), (error.message,)) from None
         return Preparation(None, flags, error)
     if prepared is None:
         raise CaseFailure("prepare_model returned no prepared model and no error")

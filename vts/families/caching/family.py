@@ -36,7 +36,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vts.families._kit.executions import Executor, execute, supported_operations, unsupported_names
+from vts.families._kit.executions import (
+    Executor,
+    claim_broken,
+    execute,
+    refused_plainly,
+    supported_operations,
+    unsupported_names,
+)
 from vts.families._kit.judge import judge_success
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.caching import cache_files as cf
@@ -103,6 +110,10 @@ class _Run:
             prepared = self.device.prepare_model(hal_model, ExecutionPreference.FAST_SINGLE_ANSWER, Priority.MEDIUM,
                                                  None, handles.model, handles.data, bytes(token or self.token))
         except DriverError as error:
+            if refused_plainly(self.device, hal_model):
+                # Caching is not to blame: the model is refused without cache handles too, although every
+                # operation was claimed (``fully_supported``).
+                raise CaseFailure(claim_broken(error.status), (error.message,)) from None
             raise CaseFailure(f"prepare_model with cache handles returned {error.status.name}: a caching problem "
                               "must never change the preparation result", (error.message,)) from None
         finally:
