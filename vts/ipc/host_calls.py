@@ -109,8 +109,8 @@ class HalCalls:
         """Method code -> handler, for every HAL method."""
         return {
             Method.HELLO: self._hello,
-            Method.GET_STATUS: lambda r, s, t: int_reply(self.device.get_status()),
-            Method.GET_TYPE: lambda r, s, t: int_reply(self.device.get_type()),
+            Method.GET_STATUS: lambda r, s, t: (r.end(), int_reply(self.device.get_status()))[1],
+            Method.GET_TYPE: lambda r, s, t: (r.end(), int_reply(self.device.get_type()))[1],
             Method.GET_VERSION_STRING: self._version_string,
             Method.GET_CAPABILITIES: self._capabilities,
             Method.GET_SUPPORTED_EXTENSIONS: self._extensions,
