@@ -121,7 +121,7 @@ def _terminal(plan: RunPlan, files: FileReports) -> TerminalReport:
 
     reports = plan.reports
     return TerminalReport(verbose=reports.verbose, quiet=reports.quiet, progress_interval=reports.progress_interval,
-                          report_paths=lambda: files.written)
+                          report_paths=lambda: files.written, workers=plan.isolation.jobs)
 
 
 def _device_type(device: Device) -> str:
