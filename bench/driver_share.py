@@ -68,7 +68,7 @@ def _run(args: list[str], tree: str) -> tuple[float, float, str]:
 
 def measure(family: str, selection: list[str], isolation: list[str], tree: str) -> dict[str, float]:
     """Cases; ms a case of the run's CPU, the driver's and the harness's; the fixed cost (s); both ratios."""
-    base = ["run", "--driver", "reference", "--quiet", "--family", family, *isolation, *selection]
+    base = ["run", "--driver", "reference", "--quiet", "-j", "1", "--family", family, *isolation, *selection]
     _, _, listed = _run(["list", "--count", "--family", family, *selection], tree)
     cases = int(listed.strip().splitlines()[-1])
     _, fixed, _ = _run([*base, "-k", _NOTHING], tree)
