@@ -16,6 +16,7 @@ import socket
 import sys
 
 from drivers.reference.device import create_device
+from vts.hal.enums import ErrorStatus
 from vts.hal.errors import DriverError
 from vts.ipc import protocol as p
 from vts.ipc.host import DriverHost
@@ -41,7 +42,7 @@ class SecondRevisionHost(DriverHost):
         options = [(r.text(), r.text()) for _ in range(r.count(8))]
         r.end()
         if options:
-            raise DriverError(p.ErrorStatus.INVALID_ARGUMENT, "this driver takes no options")
+            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "this driver takes no options")
         w = Writer()
         p.write_open_reply(w, p.OpenReply(2, self.device.name, ()))
         return w, None

@@ -179,6 +179,8 @@ class Connection:
             if args is None:
                 return None
             try:
+                # ``pools`` were all declared, so the write declared none (a model names only its pools);
+                # a write that did all the same is not sent ahead, as ``send_ahead`` would not.
                 if self.pools.declares or args.fds or args.close_after_send:
                     p.close_fds(args.close_after_send)
                     return None
