@@ -9,7 +9,10 @@
  *
  * Single-threaded: calls are served in order; an asynchronous execution
  * runs to completion right after its launch reply, then its completion is
- * sent.  The socket is descriptor 3 (or NNVTS_SOCKET_FD).
+ * sent.  The socket is descriptor 3 (or NNVTS_SOCKET_FD).  It speaks protocol
+ * revisions 2 and 3 (whichever the harness agrees on) and grants the "batch"
+ * feature: a BATCH's calls are served one after the other by ``serve``, their
+ * replies collected by ``wire_send`` into one answer (docs/protocol.md §5.4).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -590,9 +593,10 @@ static int good_name(const uint8_t *value, uint32_t n)
 }
 
 /*
- * OPEN (revision 2): the driver options.  This driver accepts one, ``name``: the device name after "nnvts-".
- * An unknown option or a bad name is INVALID_ARGUMENT and changes nothing.  The reply names the revision,
- * the device name as opened, and the options accepted (docs/protocol.md §5.3).
+ * OPEN (revision 2, or 3 with features): the driver options.  This driver accepts one, ``name``: the device
+ * name after "nnvts-".  An unknown option or a bad name is INVALID_ARGUMENT and changes nothing.  The reply
+ * names the revision, the device name as opened, and the options accepted (docs/protocol.md §5.3); at
+ * revision 3 also the features granted: "batch" when asked for (BATCH, §5.4).
  */
 static void open_driver(uint32_t seq, struct reader *r, struct writer *w)
 {
