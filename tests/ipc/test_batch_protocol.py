@@ -8,6 +8,7 @@ format of docs/protocol.md §5.3-5.4, not against the other end's code.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -254,3 +255,11 @@ def test_feature_names_are_bounded_and_plain():
     for bad in ("", "Batch", "x" * 65, "batch!", "é"):
         with pytest.raises(p.ProtocolError, match="malformed feature name"):
             p.check_feature(bad)
+
+
+def test_nnvts_info_names_the_revision_and_the_features(nnvts, sample):
+    for spec, expected in ((f"exec:{sample}", {"revision": 3, "features": ["batch"]}),
+                           (SECOND_REVISION, {"revision": 2, "features": []})):
+        shown = nnvts("info", "--driver", spec, "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["protocol"] == expected

@@ -448,7 +448,7 @@ def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json
     """Show everything a device says about itself: name, type, version, capabilities, extensions, caching."""
     import json
 
-    from vts.cli.device_info import device_info, opened_device, options_data, print_device_info
+    from vts.cli.device_info import device_info, opened_device, options_data, print_device_info, protocol_data
     from vts.ipc.drivers import DriverNotFound
     from vts.ipc.process import HostStartError
 
@@ -457,6 +457,7 @@ def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json
         with opened_device(driver) as device:
             data = device_info(device)
             data["driver_options"] = options_data(driver, device)
+            data["protocol"] = protocol_data(device)
     except (DriverNotFound, HostStartError) as error:
         _usage_error(str(error))
         return
