@@ -8,6 +8,7 @@ it, pass the ADD cases, and leave valid JSON, JUnit and JSON-lines reports.
 from __future__ import annotations
 
 import json
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -154,3 +155,12 @@ def test_the_driver_host_imports_the_harness_vts_whatever_the_working_directory(
         assert host.device.get_version_string()
     finally:
         host.stop()
+
+
+def test_an_exec_driver_that_refuses_its_options_is_a_usage_error_under_j2(nnvts, add_mul_specs):
+    """Under -j N the parent starts an exec: driver once before the workers: its refusal is exit status 2."""
+    first = f"exec:{sys.executable} -m tests.fakes.protocol_v1"
+    refused = nnvts("run", "--driver", first, "--driver-option", "name=x", "-j", "2", *add_mul_specs)
+    assert refused.returncode == 2 and "accepts no options" in refused.stderr, refused.stdout + refused.stderr
+    missing = nnvts("run", "--driver", "exec:/nonexistent/driver", "-j", "2", *add_mul_specs)
+    assert missing.returncode == 2 and "/nonexistent/driver" in missing.stderr
