@@ -131,7 +131,7 @@ def measure(family: str, specs: list[str], tree: str, extra: list[str]) -> tuple
     """(cases, CPU ms per case unprofiled, ms per case per bucket with the profiled shares)."""
     env = dict(os.environ, PYTHONPATH=tree)
     selection = ["--family", family, *[a for s in specs for a in ("--specs", s)], *extra]
-    args = ["run", "--driver", "reference", "--quiet", *selection]
+    args = ["run", "--driver", "reference", "--quiet", "-j", "1", *selection]
     nnvts = [PYTHON, "-c", "import sys; from vts.cli.main import main; main(sys.argv[1:])"]
     listed = subprocess.run([*nnvts, "list", "--count", *selection], cwd=tree, env=env, capture_output=True,
                             text=True)

@@ -68,7 +68,7 @@ def _run(args: list[str], tree: str) -> tuple[float, float, str]:
 
 def measure(family: str, selection: list[str], isolation: list[str], tree: str) -> dict[str, float]:
     """Cases; ms a case of the run's CPU, the driver's and the harness's; the fixed cost (s); both ratios."""
-    base = ["run", "--driver", "reference", "--quiet", "--family", family, *isolation, *selection]
+    base = ["run", "--driver", "reference", "--quiet", "-j", "1", "--family", family, *isolation, *selection]
     _, _, listed = _run(["list", "--count", "--family", family, *selection], tree)
     cases = int(listed.strip().splitlines()[-1])
     _, fixed, _ = _run([*base, "-k", _NOTHING], tree)
@@ -85,19 +85,30 @@ def main() -> None:
     parser.add_argument("--specs", action="append", help="spec paths (default ../shared/corpus/V1_0)")
     parser.add_argument("--families", default="validation,generated", help="families, comma-separated")
     parser.add_argument("--shard", help="--shard I/N narrowing the runs")
-    parser.add_argument("--tree", default=ROOT, help="the checkout to measure (default: this one)")
+    parser.add_argument("--tree", action="append",
+                        help="the checkout to measure (default: this one); give it twice (a 'before' tree and this "
+                             "one) for an A/B in one sitting, each family's rows of the trees interleaved")
+    parser.add_argument("--isolation", choices=("both", "in", "out"), default="both",
+                        help="in process, out of process, or both (default)")
     options = parser.parse_args()
+    trees = options.tree or [ROOT]
+    isolations = [(label, flag) for label, flag in (("in process", ["--in-process"]), ("out of process", []))
+                  if options.isolation == "both" or label.startswith(options.isolation)]
     selection = [a for s in (options.specs or ["../shared/corpus/V1_0"]) for a in ("--specs", s)]
     if options.shard:
         selection += ["--shard", options.shard]
-    print(f"tree {options.tree}; load average before: {os.getloadavg()}; {os.cpu_count()} CPUs")
-    print(f"{'family':<22} {'isolation':<15} {'cases':>7} {'total':>8} {'driver':>8} {'harness':>8} "
+    for index, tree in enumerate(trees):
+        print(f"tree {chr(65 + index)}: {tree}")
+    print(f"load average before: {os.getloadavg()}; {os.cpu_count()} CPUs")
+    print(f"{'family':<22} {'isolation':<15} {'tree':<4} {'cases':>7} {'total':>8} {'driver':>8} {'harness':>8} "
           f"{'harness/driver':>15} {'fixed (s)':>10} {'beyond fixed':>13}")
     for family in options.families.split(","):
-        for label, isolation in (("in process", ["--in-process"]), ("out of process", [])):
-            row = measure(family, selection, isolation, options.tree)
-            print(f"{family:<22} {label:<15} {row['cases']:>7.0f} {row['total']:>8.3f} {row['driver']:>8.3f} "
-                  f"{row['harness']:>8.3f} {row['ratio']:>14.2f}x {row['fixed']:>10.2f} {row['marginal']:>12.2f}x")
+        for label, isolation in isolations:
+            for index, tree in enumerate(trees):
+                row = measure(family, selection, isolation, tree)
+                print(f"{family:<22} {label:<15} {chr(65 + index):<4} {row['cases']:>7.0f} {row['total']:>8.3f} "
+                      f"{row['driver']:>8.3f} {row['harness']:>8.3f} {row['ratio']:>14.2f}x {row['fixed']:>10.2f} "
+                      f"{row['marginal']:>12.2f}x", flush=True)
     print("ms a case (everything included); beyond fixed: (harness CPU - the fixed cost) / driver CPU")
     print(f"load average after: {os.getloadavg()}")
 

@@ -100,7 +100,7 @@ def main() -> None:
             cases = count(specs, family, extra)
             for isolation in () if args.shards_only else ("process", "in_process"):
                 command = [NNVTS, "run", "--driver", "reference", *_spec_args(specs), "--family", family,
-                           "--quiet", *extra]
+                           "--quiet", "-j", "1", *extra]
                 if isolation == "in_process":
                     command.append("--in-process")
                 if args.jsonl:
@@ -112,7 +112,7 @@ def main() -> None:
                 shard = ["--shard", f"1/{n}"]
                 shard_cases = count(specs, family, [*extra, *shard])
                 cpu, _ = measure([NNVTS, "run", "--driver", "reference", *_spec_args(specs), "--family", family,
-                                  "--quiet", *extra, *shard])
+                                  "--quiet", "-j", "1", *extra, *shard])
                 print(f"run {family:<10} shard 1/{n:<4} {shard_cases:>7} cases  CPU {cpu:7.2f} s  "
                       f"(the whole family's {cases} cases / {n}: {cases / n:.0f})", flush=True)
     for n in [int(s) for s in args.shards.split(",") if s]:

@@ -9,7 +9,10 @@
  *
  * Single-threaded: calls are served in order; an asynchronous execution
  * runs to completion right after its launch reply, then its completion is
- * sent.  The socket is descriptor 3 (or NNVTS_SOCKET_FD).
+ * sent.  The socket is descriptor 3 (or NNVTS_SOCKET_FD).  It speaks protocol
+ * revisions 2 and 3 (whichever the harness agrees on) and grants the "batch"
+ * feature: a BATCH's calls are served one after the other by ``serve``, their
+ * replies collected by ``wire_send`` into one answer (docs/protocol.md §5.4).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -590,13 +593,14 @@ static int good_name(const uint8_t *value, uint32_t n)
 }
 
 /*
- * OPEN (revision 2): the driver options.  This driver accepts one, ``name``: the device name after "nnvts-".
- * An unknown option or a bad name is INVALID_ARGUMENT and changes nothing.  The reply names the revision,
- * the device name as opened, and the options accepted (docs/protocol.md §5.3).
+ * OPEN (revision 2, or 3 with features): the driver options.  This driver accepts one, ``name``: the device
+ * name after "nnvts-".  An unknown option or a bad name is INVALID_ARGUMENT and changes nothing.  The reply
+ * names the revision, the device name as opened, and the options accepted (docs/protocol.md §5.3); at
+ * revision 3 also the features granted: "batch" when asked for (BATCH, §5.4).
  */
-static void open_driver(const struct message *msg, struct reader *r, struct writer *w)
+static void open_driver(uint32_t seq, struct reader *r, struct writer *w)
 {
-    uint16_t reply = msg->code | CODE_REPLY;
+    uint16_t reply = M_OPEN | CODE_REPLY;
     char name[MAX_NAME + 1] = DEFAULT_NAME, why[160];
     uint32_t revision = rd_u32(r), noptions = rd_count(r, 8);
     for (uint32_t i = 0; i < noptions && !r->err; i++) {
@@ -606,7 +610,7 @@ static void open_driver(const struct message *msg, struct reader *r, struct writ
             break;
         if (nkey == 4 && memcmp(key, "name", 4) == 0) {
             if (!good_name(value, nvalue)) {
-                send_error(msg->seq, reply, S_INVALID_ARGUMENT,
+                send_error(seq, reply, S_INVALID_ARGUMENT,
                            "option name: expected 1 to 64 letters, digits, '_', '.' or '-'", NULL, 0);
                 return;
             }
@@ -615,16 +619,25 @@ static void open_driver(const struct message *msg, struct reader *r, struct writ
         } else {
             snprintf(why, sizeof why, "unknown option '%.*s' (accepted: name=" DEFAULT_NAME ")",
                      (int)(nkey > 64 ? 64 : nkey), (const char *)key);
-            send_error(msg->seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
+            send_error(seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
             return;
         }
     }
+    /* Revision 3: the features asked for; this driver grants "batch" (BATCH messages, §5.4). */
+    int batch = 0;
+    uint32_t nfeatures = revision >= FEATURES_REVISION ? rd_count(r, 4) : 0;
+    for (uint32_t i = 0; i < nfeatures && !r->err; i++) {
+        uint32_t n;
+        const uint8_t *feature = rd_bytes(r, &n);
+        if (!r->err && n == 5 && memcmp(feature, "batch", 5) == 0)
+            batch = 1;
+    }
     if (!rd_end(r)) {
-        send_protocol_error(msg->seq, reply, r->err ? r->err : "malformed OPEN");
+        send_protocol_error(seq, reply, r->err ? r->err : "malformed OPEN");
         return;
     }
-    if (revision != PROTOCOL_REVISION) {
-        send_protocol_error(msg->seq, reply, "unsupported protocol revision");
+    if (revision < OPTIONS_REVISION || revision > PROTOCOL_REVISION) {
+        send_protocol_error(seq, reply, "unsupported protocol revision");
         return;
     }
     snprintf(device_name, sizeof device_name, NAME_PREFIX "%s", name);
@@ -636,96 +649,74 @@ static void open_driver(const struct message *msg, struct reader *r, struct writ
     wr_u8(w, 1); /* has a default */
     wr_str(w, DEFAULT_NAME);
     wr_str(w, "the device name after nnvts- (1 to 64 letters, digits, _ . -)");
-    wire_send(sock, msg->seq, reply, S_NONE, w);
+    if (revision >= FEATURES_REVISION) {
+        wr_u32(w, (uint32_t)batch); /* the features granted: those asked for that this driver serves */
+        if (batch)
+            wr_str(w, "batch");
+    }
+    wire_send(sock, seq, reply, S_NONE, w);
 }
 
-static void handle_call(struct message *msg)
+/* One call (its preamble applied): decode, answer with wire_send (captured while a BATCH is served). */
+static void serve(uint32_t seq, uint16_t code, const struct reader *args)
 {
-    struct reader r = {msg->body, msg->length, 0, NULL, msg->fds, msg->nfds};
-    uint16_t reply = (uint16_t)(msg->code | CODE_REPLY);
+    struct reader r = *args;
+    uint16_t reply = (uint16_t)(code | CODE_REPLY);
     struct arena arena = {0};
     struct writer w;
     wr_init(&w);
 
-    /* Preamble: pools declared (their descriptors are kept), pools and handles released. */
-    uint32_t ndeclared = rd_count(&r, 20);
-    for (uint32_t i = 0; i < ndeclared && !r.err; i++) {
-        uint32_t id = rd_u32(&r), name_len;
-        const uint8_t *name = rd_bytes(&r, &name_len);
-        uint64_t size = rd_u64(&r);
-        int32_t index = rd_i32(&r);
-        if (r.err)
-            break;
-        int fd = -1;
-        if (index >= 0 && index < msg->nfds) {
-            fd = msg->fds[index];
-            msg->fds[index] = -1; /* owned by the pool now */
-        }
-        if (pool_declare(id, name, name_len, size, fd) < 0)
-            r.err = "out of memory";
-    }
-    uint32_t nreleased = rd_count(&r, 4);
-    for (uint32_t i = 0; i < nreleased && !r.err; i++)
-        pool_release(rd_u32(&r));
-    nreleased = rd_count(&r, 4);
-    for (uint32_t i = 0; i < nreleased && !r.err; i++)
-        handle_release(rd_u32(&r));
-    if (r.err) {
-        send_protocol_error(msg->seq, reply, r.err);
-        goto out;
-    }
-
-    switch (msg->code) {
+    switch (code) {
     case M_HELLO: {
         uint32_t version = rd_u32(&r), n;
         rd_bytes(&r, &n);
         if (!rd_end(&r))
             break;
         if (version != PROTOCOL_VERSION) {
-            send_protocol_error(msg->seq, reply, "unsupported protocol version");
+            send_protocol_error(seq, reply, "unsupported protocol version");
             goto out;
         }
         wr_u32(&w, PROTOCOL_VERSION);
         wr_str(&w, device_name);
         wr_u32(&w, 1); /* no device flags (no priority scheduling); the revision it speaks */
         wr_str(&w, REVISION_FLAG);
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     }
     case M_OPEN:
-        open_driver(msg, &r, &w);
+        open_driver(seq, &r, &w);
         goto out;
     case M_GET_STATUS:
     case M_GET_TYPE:
         if (!rd_end(&r))
             break;
-        wr_i64(&w, msg->code == M_GET_TYPE ? DEVICE_TYPE_ACCELERATOR : 0);
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wr_i64(&w, code == M_GET_TYPE ? DEVICE_TYPE_ACCELERATOR : 0);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     case M_GET_VERSION_STRING:
         if (!rd_end(&r))
             break;
         wr_str(&w, VERSION_STRING);
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     case M_GET_CAPABILITIES:
         if (!rd_end(&r))
             break;
         capabilities(&w);
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     case M_GET_SUPPORTED_EXTENSIONS:
         if (!rd_end(&r))
             break;
         wr_u32(&w, 0);
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     case M_GET_NUMBER_OF_CACHE_FILES_NEEDED:
         if (!rd_end(&r))
             break;
         wr_i64(&w, 0);
         wr_i64(&w, 0);
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     case M_GET_SUPPORTED_OPERATIONS: {
         struct model m;
@@ -734,13 +725,13 @@ static void handle_call(struct message *msg)
             break;
         const char *why = validate_model(&m);
         if (why) {
-            send_error(msg->seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
+            send_error(seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
             goto out;
         }
         wr_u32(&w, m.main.noperations);
         for (uint32_t i = 0; i < m.main.noperations; i++)
             wr_u8(&w, (uint8_t)operation_supported(&m.main, &m.main.operations[i]));
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     }
     case M_PREPARE_MODEL: {
@@ -767,27 +758,27 @@ static void handle_call(struct message *msg)
             if (!operation_supported(&m.main, &m.main.operations[i]))
                 why = "the model has operations this driver does not support";
         if (why) {
-            send_error(msg->seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
+            send_error(seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
             goto out;
         }
         if (has_deadline && (int64_t)now_ns() >= deadline) {
-            send_error(msg->seq, reply, S_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation", NULL, 0);
+            send_error(seq, reply, S_MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation", NULL, 0);
             goto out;
         }
         struct prepared *pm = prepare(&m, &arena, &why);
         if (!pm) {
-            send_error(msg->seq, reply, S_GENERAL_FAILURE, why, NULL, 0);
+            send_error(seq, reply, S_GENERAL_FAILURE, why, NULL, 0);
             goto out;
         }
         wr_u32(&w, handle_add(K_PREPARED, pm));
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     }
     case M_PREPARE_MODEL_FROM_CACHE:
-        send_error(msg->seq, reply, S_GENERAL_FAILURE, "compilation caching not supported", NULL, 0);
+        send_error(seq, reply, S_GENERAL_FAILURE, "compilation caching not supported", NULL, 0);
         goto out;
     case M_ALLOCATE:
-        send_error(msg->seq, reply, S_GENERAL_FAILURE, "memory domains not supported", NULL, 0);
+        send_error(seq, reply, S_GENERAL_FAILURE, "memory domains not supported", NULL, 0);
         goto out;
     case M_EXECUTE:
     case M_EXECUTE_ASYNC:
@@ -797,7 +788,7 @@ static void handle_call(struct message *msg)
         struct request q;
         struct fences fences = {0};
         read_request(&r, &arena, &q);
-        if (msg->code == M_EXECUTE_FENCED)
+        if (code == M_EXECUTE_FENCED)
             read_fences(&r, &arena, &fences);
         int64_t measure = rd_i64(&r);
         int has_deadline = rd_bool(&r);
@@ -806,46 +797,46 @@ static void handle_call(struct message *msg)
             rd_i64(&r); /* loop timeout: no WHILE here */
         int has_duration = 0;
         int64_t duration = 0;
-        if (msg->code == M_EXECUTE_FENCED && (has_duration = rd_bool(&r)))
+        if (code == M_EXECUTE_FENCED && (has_duration = rd_bool(&r)))
             duration = rd_i64(&r);
         if (!rd_end(&r))
             break;
         if (!pm) {
-            send_protocol_error(msg->seq, reply, "not a live prepared-model handle");
+            send_protocol_error(seq, reply, "not a live prepared-model handle");
             goto out;
         }
         /* Fenced executions must know every output size up front (Android's SampleDriver.cpp). */
-        const char *why = validate_request(&q, &pm->model.main, msg->code != M_EXECUTE_FENCED);
+        const char *why = validate_request(&q, &pm->model.main, code != M_EXECUTE_FENCED);
         if (why) {
-            send_error(msg->seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
+            send_error(seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
             goto out;
         }
         int missed = has_deadline && (int64_t)now_ns() >= deadline;
         struct outcome o;
-        if (msg->code == M_EXECUTE_ASYNC) {
-            wire_send(sock, msg->seq, reply, S_NONE, &w); /* the launch status */
+        if (code == M_EXECUTE_ASYNC) {
+            wire_send(sock, seq, reply, S_NONE, &w); /* the launch status */
             uint16_t notify = (uint16_t)(M_EXECUTE_ASYNC | CODE_NOTIFY);
             if (missed) {
-                send_error(msg->seq, notify, S_MISSED_DEADLINE_PERSISTENT, "deadline passed before execution", NULL, 0);
+                send_error(seq, notify, S_MISSED_DEADLINE_PERSISTENT, "deadline passed before execution", NULL, 0);
                 goto out;
             }
             execute(pm, &q, measure == 1, deadline, has_deadline, &o);
-            send_outcome(msg->seq, notify, &o);
+            send_outcome(seq, notify, &o);
             goto out;
         }
         if (missed) {
-            send_error(msg->seq, reply, S_MISSED_DEADLINE_PERSISTENT, "deadline passed before execution", NULL, 0);
+            send_error(seq, reply, S_MISSED_DEADLINE_PERSISTENT, "deadline passed before execution", NULL, 0);
             goto out;
         }
-        if (msg->code == M_EXECUTE) {
+        if (code == M_EXECUTE) {
             execute(pm, &q, measure == 1, deadline, has_deadline, &o);
-            send_outcome(msg->seq, reply, &o);
+            send_outcome(seq, reply, &o);
             goto out;
         }
         /* Fenced: wait for the fences, run now, return no fence (the work is done). */
         uint16_t status = wait_fences(&fences, &why);
         if (status) {
-            send_error(msg->seq, reply, status, why, NULL, 0);
+            send_error(seq, reply, status, why, NULL, 0);
             goto out;
         }
         uint64_t fenced = now_ns();
@@ -857,7 +848,7 @@ static void handle_call(struct message *msg)
         }
         execute(pm, &q, 0, deadline, has_deadline, &o);
         if (o.status) {
-            send_outcome(msg->seq, reply, &o);
+            send_outcome(seq, reply, &o);
             goto out;
         }
         struct callback *cb = calloc(1, sizeof *cb);
@@ -872,7 +863,7 @@ static void handle_call(struct message *msg)
         }
         wr_u8(&w, 0); /* no sync fence: the work is done */
         wr_u32(&w, handle_add(K_CALLBACK, cb));
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     }
     case M_FENCED_GET_EXECUTION_INFO: {
@@ -880,7 +871,7 @@ static void handle_call(struct message *msg)
         if (!rd_end(&r))
             break;
         if (!cb) {
-            send_protocol_error(msg->seq, reply, "not a live callback handle");
+            send_protocol_error(seq, reply, "not a live callback handle");
             goto out;
         }
         wr_i64(&w, cb->status);
@@ -888,27 +879,121 @@ static void handle_call(struct message *msg)
         wr_u64(&w, cb->launched[1]);
         wr_u64(&w, cb->fenced[0]);
         wr_u64(&w, cb->fenced[1]);
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     }
     case M_BUFFER_COPY_TO:
     case M_BUFFER_COPY_FROM:
-        send_protocol_error(msg->seq, reply, "no buffers exist: memory domains are not supported");
+        send_protocol_error(seq, reply, "no buffers exist: memory domains are not supported");
         goto out;
     case M_CLOSE:
         if (!rd_end(&r))
             break;
-        wire_send(sock, msg->seq, reply, S_NONE, &w);
+        wire_send(sock, seq, reply, S_NONE, &w);
         goto out;
     default:
-        send_protocol_error(msg->seq, reply, "unknown request code");
+        send_protocol_error(seq, reply, "unknown request code");
         goto out;
     }
-    send_protocol_error(msg->seq, reply, r.err ? r.err : "malformed request");
+    send_protocol_error(seq, reply, r.err ? r.err : "malformed request");
 out:
     wr_free(&w);
     arena_free(&arena);
 }
+
+
+/* The calls a BATCH may hold: answered once, with no descriptor (docs/protocol.md §5.4). */
+static int batchable(uint32_t code)
+{
+    switch (code) {
+    case M_GET_STATUS: case M_GET_TYPE: case M_GET_VERSION_STRING: case M_GET_CAPABILITIES:
+    case M_GET_SUPPORTED_EXTENSIONS: case M_GET_SUPPORTED_OPERATIONS: case M_GET_NUMBER_OF_CACHE_FILES_NEEDED:
+    case M_PREPARE_MODEL: case M_PREPARE_MODEL_FROM_CACHE: case M_ALLOCATE: case M_EXECUTE:
+    case M_FENCED_GET_EXECUTION_INFO: case M_BUFFER_COPY_TO: case M_BUFFER_COPY_FROM:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * BATCH (revision 3, feature "batch"): list<(u32 code, bytes arguments)>.  Each call is served in order
+ * as if it had come alone (the preamble applied once, before); each answer (u32 status, bytes body) is
+ * collected and all go back in one reply.  The whole list is checked before any call is served.
+ */
+static void serve_batch(uint32_t seq, struct reader *r)
+{
+    uint16_t reply = M_BATCH | CODE_REPLY;
+    struct reader scan = *r;
+    uint32_t n = rd_count(&scan, 8), len;
+    for (uint32_t i = 0; i < n && !scan.err; i++) {
+        rd_u32(&scan);
+        rd_bytes(&scan, &len);
+    }
+    if (!rd_end(&scan) || n > MAX_BATCH_ITEMS) {
+        send_protocol_error(seq, reply, scan.err ? scan.err : "malformed BATCH (more than 64 calls?)");
+        return;
+    }
+    struct writer answers;
+    wr_init(&answers);
+    rd_count(r, 8);
+    wr_u32(&answers, n);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t code = rd_u32(r);
+        const uint8_t *data = rd_bytes(r, &len);
+        struct reader item = {data, len, 0, NULL, r->fds, r->nfds};
+        wire_batch = &answers;
+        wire_batch_answers = 0;
+        if (!batchable(code))
+            send_protocol_error(seq, (uint16_t)(code | CODE_REPLY), "this call cannot be batched");
+        else
+            serve(seq, (uint16_t)code, &item);
+        if (wire_batch_answers != 1) /* never: every batchable call answers once, without descriptors */
+            abort();
+        wire_batch = NULL;
+    }
+    wire_send(sock, seq, reply, S_NONE, &answers);
+    wr_free(&answers);
+}
+
+static void handle_call(struct message *msg)
+{
+    struct reader r = {msg->body, msg->length, 0, NULL, msg->fds, msg->nfds};
+    uint16_t reply = (uint16_t)(msg->code | CODE_REPLY);
+
+    /* Preamble: pools declared (their descriptors are kept), pools and handles released. */
+    uint32_t ndeclared = rd_count(&r, 20);
+    for (uint32_t i = 0; i < ndeclared && !r.err; i++) {
+        uint32_t id = rd_u32(&r), name_len;
+        const uint8_t *name = rd_bytes(&r, &name_len);
+        uint64_t size = rd_u64(&r);
+        int32_t index = rd_i32(&r);
+        if (r.err)
+            break;
+        int fd = -1;
+        if (index >= 0 && index < msg->nfds) {
+            fd = msg->fds[index];
+            msg->fds[index] = -1; /* owned by the pool now */
+        }
+        if (pool_declare(id, name, name_len, size, fd) < 0)
+            r.err = "out of memory";
+    }
+    uint32_t nreleased = rd_count(&r, 4);
+    for (uint32_t i = 0; i < nreleased && !r.err; i++)
+        pool_release(rd_u32(&r));
+    nreleased = rd_count(&r, 4);
+    for (uint32_t i = 0; i < nreleased && !r.err; i++)
+        handle_release(rd_u32(&r));
+    if (r.err) {
+        send_protocol_error(msg->seq, reply, r.err);
+        return;
+    }
+    if (msg->code == M_BATCH)
+        serve_batch(msg->seq, &r);
+    else
+        serve(msg->seq, msg->code, &r);
+}
+
 
 int main(void)
 {

@@ -14,9 +14,13 @@
 #endif
 
 #define PROTOCOL_VERSION 1
-/* The highest protocol revision this driver speaks (HELLO's reply flag "protocol:2"; docs/protocol.md §5.3). */
-#define PROTOCOL_REVISION 2
-#define REVISION_FLAG "protocol:2"
+/* The highest protocol revision this driver speaks (HELLO's reply flag "protocol:3"; docs/protocol.md §5.3).
+ * It serves revision 2 too (OPEN without features), whichever the harness agrees on. */
+#define PROTOCOL_REVISION 3
+#define OPTIONS_REVISION 2
+#define FEATURES_REVISION 3
+#define REVISION_FLAG "protocol:3"
+#define MAX_BATCH_ITEMS 64
 #define HEADER_SIZE 16
 #define MAX_INLINE_BODY (64 * 1024)
 #define MAX_FDS 253
@@ -30,6 +34,7 @@ enum method {
     M_PREPARE_MODEL, M_PREPARE_MODEL_FROM_CACHE, M_ALLOCATE, M_EXECUTE, M_EXECUTE_ASYNC,
     M_EXECUTE_FENCED, M_FENCED_GET_EXECUTION_INFO, M_BUFFER_COPY_TO, M_BUFFER_COPY_FROM, M_CLOSE,
     M_OPEN = 24, /* revision 2: the driver options */
+    M_BATCH = 25, /* revision 3, feature "batch": several calls in one message (docs/protocol.md §5.4) */
 };
 
 /* Reply statuses: ErrorStatus 0-8, then the protocol's own. */
@@ -96,7 +101,11 @@ void wr_f64(struct writer *w, double v);
 void wr_str(struct writer *w, const char *s);
 void wr_fd(struct writer *w, int fd);
 
-/* Send one message (replies and notifications are small: always inline). */
+/* Send one message (replies and notifications are small: always inline).  While ``wire_batch`` is set (a
+ * BATCH being served) the reply is appended to it instead, as ``u32 status, bytes body``, and counted in
+ * ``wire_batch_answers``; a reply with descriptors cannot be batched (-1). */
 int wire_send(int sock, uint32_t seq, uint16_t code, uint16_t status, const struct writer *body);
+extern struct writer *wire_batch;
+extern uint32_t wire_batch_answers;
 
 #endif

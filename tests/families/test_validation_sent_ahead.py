@@ -5,6 +5,9 @@ the next model mutations to the driver host before their cases run.  These
 run the sweep out of process, as ``nnvts run`` does, and check that the
 window is really used, that nothing changes in what a broken driver is told,
 and that a death or a hang on a mutation sent ahead lands on that mutation.
+Each runs twice: with ``BATCH`` messages (protocol revision 3, several
+mutations in one message) and one call a message (the harness asks for no
+feature, as with a revision-2 driver).
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from tests.conftest import hand_add_float
 from vts.families.base import RunOptions
 from vts.families.validation import ahead
 from vts.families.validation.family import ValidationFamily
+from vts.ipc import opening
+from vts.ipc.call_batch import CallBatch
 from vts.ipc.client import Connection
 from vts.ipc.process import HostProcess
 from vts.model.casemodel import parse_spec
@@ -56,11 +61,37 @@ def _model_mutation(name: str) -> bool:
     return not any(word in name for word in ("remove_input", "remove_output", "pool", "input_dims", "fence"))
 
 
+@pytest.fixture(autouse=True, params=["batched", "one_by_one"])
+def batched(request, monkeypatch) -> bool:
+    """Every test runs with batches (the harness asks for ``batch``) and without (it asks for nothing)."""
+    if request.param == "one_by_one":
+        monkeypatch.setattr(opening, "WANTED_FEATURES", ())
+    return request.param == "batched"
+
+
 @pytest.fixture
-def sent(monkeypatch) -> list[str]:
-    """The calls sent ahead (by method) during the test."""
+def batches(monkeypatch) -> list[int]:
+    """The number of calls of each BATCH sent during the test."""
+    sizes: list[int] = []
+    original = CallBatch.send
+
+    def counting(self, *args, **kwargs):
+        went = original(self, *args, **kwargs)
+        if went:
+            sizes.append(len(self))
+        return went
+
+    monkeypatch.setattr(CallBatch, "send", counting)
+    return sizes
+
+
+@pytest.fixture
+def sent(monkeypatch, batches) -> list[str]:
+    """The calls sent ahead for later cases (by method) during the test, in batches of several mutations or one
+    by one (not a case's own two calls sent together)."""
     calls: list[str] = []
     original = Connection.send_ahead
+    original_send = CallBatch.send
 
     def counting(self, method, *args, **kwargs):
         pending = original(self, method, *args, **kwargs)
@@ -68,7 +99,14 @@ def sent(monkeypatch) -> list[str]:
             calls.append(method.name)
         return pending
 
+    def counting_batch(self, *args, **kwargs):
+        went = original_send(self, *args, **kwargs)
+        if went and (kwargs.get("shared") or any(args)):
+            calls.extend(call.slot.method.name for call in self.calls)
+        return went
+
     monkeypatch.setattr(Connection, "send_ahead", counting)
+    monkeypatch.setattr(CallBatch, "send", counting_batch)
     return calls
 
 
@@ -87,19 +125,25 @@ def taken(monkeypatch) -> list[bool]:
     return seen
 
 
-def test_the_reference_passes_with_nearly_every_model_mutation_judged_from_calls_sent_ahead(sent, taken):
+def test_the_reference_passes_with_nearly_every_model_mutation_judged_from_calls_sent_ahead(sent, taken, batched,
+                                                                                          batches):
     results = _sweep("reference", send_ahead=True)
     assert {verdict for verdict, _ in results.values()} == {Verdict.PASSED}, results
     model_mutations = [name for name in results if _model_mutation(name)]
     assert len(taken) == len(model_mutations) == 126
-    assert sum(taken) >= len(taken) - 2  # all but the first (and any a pool change held back)
+    assert sum(taken) >= len(taken) - 2 * ahead.BATCH  # all but the first few (and any a pool change held back)
     assert "GET_SUPPORTED_OPERATIONS" in sent and "PREPARE_MODEL" in sent
+    if batched:  # mutations go a batch at a time: several calls a message, far fewer messages than calls
+        assert max(batches) >= 2 * ahead.BATCH - 1 and len(batches) * 3 < len(sent), batches
+    else:
+        assert batches == []
 
 
-def test_nothing_is_sent_ahead_unless_the_runner_runs_every_case_it_is_given(sent, taken):
+def test_nothing_is_sent_ahead_unless_the_runner_runs_every_case_it_is_given(sent, taken, batched, batches):
     results = _sweep("reference", send_ahead=False)
     assert {verdict for verdict, _ in results.values()} == {Verdict.PASSED}
     assert sent == [] and taken == []
+    assert set(batches) == ({1, 2} if batched else set())  # only a case's own query and preparation together
 
 
 def test_a_driver_accepting_invalid_models_is_told_the_same_sent_ahead_or_not(sent):
@@ -129,8 +173,12 @@ def test_a_driver_dying_on_a_mutation_sent_ahead_crashes_that_case_and_no_neighb
     assert sum(taken) > 100  # the window came back after each restart
 
 
-def test_a_host_dead_of_a_mutation_sent_ahead_before_its_case_starts_is_not_blamed_on_the_case_before():
-    """The harness is slow to start the fatal case: the host has died of its calls sent ahead by then."""
+def test_a_host_dead_of_a_mutation_sent_ahead_before_its_case_starts_is_not_blamed_on_the_case_before(batched):
+    """The harness is slow to start the fatal case: the host has died of its calls sent ahead by then.
+
+    In batches the fatal mutation is answered with those before it in its batch, so the host dies while
+    the first of those waits; that case is re-run alone and passes (the host never dies between cases).
+    """
     first = []
 
     def pause(name: str) -> bool:
@@ -144,6 +192,11 @@ def test_a_host_dead_of_a_mutation_sent_ahead_before_its_case_starts_is_not_blam
     by_name = {result.name: result for result in every}
     fatal = by_name[first[0]]
     assert fatal.verdict is Verdict.CRASH, fatal
+    for result in every:
+        assert result.verdict is (Verdict.CRASH if _fatal(result.name) else Verdict.PASSED), result
+    if batched:
+        assert any("waited for a batch" in d for result in every for d in result.details)
+        return
     notes = [d for d in fatal.details if "died after the previous case" in d]
     assert notes and all("sent ahead for the cases after it" in note for note in notes), fatal.details
     assert not any("had died after the previous case" in d for result in every for d in result.details)

@@ -133,7 +133,7 @@ def test_the_c_sample_without_options_keeps_its_name(sample):
     try:
         device = host.start()
         assert device.name == "nnvts-sample_c"
-        assert device.connection.revision == 2
+        assert device.connection.revision == p.PROTOCOL_REVISION == 3
         assert device.accepted_options == (
             DriverOption("name", "sample_c", "the device name after nnvts- (1 to 64 letters, digits, _ . -)"),)
     finally:

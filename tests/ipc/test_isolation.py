@@ -8,6 +8,7 @@ it, pass the ADD cases, and leave valid JSON, JUnit and JSON-lines reports.
 from __future__ import annotations
 
 import json
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -108,9 +109,10 @@ def test_in_and_out_of_process_results_are_identical_on_the_reference_driver(nnv
     for mode in ("process", "in_process"):
         path = tmp_path / f"{mode}.json"
         extra = ["--in-process"] if mode == "in_process" else []
-        # HIDL 1.3 both ways: across the protocol a driver is held to 1.3 (in process the reference speaks AIDL v4).
-        result = nnvts("run", "--driver", "reference", "--driver-option", "hal=1.3", *families, "--json", str(path),
-                       *extra, *add_mul_specs)
+        # HIDL 1.3 both ways: across the protocol a driver is held to 1.3 (in process the reference speaks AIDL v4);
+        # one worker: the report lists the cases in the order they ran.
+        result = nnvts("run", "--driver", "reference", "--driver-option", "hal=1.3", "-j", "1", *families, "--json",
+                       str(path), *extra, *add_mul_specs)
         assert result.returncode == 0, result.stdout + result.stderr
         runs[mode] = [(c["name"], c["verdict"], c["reason"], c.get("details")) for c in
                       json.loads(path.read_text())["cases"]]
@@ -155,3 +157,12 @@ def test_the_driver_host_imports_the_harness_vts_whatever_the_working_directory(
         assert host.device.get_version_string()
     finally:
         host.stop()
+
+
+def test_an_exec_driver_that_refuses_its_options_is_a_usage_error_under_j2(nnvts, add_mul_specs):
+    """Under -j N the parent starts an exec: driver once before the workers: its refusal is exit status 2."""
+    first = f"exec:{sys.executable} -m tests.fakes.protocol_v1"
+    refused = nnvts("run", "--driver", first, "--driver-option", "name=x", "-j", "2", *add_mul_specs)
+    assert refused.returncode == 2 and "accepts no options" in refused.stderr, refused.stdout + refused.stderr
+    missing = nnvts("run", "--driver", "exec:/nonexistent/driver", "-j", "2", *add_mul_specs)
+    assert missing.returncode == 2 and "/nonexistent/driver" in missing.stderr

@@ -16,6 +16,7 @@ import yaml
 from tests.conftest import hand_add_float, hand_add_quant8
 from tests.report.samples import sample_results
 from vts.report.terminal import TerminalReport, color_disabled, format_duration
+from vts.run.affinity import default_jobs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -194,7 +195,21 @@ def test_quiet_cli_prints_the_counts_and_the_report_paths_only(tmp_path):
     lines = result.stdout.splitlines()
     assert len(lines) == 2, result.stdout
     assert lines[0].startswith("nnvts: 2 cases in ") and "1 passed, 1 failed" in lines[0]
+    workers = default_jobs(256)  # no -j: as many workers as this process may use cores
+    assert f" on {workers} worker{'s' if workers > 1 else ''}: " in lines[0]
     assert lines[1].split() == ["junit:", str(tmp_path / "r.xml")]
+
+
+def test_the_closing_counts_say_how_many_workers_ran():
+    for workers, said in ((1, " on 1 worker: "), (3, " on 3 workers: "), (None, " cases in ")):
+        out = io.StringIO()
+        report = TerminalReport(out, io.StringIO(), progress_interval=0, color=False, interactive=False,
+                                workers=workers)
+        for result in sample_results()[:2]:
+            report.add(result)
+        report.finish(False)
+        assert said in out.getvalue()
+        assert (" worker" in out.getvalue()) == (workers is not None)
 
 
 def test_progress_ends_with_a_note_while_the_reports_are_written():

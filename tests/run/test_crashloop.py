@@ -176,7 +176,7 @@ def _storm_run(nnvts, tmp_path, models: int, *args: str):
 
 
 def test_a_crash_on_every_execution_ends_in_crash_loop_verdicts_in_every_report(nnvts, tmp_path):
-    result, report = _storm_run(nnvts, tmp_path, 7, "--max-crashes", "2", "-q")
+    result, report = _storm_run(nnvts, tmp_path, 7, "--max-crashes", "2", "-q", "-j", "1")  # one guard, one worker
     assert result.returncode == 1, result.stdout + result.stderr
     assert report["summary"]["crash"] == 2 and report["summary"]["crash_loop"] == 5
     assert "5 cases not run: the driver is in a crash loop" in result.stdout

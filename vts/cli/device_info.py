@@ -63,6 +63,15 @@ def options_data(ref: DriverRef, device: Device) -> dict[str, Any]:
             "documented": documented, "given": dict(ref.options), "summary": summary}
 
 
+def protocol_data(device: Device) -> dict[str, Any] | None:
+    """The protocol revision and features agreed with a driver out of process (docs/protocol.md §5.3);
+    None in process, where no protocol is spoken."""
+    connection = getattr(device, "connection", None)
+    if connection is None:
+        return None
+    return {"revision": connection.revision, "features": sorted(connection.features)}
+
+
 def options_summary(accepted: Sequence[DriverOption] | None) -> str:
     """One line: each accepted option with its default, as usage errors list them (``nnvts drivers``, ``info``)."""
     if accepted is None:
@@ -202,6 +211,10 @@ def print_device_info(data: dict[str, Any], console: Console | None = None) -> N
         summary.add_row(key, _shown(data.get(key)))
     cache = data.get("cache_files")
     summary.add_row("cache files", f"model {cache['model']}, data {cache['data']}" if cache else "-")
+    protocol = data.get("protocol")
+    if isinstance(protocol, dict):
+        features = ", ".join(protocol["features"]) or "none"
+        summary.add_row("protocol", f"revision {protocol['revision']} (features: {features})")
     options = data.get("driver_options")
     if isinstance(options, dict):
         summary.add_row("driver options", str(options.get("summary")))

@@ -181,8 +181,9 @@ def main() -> None:
               help="Off a TTY (or with NO_COLOR): seconds between plain progress lines on stderr (0: none).")
 @click.option("--in-process", is_flag=True,
               help="Load the driver into the harness process (faster; a crash or hang then ends the run).")
-@click.option("-j", "--jobs", type=bounded_int(1, MAX_JOBS), default=1, show_default=True,
-              help="Worker processes, each with its own driver (see --job-split).")
+@click.option("-j", "--jobs", type=bounded_int(1, MAX_JOBS), default=None,
+              help="Worker processes, each with its own driver (see --job-split). Default: the cores this "
+                   "process may use; -j 1 for one.")
 @click.option("--job-split", type=click.Choice(["claim", "hash"]), default="claim", show_default=True,
               help="With -j N: 'claim', each worker takes the next model nobody has as it gets to it (balanced); "
                    "'hash', each runs the models that hash to it (the same split every run).")
@@ -243,6 +244,7 @@ def _run_plan(driver: DriverRef, driver_options: Sequence[tuple[str, str]], path
               keyword: str | None, families: Sequence[str], shard: str | None, settings: dict[str, Any]):
     """The run's plan from ``nnvts run``'s parsed options: the one place its settings are gathered."""
     from vts.ipc.drivers import DriverNotFound, DriverRef
+    from vts.run.affinity import default_jobs
     from vts.run.crashloop import CrashLoopPolicy
     from vts.run.plan import Isolation, Limits, ReportPlan, RunPlan, SelectionPlan, driver_ref
 
@@ -257,7 +259,8 @@ def _run_plan(driver: DriverRef, driver_options: Sequence[tuple[str, str]], path
         reports=ReportPlan(json=settings["json_path"], junit=settings["junit_path"], html=settings["html_path"],
                            jsonl=settings["jsonl_path"], verbose=settings["verbose"], quiet=settings["quiet"],
                            progress_interval=settings["progress_interval"], argv=tuple(sys.argv[1:])),
-        isolation=Isolation(in_process=settings["in_process"], jobs=settings["jobs"], pin_cpus=settings["pin_cpus"],
+        isolation=Isolation(in_process=settings["in_process"], jobs=settings["jobs"] or default_jobs(MAX_JOBS),
+                            pin_cpus=settings["pin_cpus"],
                             job_split=settings["job_split"], allow_network=settings["allow_network"]),
         limits=Limits(case_timeout=settings["case_timeout"], memory_limit_mib=settings["memory_limit"],
                       crash_loop=CrashLoopPolicy(settings["max_crashes"], settings["max_crash_share"])),
@@ -452,7 +455,7 @@ def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json
     """Show everything a device says about itself: name, type, version, capabilities, extensions, caching."""
     import json
 
-    from vts.cli.device_info import device_info, opened_device, options_data, print_device_info
+    from vts.cli.device_info import device_info, opened_device, options_data, print_device_info, protocol_data
     from vts.ipc.drivers import DriverNotFound
     from vts.ipc.process import HostStartError
 
@@ -461,6 +464,7 @@ def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json
         with opened_device(driver) as device:
             data = device_info(device)
             data["driver_options"] = options_data(driver, device)
+            data["protocol"] = protocol_data(device)
     except (DriverNotFound, HostStartError) as error:
         _usage_error(str(error))
         return

@@ -60,18 +60,30 @@ MAX_AHEAD_BODY = p.MAX_INLINE_BODY
 class PendingCall:
     """A request sent ahead of its answer (``Connection.send_ahead``); ``result`` waits for the answer."""
 
-    __slots__ = ("connection", "decode", "seq", "slot")
+    __slots__ = ("connection", "decode", "seq", "shared", "slot")
 
     def __init__(self, connection: Connection, seq: int, slot: Slot, decode: Decode | None) -> None:
         self.connection = connection
         self.seq = seq
         self.slot = slot
         self.decode = decode
+        #: Sent in a batch that also holds the calls of later cases (``vts.ipc.call_batch``).
+        self.shared = False
 
     def result(self) -> Any:
-        """What ``Connection.call`` would have returned or raised, waited for under the current deadline."""
+        """What ``Connection.call`` would have returned or raised, waited for under the current deadline.
+
+        A host lost while this call waited in a batch shared with later cases' calls may have been lost
+        to one of those: the connection says so (``lost_in_shared_batch``), for the runner to re-run
+        the case alone.
+        """
         connection, slot = self.connection, self.slot
-        connection.wait(lambda: slot.message is not None, slot.what)
+        try:
+            connection.wait(lambda: slot.message is not None, slot.what)
+        except DriverLost:
+            if self.shared and slot.message is None:
+                connection.lost_in_shared_batch = True
+            raise
         assert slot.message is not None
         return connection.answer(slot.message, slot.what, self.decode)
 
@@ -99,6 +111,10 @@ class Connection:
         #: The driver options the driver was opened with, and those it accepts (None: any); ``vts.ipc.opening``.
         self.options: tuple[tuple[str, str], ...] = ()
         self.accepted_options: tuple[DriverOption, ...] | None = ()
+        #: The features the driver granted in OPEN (revision 3: ``batch``); none before.
+        self.features: frozenset[str] = frozenset()
+        #: The host was lost while a case waited for a batch that also held later cases' calls.
+        self.lost_in_shared_batch = False
         self._seq = itertools.count(1)
         self._send_lock = threading.Lock()
         #: The pools and handles the host knows (public for tests of isolation between connections).
@@ -143,12 +159,55 @@ class Connection:
         """
         if self.failure is not None:
             return None
-        if not all(isinstance(pool, MemoryToken)
-                   or (isinstance(pool, Memory) and self.pools.declared_id(pool) is not None) for pool in pools):
+        if not _all_declared(self.pools, pools):
             return None
         slot = Slot(method)
         seq = self._send(method, write, slot, ahead=True)
         return None if seq is None else PendingCall(self, seq, slot, decode)
+
+    def encode_ahead(self, write: Callable[[Writer], None], pools: Sequence[Any] = ()) -> bytes | None:
+        """A call's arguments encoded now, to be sent ahead in a batch (``vts.ipc.call_batch``).
+
+        None when the call could not go ahead (``send_ahead``'s rules): a lost host, a pool not yet
+        declared, descriptors to attach, or arguments the harness cannot encode; the caller then sends
+        it in the ordinary way, where what goes wrong is charged to it.
+        """
+        if self.failure is not None or not _all_declared(self.pools, pools):
+            return None
+        with self._send_lock:
+            args = self._encode(write, "", ahead=True)
+            if args is None:
+                return None
+            try:
+                # ``pools`` were all declared, so the write declared none (a model names only its pools);
+                # a write that did all the same is not sent ahead, as ``send_ahead`` would not.
+                if self.pools.declares or args.fds or args.close_after_send:
+                    p.close_fds(args.close_after_send)
+                    return None
+                return bytes(memoryview(args.buf)[len(p.EMPTY_PREAMBLE):])
+            finally:
+                self.pools.begin()
+
+    def send_batch_ahead(self, body: bytearray, slot: Slot) -> int | None:
+        """Send a ``BATCH`` built by a ``CallBatch`` (its body after an empty preamble); its sequence number.
+
+        None when it cannot go now without waiting or without a preamble (releases are waiting, the
+        body does not fit one record, a full socket, a lost host): its calls are then sent by their
+        cases in the ordinary way.
+        """
+        if self.failure is not None:
+            return None
+        with self._send_lock:
+            if self.pools.releases or len(body) > MAX_AHEAD_BODY:
+                return None
+            seq = next(self._seq)
+            self._reader.expect(seq, slot)
+            try:
+                p.send_message(self.sock, seq, Method.BATCH, 0, body)
+            except (OSError, ProtocolError):
+                self._reader.forget(seq)
+                return None
+        return seq
 
     def outstanding(self) -> int:
         """Requests sent and not answered yet (between two cases: calls sent ahead for the cases to come)."""
@@ -318,6 +377,12 @@ class Connection:
 
     def write_request(self, w: Writer, request: Request) -> None:
         p.write_request(w, request, self.memory_id)
+
+
+def _all_declared(table: PoolTable, pools: Sequence[Any]) -> bool:
+    """Whether every pool of ``pools`` is a driver token or a memory the host knows as it is now."""
+    return all(isinstance(pool, MemoryToken) or (isinstance(pool, Memory) and table.declared_id(pool) is not None)
+               for pool in pools)
 
 
 def _error_answer(status: int, reader: Reader, what: str) -> Exception:

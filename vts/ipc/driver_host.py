@@ -37,9 +37,12 @@ from vts.ipc.host_calls import HalCalls, Handler, OpenedWith
 from vts.ipc.host_exit import EXIT_OK, exit_after_grace, log, out_of_memory
 from vts.ipc.host_limits import ConnectionLimits
 from vts.ipc.host_sessions import host_handlers
-from vts.ipc.protocol import Method, Reader, WireStatus
+from vts.ipc.protocol import Method, Reader, WireStatus, Writer
 
 __all__ = ["DEFAULT_THREADS", "PROTOCOL_INTERFACE", "DriverHost", "hold_to_protocol"]
+
+#: One call's answer: status, body, descriptors, the reply's writer (None for an error), what to do once sent.
+_Answer = tuple[int, bytes | bytearray, Sequence[int], Writer | None, Callable[[], None] | None]
 
 #: How many threads take turns reading requests (concurrent calls served at once).  One by default:
 #: threads taking turns cost 20-60 us of GIL and futex traffic per call, and the suite's concurrency
@@ -92,7 +95,7 @@ class DriverHost(HalCalls):
         #: Bumped by every preamble that may change the pool table (see ``HalCalls._read_model``).
         self.pools_generation = 0
         #: Method code -> handler: the HAL's methods and the session kinds (``host_sessions``).
-        self.handlers: dict[int, Handler] = {**self.hal_handlers(), **host_handlers(self)}
+        self.handlers: dict[int, Handler] = {**self.hal_handlers(), **host_handlers(self), p.Method.BATCH: self._batch}
         #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).
         self._live_threads: set[int] = {0}
         #: Serving ``nnvts serve``'s clients: HELLO is due by then (monotonic), and calls being served.
@@ -277,38 +280,68 @@ class DriverHost(HalCalls):
         return reader, taken
 
     def _handle(self, message: p.Message, reader: Reader, taken: set[int]) -> None:
-        after: Callable[[], None] | None = None
-        reply_code = message.code | p.REPLY
         try:
-            handler = self.handlers.get(message.code)
-            if handler is None:
-                raise ProtocolError(f"unknown request code {message.code}")
             # A service's client is known to the driver during its calls (priorities compare within one).
             client = CALLING_CLIENT.set(self.limits.client) if self.limits is not None else None
             try:
-                writer, after = handler(reader, message.seq, taken)
+                status, body, fds, writer, after = self._answer(message.code, reader, message.seq, taken)
             finally:
                 if client is not None:
                     CALLING_CLIENT.reset(client)
-            status, body, fds = ErrorStatus.NONE, writer.buf, writer.fds
-        except ProtocolError as error:
-            status, body, fds, writer = WireStatus.PROTOCOL_ERROR, text_body(str(error)), [], None
-        except DriverError as error:
-            status, body, fds, writer = driver_error_answer(error)
-        except MemoryError:
-            out_of_memory()
-        except BaseException as error:
-            status, body, fds, writer = WireStatus.DRIVER_EXCEPTION, exception_body(error), [], None
         finally:
             for fd in message.fds:
                 if fd not in taken:
                     _close(fd)
-        self.send(message.seq, reply_code, status, body, fds)
+        self.send(message.seq, message.code | p.REPLY, status, body, fds)
         if writer is not None:
             for fd in writer.close_after_send:
                 _close(fd)
         if after is not None:
             after()
+
+    def _answer(self, code: int, reader: Reader, seq: int, taken: set[int]) -> _Answer:
+        """Serve one call: its status, body, descriptors, reply writer and what to do once it is sent."""
+        try:
+            handler = self.handlers.get(code)
+            if handler is None:
+                raise ProtocolError(f"unknown request code {code}")
+            writer, after = handler(reader, seq, taken)
+            return ErrorStatus.NONE, writer.buf, writer.fds, writer, after
+        except ProtocolError as error:
+            return WireStatus.PROTOCOL_ERROR, text_body(str(error)), [], None, None
+        except DriverError as error:
+            status, body, fds, writer = driver_error_answer(error)
+            return status, body, fds, writer, None
+        except MemoryError:
+            out_of_memory()
+        except BaseException as error:
+            return WireStatus.DRIVER_EXCEPTION, exception_body(error), [], None, None
+
+    def _batch(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, Callable[[], None] | None]:
+        """BATCH (revision 3, docs/protocol.md §5.4): each call served in order as if it came alone, each
+        answered with its own status; the preamble was applied before, once for all of them."""
+        items = p.read_batch_request(r)
+        w = Writer()
+        w.u32(len(items))
+        afters: list[Callable[[], None]] = []
+        for code, arguments in items:
+            if code not in p.BATCH_METHODS:
+                p.write_batch_answer(w, WireStatus.PROTOCOL_ERROR, text_body(f"request code {code} cannot be batched"))
+                continue
+            status, body, fds, writer, after = self._answer(code, Reader(arguments, r.fds), seq, taken)
+            if fds or (writer is not None and writer.close_after_send):  # no batchable call answers with one
+                p.close_fds([*fds, *(writer.close_after_send if writer is not None else ())])
+                status, body = WireStatus.PROTOCOL_ERROR, text_body(f"the answer to request code {code} "
+                                                                   "carries descriptors: it cannot be batched")
+            p.write_batch_answer(w, status, body)
+            if after is not None:
+                afters.append(after)
+
+        def run_afters() -> None:
+            for after in afters:
+                after()
+
+        return w, run_afters if afters else None
 
     def send(self, seq: int, code: int, status: int, body: bytes | bytearray, fds: Sequence[int] = ()) -> None:
         try:

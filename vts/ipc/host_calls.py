@@ -112,8 +112,8 @@ class HalCalls:
         """Method code -> handler, for every HAL method."""
         return {
             Method.HELLO: self._hello,
-            Method.GET_STATUS: lambda r, s, t: int_reply(self.device.get_status()),
-            Method.GET_TYPE: lambda r, s, t: int_reply(self.device.get_type()),
+            Method.GET_STATUS: lambda r, s, t: (r.end(), int_reply(self.device.get_status()))[1],
+            Method.GET_TYPE: lambda r, s, t: (r.end(), int_reply(self.device.get_type()))[1],
             Method.GET_VERSION_STRING: self._version_string,
             Method.GET_CAPABILITIES: self._capabilities,
             Method.GET_SUPPORTED_EXTENSIONS: self._extensions,
@@ -152,9 +152,13 @@ class HalCalls:
         flags = [flag for flag in p.DEVICE_FLAGS if getattr(self.device, flag, False) is True]
         return [*flags, p.revision_flag()]
 
+    def features(self) -> tuple[str, ...]:
+        """The features this host grants when asked in OPEN (revision 3): ``batch``."""
+        return (p.BATCH_FEATURE,)
+
     def _open(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         """OPEN (revision 2): the driver was made with its options when the host started; they must match."""
-        revision, options = p.read_open_request(r)
+        revision, options, features = p.read_open_request(r)
         r.end()
         if not p.OPTIONS_REVISION <= revision <= p.PROTOCOL_REVISION:
             raise ProtocolError(f"OPEN for revision {revision}; this host speaks revisions up to {p.PROTOCOL_REVISION}")
@@ -165,7 +169,8 @@ class HalCalls:
                               f"{_listed(options)} (a Python driver's options are given when its host starts)")
         w = Writer()
         name = cut_wire_text(str(getattr(self.device, "name", type(self.device).__name__)))
-        p.write_open_reply(w, p.OpenReply(revision, name, opened.accepted))
+        granted = tuple(feature for feature in features if feature in self.features())
+        p.write_open_reply(w, p.OpenReply(revision, name, opened.accepted, granted))
         return w, None
 
     def _version_string(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:

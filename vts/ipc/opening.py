@@ -6,7 +6,9 @@ against it keeps working; its reply names the revisions the driver speaks
 both speak and, from revision 2, sends OPEN: the driver options, answered
 with the options the driver accepts and its device name as opened.  Options
 given to a driver that speaks only revision 1 are a usage error, as are
-options the driver refuses (``DriverOptionError``, exit status 2).
+options the driver refuses (``DriverOptionError``, exit status 2).  From
+revision 3 OPEN also asks for the features the harness uses (``batch``) and
+the driver grants those it serves; a feature not granted is never used.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from vts.ipc.errors import ProtocolError, RequestRejected
 from vts.ipc.protocol import Method, Writer
 from vts.ipc.remote_exceptions import RemoteDriverException
 
-__all__ = ["hello", "open_driver"]
+__all__ = ["WANTED_FEATURES", "hello", "open_driver"]
 
 #: What the harness calls itself in HELLO (informative only).
 CLIENT_NAME = "nnvts"
+#: The features the harness asks for in a revision-3 OPEN (docs/protocol.md §5.3).
+WANTED_FEATURES: tuple[str, ...] = (p.BATCH_FEATURE,)
 
 
 def hello(connection: Connection) -> None:
@@ -44,8 +48,8 @@ def hello(connection: Connection) -> None:
 def open_driver(connection: Connection, options: Sequence[tuple[str, str]], driver: str) -> None:
     """Agree on a revision after HELLO and, from revision 2, open the driver with ``options``.
 
-    Sets the connection's ``revision``, ``options`` and ``accepted_options``
-    (and ``device_name``, as the driver reports it once opened).
+    Sets the connection's ``revision``, ``options``, ``accepted_options`` and
+    ``features`` (and ``device_name``, as the driver reports it once opened).
     """
     revision = min(p.advertised_revision(connection.device_flags), p.PROTOCOL_REVISION)
     connection.revision = revision
@@ -58,8 +62,9 @@ def open_driver(connection: Connection, options: Sequence[tuple[str, str]], driv
                 f"no options: it speaks protocol revision 1, and options came with revision {p.OPTIONS_REVISION}, "
                 "docs/protocol.md §5.3)")
         return
+    wanted = WANTED_FEATURES if revision >= p.FEATURES_REVISION else ()
     try:
-        reply = connection.call(Method.OPEN, lambda w: p.write_open_request(w, revision, options),
+        reply = connection.call(Method.OPEN, lambda w: p.write_open_request(w, revision, options, wanted),
                                 lambda r, taken: p.read_open_reply(r))
     except DriverError as error:
         if error.status == ErrorStatus.INVALID_ARGUMENT:
@@ -69,6 +74,10 @@ def open_driver(connection: Connection, options: Sequence[tuple[str, str]], driv
         raise ProtocolError(f"the driver named revision {revision} in HELLO but did not open: {error}") from None
     if reply.revision != revision:
         raise ProtocolError(f"OPEN asked for revision {revision}; the driver answered {reply.revision}")
+    unasked = sorted(set(reply.features) - set(wanted))
+    if unasked:
+        raise ProtocolError(f"OPEN granted features the harness did not ask for: {', '.join(unasked)}")
+    connection.features = frozenset(reply.features)
     connection.device_name = reply.device_name
     connection.accepted_options = reply.accepted
     connection.options = tuple(options)

@@ -44,6 +44,7 @@ from vts.hal.types import (
 )
 from vts.ipc import protocol as p
 from vts.ipc.burst_proxy import configure_burst
+from vts.ipc.call_batch import CallBatch, batch_of
 from vts.ipc.connection import Connection, PendingCall
 from vts.ipc.driver_options import DriverOption
 from vts.ipc.errors import DriverLost, EncodingError, RequestRejected
@@ -206,11 +207,18 @@ class ProxyDevice(Device):
         return self.connection.call(
             Method.GET_SUPPORTED_OPERATIONS, lambda w: self.connection.write_model(w, model), _decode_flags)
 
-    def get_supported_operations_ahead(self, model: Model) -> PendingCall | None:
-        """``get_supported_operations`` sent now, its answer read later (``Connection.send_ahead``; nnvts, not
-        HAL): ``result()`` returns or raises what the call would have."""
-        return self.connection.send_ahead(Method.GET_SUPPORTED_OPERATIONS,
-                                          lambda w: self.connection.write_model(w, model), _decode_flags, model.pools)
+    def batch_ahead(self) -> CallBatch | None:
+        """A batch of calls to send ahead in one message, or None when the driver did not grant ``batch``
+        (``vts.ipc.call_batch``; nnvts, not HAL)."""
+        return batch_of(self.connection)
+
+    def get_supported_operations_ahead(self, model: Model, batch: CallBatch | None = None) -> PendingCall | None:
+        """``get_supported_operations`` sent now (or added to ``batch``), its answer read later
+        (``Connection.send_ahead``; nnvts, not HAL): ``result()`` returns or raises what the call would have."""
+        write = lambda w: self.connection.write_model(w, model)  # noqa: E731
+        if batch is not None:
+            return batch.add(Method.GET_SUPPORTED_OPERATIONS, write, _decode_flags, model.pools)
+        return self.connection.send_ahead(Method.GET_SUPPORTED_OPERATIONS, write, _decode_flags, model.pools)
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
         return self.connection.call(Method.GET_NUMBER_OF_CACHE_FILES_NEEDED, None,
@@ -233,12 +241,15 @@ class ProxyDevice(Device):
         return self._prepared(self.connection.call(Method.PREPARE_MODEL, write, _decode_handle))  # type: ignore[return-value]
 
     def prepare_model_ahead(self, model: Model, preference: ExecutionPreference | int,
-                            priority: Priority | int) -> PendingCall | None:
-        """``prepare_model`` (no deadline, no cache) sent now, its answer read later (``Connection.send_ahead``;
-        nnvts, not HAL): ``result()`` returns the prepared model or raises what the call would have."""
-        return self.connection.send_ahead(
-            Method.PREPARE_MODEL, self._preparation_writer(model, preference, priority, None, (), (), bytes(32)),
-            lambda r, taken: self._prepared(_decode_handle(r, taken)), model.pools)
+                            priority: Priority | int, batch: CallBatch | None = None) -> PendingCall | None:
+        """``prepare_model`` (no deadline, no cache) sent now (or added to ``batch``), its answer read later
+        (``Connection.send_ahead``; nnvts, not HAL): ``result()`` returns the prepared model or raises what the
+        call would have."""
+        write = self._preparation_writer(model, preference, priority, None, (), (), bytes(32))
+        decode = lambda r, taken: self._prepared(_decode_handle(r, taken))  # noqa: E731
+        if batch is not None:
+            return batch.add(Method.PREPARE_MODEL, write, decode, model.pools)
+        return self.connection.send_ahead(Method.PREPARE_MODEL, write, decode, model.pools)
 
     def _preparation_writer(self, model: Model, preference: ExecutionPreference | int, priority: Priority | int,
                             deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,

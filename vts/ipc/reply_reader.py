@@ -33,7 +33,7 @@ from vts.ipc.protocol import Method
 if TYPE_CHECKING:
     from vts.ipc.remote_future import RemoteFuture
 
-__all__ = ["CALL_NAMES", "ReplyReader", "Slot"]
+__all__ = ["CALL_NAMES", "BatchSlot", "ReplyReader", "Slot"]
 
 #: "execute", "prepare_model"...: what a timeout or a crash reason names.
 CALL_NAMES = {method: method.name.lower() for method in Method}
@@ -52,6 +52,16 @@ class Slot:
         self.message: p.Message | None = None
         self.method = method
         self.what = CALL_NAMES[method]
+
+
+class BatchSlot(Slot):
+    """Where a ``BATCH``'s reply lands: split into one answer per call, each put in that call's slot."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: list[Slot]) -> None:
+        super().__init__(Method.BATCH)
+        self.items = items
 
 
 class ReplyReader:
@@ -211,6 +221,10 @@ class ReplyReader:
         if method != slot.method:
             return (f"the reply to {slot.what} (request {message.seq}) carries code {message.code:#x}, "
                     f"expected {slot.method | p.REPLY:#x}")
+        if isinstance(slot, BatchSlot):
+            problem = _split_batch(message, slot)
+            if problem is not None:
+                return problem
         del self._replies[message.seq]
         slot.message = message
         self._wake_answered()
@@ -289,3 +303,23 @@ class ReplyReader:
                 with self._lock:
                     self._reader_active = False
                     self._hand_off()
+
+
+def _split_batch(message: p.Message, slot: BatchSlot) -> str | None:
+    """Put each answer of a ``BATCH`` reply in its call's slot; what is wrong with the reply, if anything.
+
+    A batch refused as a whole (a status other than NONE: a driver that cannot decode it) answers each
+    of its calls with that status and body, so each call's case reads the refusal as its own.
+    """
+    if message.fds:
+        return f"{len(message.fds)} file descriptors attached to the answer to a batch"
+    if message.status != 0:
+        answers = [(message.status, bytes(message.body))] * len(slot.items)
+    else:
+        try:
+            answers = p.read_batch_reply(p.Reader(message.body), len(slot.items))
+        except ProtocolError as error:
+            return f"malformed answer to a batch: {error}"
+    for item, (status, body) in zip(slot.items, answers, strict=True):
+        item.message = p.Message(message.seq, item.method | p.REPLY, status, body)
+    return None

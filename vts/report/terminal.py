@@ -107,7 +107,7 @@ class TerminalReport:
     def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None, *, total: int | None = None,
                  verbose: bool = False, quiet: bool = False, progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
                  max_failures: int = 20, color: bool | None = None, interactive: bool | None = None,
-                 report_paths: Callable[[], list[tuple[str, str]]] | None = None) -> None:
+                 report_paths: Callable[[], list[tuple[str, str]]] | None = None, workers: int | None = None) -> None:
         out = out if out is not None else sys.stdout
         err = err if err is not None else sys.stderr
         color = not color_disabled() if color is None else color
@@ -117,6 +117,8 @@ class TerminalReport:
         self.quiet = quiet
         self.max_failures = max_failures
         self.report_paths = report_paths
+        #: How many workers ran the cases (``-j``), said in the closing counts; None: not said.
+        self.workers = workers
         self.digest = Digest()
         #: The reason of the first case not run because the driver was in a crash loop.
         self.crash_loop: str | None = None
@@ -377,6 +379,8 @@ class TerminalReport:
         else:
             status += f"{digest.total} "
         line = f"nnvts: {status}cases in {format_duration(elapsed)}"
+        if self.workers is not None:
+            line += f" on {self.workers} worker{'s' if self.workers != 1 else ''}"
         self.console.print(line + (": " + ", ".join(parts) if parts else ": no cases ran"), highlight=False)
 
     def _print_reports(self) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from vts import lazy_front
 
 if TYPE_CHECKING:
-    from vts.run.affinity import worker_cpus
+    from vts.run.affinity import default_jobs, worker_cpus
     from vts.run.caseindex import CaseIndex
     from vts.run.ci import CiInputError, CiOptions, prepare_ci, selection_names, unmatched_message
     from vts.run.claims import ClaimingSlot, ModelClaims
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 #: The public names, by the module that defines each.
 _HOMES = {
-    "vts.run.affinity": ("worker_cpus",),
+    "vts.run.affinity": ("default_jobs", "worker_cpus"),
     "vts.run.caseindex": ("CaseIndex",),
     "vts.run.ci": ("CiInputError", "CiOptions", "prepare_ci", "selection_names", "unmatched_message"),
     "vts.run.claims": ("ClaimingSlot", "ModelClaims"),
@@ -74,6 +74,7 @@ __all__ = [
     "BACKSTOP_GRACE", "BATCH_RESULTS", "CaseIndex", "CiInputError", "CiOptions", "ClaimingSlot", "CrashLoopGuard",
     "CrashLoopPolicy", "ExpectationList", "Glob", "IsolatedRunner", "ModelClaims", "Rerunner", "Runner", "Selection",
     "SelectionError", "Shard", "UnknownFamily", "WorkerLedger", "WorkerSlot", "combine_attempts", "count_cases",
+    "default_jobs",
     "glob_escape", "install_crash_guard", "install_reruns", "iter_cases", "iter_models", "load_durations",
     "needed_specs", "parse_expression", "parse_file", "plan_shards", "prepare_ci", "records", "run_family_case",
     "run_session", "select_families", "selection_names", "shard_loads", "store_durations", "unit_key",

@@ -21,6 +21,16 @@ from __future__ import annotations
 import os
 
 
+def default_jobs(limit: int) -> int:
+    """``nnvts run``'s ``-j`` when none is given: the CPUs this process may use (at most ``limit``).
+
+    deqp-runner and pytest-xdist's ``-n auto`` do the same: a run of a conformance suite is many small
+    independent cases, and each worker with its driver keeps about one core busy.
+    """
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cpus, limit))
+
+
 def worker_cpus(slot: int, jobs: int, allowed: list[int] | None = None) -> set[int] | None:
     """The CPUs of worker ``slot`` of ``jobs``, or None when the cores cannot be shared out."""
     if allowed is None:

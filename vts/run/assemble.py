@@ -11,6 +11,8 @@ runner-side extensions the plan asks for (re-runs, the crash-loop guard).
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +38,10 @@ def check_driver(ref: DriverRef, in_process: bool = False) -> None:
     if ref.is_exec:
         if in_process:
             raise DriverNotFound(f"{ref} is a program: it cannot run in process (drop --in-process)")
+        program = ref.argv[0]
+        found = os.path.isfile(program) and os.access(program, os.X_OK) if os.sep in program else shutil.which(program)
+        if not found:  # said before any worker starts: under -j N each worker would fail every case of its own
+            raise DriverNotFound(f"driver {str(ref)!r} did not start: {program}: no executable file of that name")
         return
     ref.target  # noqa: B018 - resolves the name: an unknown driver fails here
     check_options(ref)

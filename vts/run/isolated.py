@@ -79,6 +79,19 @@ def unreproduced_crash_outcome(first: Outcome, rerun: Outcome) -> Outcome:
                    (note, *first.details), extra)
 
 
+def _rerun_alone(first: Outcome, rerun: Outcome) -> Outcome:
+    """The verdict of a case whose host was lost while it waited for a batch shared with later cases' calls.
+
+    The loss may be a later case's doing (the host serves a batch's calls in order and answers them
+    together), so the first attempt does not count: the case is judged on its re-run alone, with a note.
+    """
+    note = (f"the driver host was lost ({first.reason}) while this case waited for a batch that also held the "
+            f"calls of the cases after it; the case was re-run alone on a fresh host: {rerun.verdict.value}")
+    extra = {key: value for key, value in rerun.extra.items() if key != "lost_in_shared_batch"}
+    return Outcome(rerun.verdict, rerun.reason, (*rerun.details, note),
+                   {**extra, "lost_in_shared_batch_first": first.reason})
+
+
 @dataclass(frozen=True)
 class _EarlierDeath:
     """The host was found dead before the case started: why, and what to say about it."""
@@ -103,7 +116,11 @@ class IsolatedRunner(base.Runner):
         start = time.perf_counter()
         earlier_death = self._earlier_death()
         outcome = self._attempt(family, case, earlier_death)
-        if outcome.verdict is Verdict.CRASH and self.rerun_crashes:
+        if outcome.extra.get("lost_in_shared_batch") and self.rerun_crashes:
+            outcome = _rerun_alone(outcome, self._attempt(family, case, None))
+            if earlier_death is not None:
+                outcome = earlier_death.noted(outcome)
+        elif outcome.verdict is Verdict.CRASH and self.rerun_crashes:
             first = outcome
             outcome = self._attempt(family, case, None)
             if outcome.verdict is Verdict.CRASH:
@@ -157,6 +174,9 @@ class IsolatedRunner(base.Runner):
         if failure is not None:
             self.host.kill(failure)
             outcome = with_leftovers(lost_outcome(failure, timeout), [*earlier, *self.host.take_leftovers()])
+            if connection.lost_in_shared_batch:
+                outcome = Outcome(outcome.verdict, outcome.reason, outcome.details,
+                                  {**outcome.extra, "lost_in_shared_batch": True})
         if earlier_death is not None:
             outcome = earlier_death.noted(outcome)
         if failure is not None:

@@ -56,6 +56,10 @@ def run_session(plan: RunPlan, usage_error: Callable[[str], None]) -> RunOutcome
         preflight(plan)
         ci = prepare_ci(plan.ci, selection, plan.expected_failures, plan.extension_allowlist)
         if plan.isolation.jobs > 1:
+            if plan.driver.is_exec and not plan.isolation.in_process:
+                # A program that does not start, or refuses its options in OPEN, is a usage error as with
+                # -j 1, not every case an error in every worker: started once here and stopped (0.1-0.2 s).
+                start_driver(plan).close()
             return RunOutcome(_run_parallel(plan, ci, selection), selection)
         driver = start_driver(plan)
     except (DriverNotFound, UnknownFamily, HostStartError, CiInputError) as error:
@@ -122,7 +126,7 @@ def _terminal(plan: RunPlan, files: FileReports) -> TerminalReport:
 
     reports = plan.reports
     return TerminalReport(verbose=reports.verbose, quiet=reports.quiet, progress_interval=reports.progress_interval,
-                          report_paths=lambda: files.written)
+                          report_paths=lambda: files.written, workers=plan.isolation.jobs)
 
 
 def _device_type(device: Device) -> str:

@@ -11,6 +11,7 @@ the results down its pipe in batches, so no case is lost if it dies.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -175,11 +176,27 @@ def run_worker(context: WorkerContext, slot: int, channel: Any, skip: int, run_t
     from vts.spec.loader import trust_checked
 
     install()  # the parent's terminate() (SIGTERM) then ends the run loop and this worker's driver host
+    _die_with_parent()  # a SIGKILLed parent must not leave its workers (and their drivers) running
     trust_checked(context.checked_specs)  # the parent checked every spec before starting us
     if context.plan.isolation.pin_cpus:
         pin_worker(slot, context.jobs)  # before the driver host starts: it inherits the CPUs
     set_run_tag(run_tag)
     _SlotRun(context, slot, channel, skip, ledger, claims).run()
+
+
+def _die_with_parent() -> None:
+    """Ask for SIGKILL when the parent ends (``PR_SET_PDEATHSIG``, Linux): the worker's driver host asks the
+    same of the worker, so nothing of a ``-j`` run outlives a harness killed by a signal it cannot catch."""
+    import ctypes
+    import multiprocessing
+
+    try:
+        ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+    except (OSError, AttributeError):
+        return  # not Linux: the parent's terminate() is the only way down
+    parent = multiprocessing.parent_process()
+    if parent is not None and os.getppid() != parent.pid:  # the parent died before the request above
+        os._exit(1)
 
 
 class _SlotRun:

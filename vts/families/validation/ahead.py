@@ -23,12 +23,23 @@ What stays as it was, because the host answers in order:
 
 A call that cannot be sent ahead (a full socket, a pool to declare, a model
 too large) stops the window; its case sends it in the ordinary way.
+
+A driver that granted the ``batch`` feature (protocol revision 3) gets the
+mutations ahead ``BATCH`` at a time, each mutation's query and preparation
+together, in one message (``send_batch``), and a case judged alone sends
+its own two calls in one message too (``send_pair``).  Each case still reads
+its own answers; a driver that dies or hangs in the middle of a batch of
+several mutations is lost while the first of them waits, so that case's
+attempt does not count: it is re-run alone on a restarted driver and judged
+on what it does alone (``vts.run.isolated``), and the mutation that kills
+or hangs the driver is the one charged, as without batches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from vts.families._kit.executions import sent_unchanged
 from vts.families.validation.mutations import Mutation
@@ -38,6 +49,9 @@ from vts.ipc.client import PendingCall
 
 #: How many mutations may be in flight after the one being judged.
 WINDOW = 8
+#: How many mutations one ``BATCH`` message carries ahead (a driver that granted ``batch``): the window is
+#: refilled a batch at a time, so between 4 and 8 mutations are in flight.
+BATCH = 4
 
 
 class Mutations:
@@ -67,6 +81,8 @@ class SentAhead:
         self._sent: dict[int, InFlight] = {}
         self._next = 0  # the first position not sent ahead (or judged) yet
         self._fresh_device = False
+        #: Whether the current device takes ``BATCH`` messages (its driver granted ``batch``).
+        self._batching = False
 
     def take(self, mutations: Mutations, position: int, device: Device) -> InFlight | None:
         """The calls of the case at ``position``, if they were sent ahead to ``device``; forgets them."""
@@ -75,6 +91,8 @@ class SentAhead:
             self._mutations, self._device = mutations, device
             self._sent.clear()
             self._next = 0
+            batch_ahead = getattr(device, "batch_ahead", None)
+            self._batching = callable(batch_ahead) and batch_ahead() is not None
         return self._sent.pop(position, None)
 
     def top_up(self, position: int, mutated: Callable[[Mutation], Model], made_from: Model | None = None) -> None:
@@ -91,12 +109,15 @@ class SentAhead:
             self._fresh_device = False
             self._next = position + 1
             return
+        start = max(self._next, position + 1)
+        end = min(len(mutations.items), position + 1 + self.window)
+        if self._batching:
+            self._top_up_batched(mutations, device, start, end, mutated, made_from)
+            return
         support_ahead = getattr(device, "get_supported_operations_ahead", None)
         prepare_ahead = getattr(device, "prepare_model_ahead", None)
         if support_ahead is None or prepare_ahead is None:
             return
-        start = max(self._next, position + 1)
-        end = min(len(mutations.items), position + 1 + self.window)
         for index in range(start, end):
             mutation = mutations.items[index]
             try:
@@ -112,3 +133,66 @@ class SentAhead:
             self._next = index + 1
             if preparation is None:
                 return
+
+    def _top_up_batched(self, mutations: Mutations, device: Device, start: int, end: int,
+                        mutated: Callable[[Mutation], Model], made_from: Model | None) -> None:
+        """Send the mutations ``start`` to ``end`` ahead, ``BATCH`` to a message (fewer only at the model's end)."""
+        while start < end:
+            if end - start < BATCH and end < len(mutations.items):
+                return  # the window has room for less than a batch: wait for a whole one
+            batch = device.batch_ahead()  # type: ignore[attr-defined]
+            if batch is None:
+                return
+            sent = send_batch(device, batch, mutations.items, range(start, min(end, start + BATCH)), mutated,
+                              made_from)
+            if not sent:
+                return
+            self._sent.update(sent)
+            self._next = max(sent) + 1
+            if len(sent) < min(end - start, BATCH):
+                return  # one could not go: its case sends it
+            start = self._next
+
+
+def send_batch(device: Device, batch: Any, items: Sequence[Mutation], indexes: Iterable[int],
+               mutated: Callable[[Mutation], Model], made_from: Model | None) -> dict[int, InFlight]:
+    """Add the mutations at ``indexes`` to ``batch`` (until one cannot go) and send it: what was sent, by index."""
+    sent: dict[int, InFlight] = {}
+    for index in indexes:
+        mutation = items[index]
+        try:
+            model = mutated(mutation)
+        except Exception:
+            break  # the case will build it again and be charged with what goes wrong
+        in_flight = _add_pair(device, batch, model, mutation, made_from)
+        if in_flight is None:
+            break
+        sent[index] = in_flight
+    return sent if sent and batch.send(shared=len(sent) > 1) else {}
+
+
+def send_pair(device: Device, model: Model, mutation: Mutation, made_from: Model | None) -> InFlight | None:
+    """A mutation's query and preparation sent together in one ``BATCH`` (one exchange), for its own case to
+    read now; None when the device takes no batches or they cannot go (then they are sent one by one)."""
+    batch_ahead = getattr(device, "batch_ahead", None)
+    batch = batch_ahead() if callable(batch_ahead) else None
+    if batch is None:
+        return None
+    in_flight = _add_pair(device, batch, model, mutation, made_from)
+    return in_flight if in_flight is not None and batch.send() else None
+
+
+def _add_pair(device: Device, batch: Any, model: Model, mutation: Mutation,
+              made_from: Model | None) -> InFlight | None:
+    """Add one mutation's two calls (one where it skips the query) to ``batch``; None, and nothing added, if
+    either cannot go."""
+    mark = batch.mark()
+    with sent_unchanged(device, model, made_from):
+        support = device.get_supported_operations_ahead(model, batch) if mutation.query_support else None  # type: ignore[attr-defined]
+        preparation = None
+        if support is not None or not mutation.query_support:
+            preparation = device.prepare_model_ahead(model, mutation.preference, mutation.priority, batch)  # type: ignore[attr-defined]
+    if preparation is None:
+        batch.rollback(mark)
+        return None
+    return InFlight(support, preparation)

@@ -30,7 +30,7 @@ from vts.families._kit.request_mutations import RequestMutation, apply_request_m
 from vts.families._kit.version_rules import rule_lacking
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
-from vts.families.validation.ahead import InFlight, Mutations, SentAhead
+from vts.families.validation.ahead import InFlight, Mutations, SentAhead, send_pair
 from vts.families.validation.mutations import Mutation, apply_mutation, enumerate_mutations
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
@@ -191,6 +191,9 @@ class ValidationFamily(Family):
 
     def _judge_alone(self, mutation: Mutation, model: Model, device: Device) -> Outcome:
         mutated = apply_mutation(model, mutation)
+        in_flight = send_pair(device, mutated, mutation, model)  # one exchange where the driver takes batches
+        if in_flight is not None:
+            return self._judge_sent_ahead(mutation, in_flight, model, device)
         with sent_unchanged(device, mutated, model):  # sent twice, encoded once (a driver host's proxy)
             return self._judge_model_mutation(
                 mutation, (lambda: device.get_supported_operations(mutated)) if mutation.query_support else None,

@@ -17,11 +17,20 @@ driver in C needs only a cursor over little-endian integers:
 
 Three modules, each on the one below: ``framing`` (header, descriptors, message
 kinds), ``primitives`` (``Writer`` and ``Reader``) and ``codec`` (HAL structures);
-beside the codec, ``opening`` (the negotiated revision and ``OPEN``'s driver options).
+beside the codec, ``opening`` (the negotiated revision, ``OPEN``'s driver options and features) and
+``batch`` (several calls in one message, revision 3).
 Everything is named here too, so ``from vts.ipc import protocol as p`` reaches it all.
 """
 
 from vts.ipc.errors import ProtocolError  # what a reader raises, named with the protocol
+from vts.ipc.protocol.batch import (
+    BATCH_METHODS,
+    MAX_BATCH_ITEMS,
+    read_batch_reply,
+    read_batch_request,
+    write_batch_answer,
+    write_batch_item,
+)
 from vts.ipc.protocol.codec import (
     EMPTY_PREAMBLE,
     PoolDeclaration,
@@ -87,11 +96,14 @@ from vts.ipc.protocol.framing import (
     socket_pair,
 )
 from vts.ipc.protocol.opening import (
+    BATCH_FEATURE,
+    FEATURES_REVISION,
     OPTIONS_REVISION,
     PROTOCOL_REVISION,
     REVISION_FLAG_PREFIX,
     OpenReply,
     advertised_revision,
+    check_feature,
     read_open_reply,
     read_open_request,
     revision_flag,
@@ -104,11 +116,15 @@ from vts.ipc.protocol.primitives import (
 )
 
 __all__ = [
+    "BATCH_FEATURE",
+    "BATCH_METHODS",
     "BODY_IN_FD",
     "DEVICE_FLAGS",
     "EMPTY_PREAMBLE",
+    "FEATURES_REVISION",
     "FOREIGN_HANDLE",
     "HEADER",
+    "MAX_BATCH_ITEMS",
     "MAX_BODY",
     "MAX_FDS",
     "MAX_INLINE_BODY",
@@ -138,7 +154,10 @@ __all__ = [
     "WireStatus",
     "Writer",
     "advertised_revision",
+    "check_feature",
     "close_fds",
+    "read_batch_reply",
+    "read_batch_request",
     "read_buffer_desc",
     "read_capabilities",
     "read_error",
@@ -159,6 +178,8 @@ __all__ = [
     "revision_flag",
     "send_message",
     "socket_pair",
+    "write_batch_answer",
+    "write_batch_item",
     "write_buffer_desc",
     "write_capabilities",
     "write_error",

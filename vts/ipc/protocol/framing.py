@@ -76,6 +76,8 @@ class Method(enum.IntEnum):
     OPEN_CONNECTION = 23
     # The opening exchange's second step, from revision 2 (vts/ipc/protocol/opening.py, docs/protocol.md §5.3).
     OPEN = 24
+    # Several calls in one message, from revision 3 with the ``batch`` feature (docs/protocol.md §5.4).
+    BATCH = 25
 
 
 class WireStatus(enum.IntEnum):

@@ -1,0 +1,265 @@
+"""Protocol revision 3: features negotiated in OPEN, BATCH messages, and drivers of revisions 1 and 2 unchanged.
+
+The exchanges are spoken byte by byte to both hosts (the Python host serving
+the reference, the C sample), so each end is checked against the wire
+format of docs/protocol.md §5.3-5.4, not against the other end's code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import hand_add_float
+from tests.ipc.conftest import ROOT
+from vts.families.base import RunOptions
+from vts.families.validation.family import ValidationFamily
+from vts.ipc import protocol as p
+from vts.ipc.call_batch import CallBatch, batch_of
+from vts.ipc.client import connect
+from vts.ipc.connection import Connection
+from vts.ipc.drivers import DriverRef
+from vts.ipc.errors import DriverLost, RequestRejected
+from vts.ipc.host import DriverHost
+from vts.ipc.process import HostProcess
+from vts.ipc.protocol import Method, Reader, Writer
+from vts.model.casemodel import parse_spec
+from vts.results import Verdict
+from vts.run.isolated import IsolatedRunner
+
+SAMPLE = os.path.join(ROOT, "drivers", "sample_c")
+SECOND_REVISION = f"exec:{sys.executable} -m tests.fakes.protocol_v2"
+
+
+@pytest.fixture(scope="module")
+def sample() -> str:
+    if shutil.which("make") is None or shutil.which(os.environ.get("CC", "cc")) is None:
+        pytest.skip("no C toolchain")
+    result = subprocess.run(["make", "-C", SAMPLE], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return os.path.join(SAMPLE, "sample_driver")
+
+
+@contextlib.contextmanager
+def _raw(kind: str, sample_path: str = "") -> Iterator[socket.socket]:
+    """The harness's end of a socket whose other end a driver serves (``python``: the reference's host)."""
+    harness, driver = p.socket_pair()
+    try:
+        if kind == "python":
+            from drivers.reference.device import create_device
+
+            thread = threading.Thread(target=DriverHost(create_device(), driver).serve, daemon=True)
+            thread.start()
+            yield harness
+            harness.close()
+            thread.join(5)
+        else:
+            process = subprocess.Popen([sample_path], pass_fds=(driver.fileno(),), stdin=subprocess.DEVNULL,
+                                       env={**os.environ, "NNVTS_SOCKET_FD": str(driver.fileno())})
+            driver.close()
+            yield harness
+            harness.close()
+            assert process.wait(5) == 0
+    finally:
+        with contextlib.suppress(OSError):
+            driver.close()
+
+
+def _exchange(sock, seq: int, method: Method, args: bytes | bytearray = b"") -> p.Message:
+    p.send_message(sock, seq, method, 0, p.EMPTY_PREAMBLE + bytes(args))
+    message = p.Receiver(sock).receive()
+    assert message is not None and message.seq == seq and message.code == method | p.REPLY
+    return message
+
+
+def _open(sock, revision: int, features: tuple[str, ...]) -> p.OpenReply:
+    w = Writer()
+    w.u32(1)
+    w.string("nnvts")
+    hello = _exchange(sock, 1, Method.HELLO, w.buf)
+    r = Reader(hello.body)
+    r.u32(), r.text()
+    flags = [r.text() for _ in range(r.count(4))]
+    assert p.advertised_revision(flags) == 3
+    w = Writer()
+    p.write_open_request(w, revision, (), features)
+    reply = _exchange(sock, 2, Method.OPEN, w.buf)
+    assert reply.status == 0, reply
+    r = Reader(reply.body)
+    opened = p.read_open_reply(r)
+    r.end()
+    return opened
+
+
+@pytest.mark.parametrize("kind", ["python", "c"])
+def test_a_revision_3_driver_grants_the_features_it_serves_and_answers_a_batch_in_order(kind, request):
+    sample_path = request.getfixturevalue("sample") if kind == "c" else ""
+    with _raw(kind, sample_path) as sock:
+        opened = _open(sock, 3, ("batch", "not-a-feature"))
+        assert opened.revision == 3 and opened.features == ("batch",)
+        w = Writer()
+        w.u32(5)
+        p.write_batch_item(w, Method.GET_TYPE, b"")
+        p.write_batch_item(w, Method.HELLO, b"")  # not batchable: that call alone is refused
+        p.write_batch_item(w, Method.GET_STATUS, b"\x00")  # a trailing byte: that call alone is undecodable
+        p.write_batch_item(w, Method.GET_VERSION_STRING, b"")
+        p.write_batch_item(w, Method.EXECUTE, b"\x07\x00\x00\x00")  # a truncated request: refused alone
+        reply = _exchange(sock, 3, Method.BATCH, w.buf)
+        assert reply.status == 0 and reply.fds == []
+        answers = p.read_batch_reply(Reader(reply.body), 5)
+        statuses = [status for status, _ in answers]
+        assert statuses == [0, p.WireStatus.PROTOCOL_ERROR, p.WireStatus.PROTOCOL_ERROR, 0,
+                            p.WireStatus.PROTOCOL_ERROR]
+        assert Reader(answers[0][1]).i64() in (2, 4)  # CPU (the reference), ACCELERATOR (the sample)
+        assert Reader(answers[3][1]).text()
+        # A malformed batch (a call's length beyond the body) is refused whole, nothing served.
+        w = Writer()
+        w.u32(1)
+        w.u32(Method.GET_TYPE)
+        w.u32(100)
+        reply = _exchange(sock, 4, Method.BATCH, w.buf)
+        assert reply.status == p.WireStatus.PROTOCOL_ERROR
+
+
+@pytest.mark.parametrize("kind", ["python", "c"])
+def test_a_revision_3_driver_still_opens_at_revision_2(kind, request):
+    sample_path = request.getfixturevalue("sample") if kind == "c" else ""
+    with _raw(kind, sample_path) as sock:
+        opened = _open(sock, 2, ())
+        assert opened.revision == 2 and opened.features == ()
+
+
+def _hosted(spec: str) -> HostProcess:
+    return HostProcess(DriverRef(spec), extra_env={"PYTHONPATH": ROOT})
+
+
+def _validation_sweep(host: HostProcess) -> dict[str, Verdict]:
+    family = ValidationFamily()
+    runner = IsolatedRunner(host.device, RunOptions(case_timeout=30.0, send_ahead=True), host=host)
+    (model,) = parse_spec(hand_add_float())
+    return {case.name: runner.run_case(family, case).verdict for case in family.model_cases(model, "<inline>")}
+
+
+@pytest.mark.parametrize("spec", ["reference", SECOND_REVISION, "sample"])
+def test_drivers_of_each_revision_pass_the_validation_sweep(spec, request):
+    if spec == "sample":
+        spec = f"exec:{request.getfixturevalue('sample')}"
+    host = _hosted(spec)
+    try:
+        device = host.start()
+        second = spec == SECOND_REVISION
+        assert device.connection.revision == (2 if second else 3)
+        assert device.connection.features == (frozenset() if second else {p.BATCH_FEATURE})
+        assert (device.batch_ahead() is None) == second
+        verdicts = _validation_sweep(host)
+    finally:
+        host.stop()
+    assert set(verdicts.values()) <= {Verdict.PASSED, Verdict.SKIPPED}, verdicts
+    assert sum(v is Verdict.PASSED for v in verdicts.values()) > 100
+
+
+def test_a_batch_answer_names_each_calls_own_status():
+    host = _hosted("reference")
+    try:
+        device = host.start()
+        batch = device.batch_ahead()
+        assert isinstance(batch, CallBatch)
+        typed = batch.add(Method.GET_TYPE, lambda w: None, lambda r, taken: r.i64())
+        status = batch.add(Method.GET_STATUS, lambda w: w.u8(0), lambda r, taken: r.i64())  # undecodable
+        version = batch.add(Method.GET_VERSION_STRING, lambda w: None, lambda r, taken: r.text())
+        assert batch.add(Method.HELLO, lambda w: None, None) is None  # never batched
+        assert batch.send()
+        assert typed.result() == 2
+        with pytest.raises(RequestRejected, match="could not decode the get_status request"):
+            status.result()
+        assert version.result() == device.get_version_string()
+    finally:
+        host.stop()
+
+
+def test_a_batch_reply_with_the_wrong_number_of_answers_is_a_protocol_violation():
+    harness, driver = p.socket_pair()
+    connection = Connection(harness)
+    connection.deadline = None
+    connection.call_timeout = 5.0
+    connection.features = frozenset({p.BATCH_FEATURE})
+    batch = batch_of(connection)
+    assert batch is not None
+    first = batch.add(Method.GET_TYPE, lambda w: None, lambda r, taken: r.i64())
+    assert first is not None and batch.send()
+    message = p.Receiver(driver).receive()
+    assert message is not None and message.code == Method.BATCH
+    w = Writer()
+    w.u32(2)
+    p.write_batch_answer(w, 0, b"\x02" + bytes(7))
+    p.write_batch_answer(w, 0, b"\x02" + bytes(7))
+    p.send_message(driver, message.seq, Method.BATCH | p.REPLY, 0, w.buf)
+    with pytest.raises(DriverLost, match="protocol violation: malformed answer to a batch: 2 answers to a batch of 1"):
+        first.result()
+    driver.close()
+    connection.close()
+
+
+def _scripted_driver(sock: socket.socket, granted: tuple[str, ...]) -> None:
+    """Answer HELLO (``protocol:3``) and OPEN (granting ``granted``), then wait for the hang-up."""
+    receiver = p.Receiver(sock)
+    hello = receiver.receive()
+    w = Writer()
+    w.u32(1)
+    w.string("nnvts-scripted")
+    w.u32(1)
+    w.string(p.revision_flag(3))
+    p.send_message(sock, hello.seq, Method.HELLO | p.REPLY, 0, w.buf)
+    opened = receiver.receive()
+    r = Reader(opened.body)
+    p.read_preamble(r)
+    revision, _, asked = p.read_open_request(r)
+    assert (revision, asked) == (3, (p.BATCH_FEATURE,))
+    w = Writer()
+    p.write_open_reply(w, p.OpenReply(3, "nnvts-scripted", (), granted))
+    p.send_message(sock, opened.seq, Method.OPEN | p.REPLY, 0, w.buf)
+    receiver.receive()
+
+
+@pytest.mark.parametrize("granted", [(), ("batch",), ("batch", "aidl:4")])
+def test_the_harness_uses_only_the_features_it_asked_for_and_was_granted(granted):
+    harness, driver = p.socket_pair()
+    thread = threading.Thread(target=_scripted_driver, args=(driver, granted), daemon=True)
+    thread.start()
+    try:
+        if "aidl:4" in granted:
+            with pytest.raises(p.ProtocolError, match="granted features the harness did not ask for: aidl:4"):
+                connect(harness, timeout=5)
+            return
+        device = connect(harness, timeout=5)
+        assert device.connection.revision == 3
+        assert device.connection.features == frozenset(granted)
+        assert (device.batch_ahead() is None) == (granted == ())
+    finally:
+        harness.close()
+        thread.join(5)
+        driver.close()
+
+
+def test_feature_names_are_bounded_and_plain():
+    assert p.check_feature("aidl:4") == "aidl:4"
+    for bad in ("", "Batch", "x" * 65, "batch!", "é"):
+        with pytest.raises(p.ProtocolError, match="malformed feature name"):
+            p.check_feature(bad)
+
+
+def test_nnvts_info_names_the_revision_and_the_features(nnvts, sample):
+    for spec, expected in ((f"exec:{sample}", {"revision": 3, "features": ["batch"]}),
+                           (SECOND_REVISION, {"revision": 2, "features": []})):
+        shown = nnvts("info", "--driver", spec, "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["protocol"] == expected
