@@ -247,7 +247,7 @@ def expectations() -> None:
 @click.option("--out", "out_path", required=True, type=OutputFile(), metavar="FILE",
               help="Expected-failures file to write (its comments and still-valid entries are kept).")
 def update(results: str, out_path: str) -> None:
-    """Write the expected-failures file from a run: one entry per failing case, sorted."""
+    """Write the expected-failures file from a run: a glob where many cases fail alike, else exact names."""
     import os
 
     from vts.report.resultsfile import ResultsFileError
@@ -270,6 +270,9 @@ def update(results: str, out_path: str) -> None:
                f"({len(change.added)} added, {len(change.dropped)} dropped as fixed)")
     for pattern in change.dropped:
         click.echo(f"  dropped {pattern}", err=True)
+    if not change.globs_allowed and change.added:
+        click.echo("  exact names only: these results are of a shard, a -k or a --last-failed run, where a glob "
+                   "could cover cases that pass elsewhere (update from the merged report to get globs)", err=True)
 
 
 COMMANDS = (merge, report, expectations)

@@ -9,7 +9,21 @@ run.  The update keeps what still holds and says what changed:
   or was an expected failure in the results, or matches no case of the
   results at all (it concerns cases this run did not select, a shard);
 * an entry whose cases all ran and none failed is dropped (fixed);
-* a failing case no kept entry covers gets a new exact entry.
+* a glob that matches a case that passed is dropped (too broad: it would be
+  an unexpected pass), and its failing cases are covered anew;
+* the failing cases no kept entry covers are covered by new entries: one
+  glob for a prefix of their names (up to a ``/``, ``.`` or ``_``) that at
+  least ``MIN_GLOB_CASES`` cases share and no case that passed has (the
+  cases of one operation and family that fail alike: a bug is one line, not
+  hundreds), commented with how many cases it covers and the reason most of
+  them give; an exact entry for the rest.
+
+Globs are written only from the results of a whole selection: from a shard,
+a ``-k`` or a ``--last-failed`` run a prefix could also cover cases that
+run elsewhere and pass, so such results get exact entries (update from the
+merged report instead).  Skipped cases may fall under a glob (a skipped
+case is never an unexpected pass); when one later runs and passes, the
+next update drops the glob as too broad.
 
 Comment lines directly above an entry travel with it; the comment block at
 the top of the file stays at the top; entries are sorted.
@@ -17,11 +31,13 @@ the top of the file stays at the top; entries are sorted.
 
 from __future__ import annotations
 
-import fnmatch
+import bisect
+from collections import Counter
 from dataclasses import dataclass, field
 
-from vts.report.resultsfile import iter_results
+from vts.report.resultsfile import read_results
 from vts.results import Verdict
+from vts.run.globset import GlobSet, is_glob
 from vts.run.selection import glob_escape
 
 
@@ -38,6 +54,8 @@ class ExpectationsUpdate:
     added: list[str]
     dropped: list[str]
     kept: list[str]
+    #: Whether new globs could be written (the results are of a whole selection).
+    globs_allowed: bool = True
 
 
 def parse_file(text: str) -> tuple[list[str], list[Entry], list[str]]:
@@ -71,28 +89,58 @@ def expected_to_fail(verdict: Verdict) -> bool:
     return (verdict.is_failure and verdict is not Verdict.XPASS) or verdict is Verdict.XFAIL
 
 
-def update_expectations(results_path: str, existing: str | None) -> ExpectationsUpdate:
-    failing: set[str] = set()
-    ran: set[str] = set()
-    for result in iter_results(results_path):
-        ran.add(result.name)
+#: Failing cases a prefix must cover before it is written as one glob instead of exact names.
+MIN_GLOB_CASES = 8
+_SEPARATORS = "/._"
+
+
+@dataclass
+class _Run:
+    """What update needs of a results file: every name that ran, which failed, why, and the selection."""
+
+    ran: list[str] = field(default_factory=list)  # sorted once read
+    failing: dict[str, str] = field(default_factory=dict)  # name -> reason
+    passing: set[str] = field(default_factory=set)  # ran and neither failed nor skipped
+    labels: dict[str, str] = field(default_factory=dict)  # name -> "family: OPERATION TYPE"
+    whole: bool = True  # the results are of a whole selection (no shard, -k or --last-failed)
+
+
+def _read_run(results_path: str) -> _Run:
+    run = _Run()
+    meta, results = read_results(results_path)
+    for result in results:
+        run.ran.append(result.name)
         if expected_to_fail(result.verdict):
-            failing.add(result.name)
+            run.failing[result.name] = result.reason
+            subject = " ".join([*result.operations[:1], *result.operand_types[:1]])
+            run.labels[result.name] = f"{result.family}: {subject}" if subject else result.family
+        elif result.verdict is not Verdict.SKIPPED:
+            run.passing.add(result.name)
+    run.ran.sort()
+    selection = meta.header.get("selection") or {}
+    ci = meta.header.get("ci") or {}
+    run.whole = not (isinstance(selection, dict) and (selection.get("shard") or selection.get("keyword"))) \
+        and not (isinstance(ci, dict) and (ci.get("last_failed") or ci.get("shard_plan")))
+    return run
+
+
+def update_expectations(results_path: str, existing: str | None) -> ExpectationsUpdate:
+    run = _read_run(results_path)
     header, entries, trailer = parse_file(existing or "")
     kept: list[Entry] = []
     dropped: list[str] = []
     covered: set[str] = set()
-    for entry in entries:
-        matches_ran = [n for n in ran if fnmatch.fnmatchcase(n, entry.pattern)] \
-            if any(c in entry.pattern for c in "*?[") else ([entry.pattern] if entry.pattern in ran else [])
-        matches_failing = [n for n in matches_ran if n in failing]
-        if matches_failing or not matches_ran:
+    for entry, matched in zip(entries, _matches(entries, run.ran), strict=True):
+        matches_failing = [n for n in matched if n in run.failing]
+        too_broad = is_glob(entry.pattern) and any(n in run.passing for n in matched)
+        if (matches_failing or not matched) and not too_broad:
             kept.append(entry)
             covered.update(matches_failing)
         else:
-            dropped.append(entry.pattern)
-    added = sorted(failing - covered)
-    entries_out = kept + [Entry(glob_escape(name), glob_escape(name)) for name in added]
+            dropped.append(entry.pattern + (" (too broad: it matches cases that passed)" if too_broad else ""))
+    uncovered = sorted(set(run.failing) - covered)
+    added = _new_entries(uncovered, run) if run.whole else [Entry(glob_escape(n), glob_escape(n)) for n in uncovered]
+    entries_out = kept + added
     entries_out.sort(key=lambda e: e.pattern)
     lines = list(header)
     if header:
@@ -101,5 +149,62 @@ def update_expectations(results_path: str, existing: str | None) -> Expectations
         lines.extend(entry.comments)
         lines.append(entry.line)
     lines.extend(trailer)
-    return ExpectationsUpdate("\n".join(lines) + "\n" if lines else "", added, dropped,
-                              [e.pattern for e in kept])
+    return ExpectationsUpdate("\n".join(lines) + "\n" if lines else "", [e.pattern for e in added], dropped,
+                              [e.pattern for e in kept], run.whole)
+
+
+def _matches(entries: list[Entry], ran: list[str]) -> list[list[str]]:
+    """The ran names each entry matches (one pass over the names for all the entries)."""
+    matcher = GlobSet(e.pattern for e in entries)
+    found: list[list[str]] = [[] for _ in entries]
+    for name in ran:
+        for index in matcher.matching(name):
+            found[index].append(name)
+    return found
+
+
+def _new_entries(uncovered: list[str], run: _Run) -> list[Entry]:
+    """Globs for the prefixes many uncovered cases share and no passing case has; exact entries for the rest."""
+    uncovered_set = set(uncovered)
+    passing_before, uncovered_before = [0], [0]  # [i]: passing (uncovered) names among ran[:i]
+    for name in run.ran:
+        passing_before.append(passing_before[-1] + (name in run.passing))
+        uncovered_before.append(uncovered_before[-1] + (name in uncovered_set))
+
+    def share(prefix: str) -> tuple[int, int]:
+        """(first, end) of the ran names with ``prefix``, or (0, 0) when one of them passed."""
+        first = bisect.bisect_left(run.ran, prefix)
+        end = bisect.bisect_left(run.ran, prefix + "\U0010ffff")
+        return (first, end) if passing_before[end] == passing_before[first] else (0, 0)
+
+    entries: list[Entry] = []
+    done: set[str] = set()
+    for name in uncovered:
+        if name in done:
+            continue
+        chosen = None
+        for cut in (i + 1 for i, c in enumerate(name) if c in _SEPARATORS):
+            first, end = share(name[:cut])
+            if uncovered_before[end] - uncovered_before[first] < MIN_GLOB_CASES:
+                continue  # counted without reading the range: a short prefix can span most of a run
+            members = [n for n in run.ran[first:end] if n in uncovered_set and n not in done]
+            if len(members) >= MIN_GLOB_CASES:
+                chosen = (name[:cut], members)
+                break
+        if chosen is None:
+            entries.append(Entry(glob_escape(name), glob_escape(name)))
+            done.add(name)
+            continue
+        prefix, members = chosen
+        done.update(members)
+        entries.append(Entry(glob_escape(prefix) + "*", glob_escape(prefix) + "*", [_describe(members, run)]))
+    return entries
+
+
+def _describe(members: list[str], run: _Run) -> str:
+    """``# 124 failing cases (generated: SOFTMAX TENSOR_FLOAT32), most: <reason>``: the comment above a glob."""
+    labels = Counter(run.labels[n] for n in members).most_common(2)
+    reason, count = Counter(run.failing[n] for n in members).most_common(1)[0]
+    label = "; ".join(label for label, _ in labels) + ("; ..." if len(set(run.labels[n] for n in members)) > 2 else "")
+    said = "all" if count == len(members) else f"{count}"
+    return f"# {len(members)} failing cases ({label}); {said}: {' '.join(reason.split())[:140]}"
