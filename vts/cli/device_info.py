@@ -19,6 +19,7 @@ from vts.hal.enums import DeviceStatus, DeviceType, OperandType, enum_name
 from vts.hal.interfaces import Device
 from vts.hal.types import Capabilities, PerformanceInfo
 from vts.ipc.drivers import DriverRef
+from vts.report.logconsole import LogConsole
 
 if TYPE_CHECKING:
     from vts.ipc.driver_options import DriverOption
@@ -171,7 +172,7 @@ def capabilities_summary(caps: Capabilities) -> str:
 
 
 def print_device_info(data: dict[str, Any], console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or LogConsole()  # off a terminal, tables at their own width
     summary = Table(title=f"nnvts info: {data.get('name')}", show_header=False)
     summary.add_column("field", style="bold")
     summary.add_column("value")

@@ -50,6 +50,7 @@ from rich.table import Table
 from rich.text import Text
 
 from vts.report.digest import MAX_GRID_CELLS, Digest, grid_key, tone
+from vts.report.logconsole import LogConsole
 from vts.report.sanitize import clean, clean_result
 from vts.results import CaseResult, Verdict
 
@@ -377,5 +378,5 @@ class _BeforeReports:
 
 def _console(file: IO[str], color: bool) -> Console:
     # color_system=None: rich then writes no escape sequence at all (not even bold).
-    return Console(file=file, color_system="auto" if color else None, no_color=not color, highlight=False,
-                   emoji=False)
+    return LogConsole(file=file, color_system="auto" if color else None, no_color=not color, highlight=False,
+                      emoji=False)  # off a terminal, tables at their own width (vts/report/logconsole.py)
