@@ -66,3 +66,16 @@ def test_a_glob_that_now_matches_a_passing_case_is_replaced(tmp_path):
     assert update.dropped == ["generated/softmax_basic.* (too broad: it matches cases that passed)"]
     patterns = [e.pattern for e in parse_file(update.text)[1]]
     assert "generated/softmax_basic.beta2_*" in patterns and "generated/softmax_basic.*" not in patterns
+
+
+def test_one_check_failing_for_every_model_is_one_glob_with_a_literal_ending(tmp_path):
+    """``validation/*.async``: the same check fails for many models while their other checks pass."""
+    models = [f"{op}_basic.{v}" for op in ("add", "mul", "conv") for v in ("float32", "quant8", "relu", "nchw")]
+    failing = [f"validation/{m}.remove_input_0.async" for m in models]
+    passing = [f"validation/{m}.remove_input_0.{path}" for m in models for path in ("sync", "fenced")]
+    update = update_expectations(_results(tmp_path, failing=failing, passing=passing), None)
+    patterns = [e.pattern for e in parse_file(update.text)[1]]
+    assert patterns == ["validation/*.async"], patterns
+    expectations = ExpectationList(patterns)
+    assert all(expectations.expects_failure(n) for n in failing)
+    assert not any(expectations.expects_failure(n) for n in passing)

@@ -12,11 +12,12 @@ run.  The update keeps what still holds and says what changed:
 * a glob that matches a case that passed is dropped (too broad: it would be
   an unexpected pass), and its failing cases are covered anew;
 * the failing cases no kept entry covers are covered by new entries: one
-  glob for a prefix of their names (up to a ``/``, ``.`` or ``_``) that at
-  least ``MIN_GLOB_CASES`` cases share and no case that passed has (the
-  cases of one operation and family that fail alike: a bug is one line, not
-  hundreds), commented with how many cases it covers and the reason most of
-  them give; an exact entry for the rest.
+  glob for a prefix of their names (up to a ``/``, ``.`` or ``_``), with
+  or without a literal ending (``validation/*.async``), that at least
+  ``MIN_GLOB_CASES`` cases share and no case that passed matches (the
+  cases of one family and operation, or one check, that fail alike: a bug
+  is one line, not hundreds), commented with how many cases it covers and
+  the reason most of them give; an exact entry for the rest.
 
 Globs are written only from the results of a whole selection: from a shard,
 a ``-k`` or a ``--last-failed`` run a prefix could also cover cases that
@@ -163,41 +164,71 @@ def _matches(entries: list[Entry], ran: list[str]) -> list[list[str]]:
     return found
 
 
-def _new_entries(uncovered: list[str], run: _Run) -> list[Entry]:
-    """Globs for the prefixes many uncovered cases share and no passing case has; exact entries for the rest."""
-    uncovered_set = set(uncovered)
-    passing_before, uncovered_before = [0], [0]  # [i]: passing (uncovered) names among ran[:i]
-    for name in run.ran:
-        passing_before.append(passing_before[-1] + (name in run.passing))
-        uncovered_before.append(uncovered_before[-1] + (name in uncovered_set))
+def _tails(name: str) -> tuple[str, ...]:
+    """The endings a glob may keep literal after its ``*``: from the last ``.`` and from the last ``_``.
 
-    def share(prefix: str) -> tuple[int, int]:
-        """(first, end) of the ran names with ``prefix``, or (0, 0) when one of them passed."""
-        first = bisect.bisect_left(run.ran, prefix)
-        end = bisect.bisect_left(run.ran, prefix + "\U0010ffff")
-        return (first, end) if passing_before[end] == passing_before[first] else (0, 0)
+    The last part of a name says which check of a model's cases it is (``.async``, ``_unlimited``): a
+    bug fails that check for many models, so ``validation/*.async`` can name hundreds of failures that
+    no prefix alone can without taking in cases that pass.
+    """
+    return tuple(sorted((name[i:] for i in {name.rfind("."), name.rfind("_")} if i > 0), key=len))
+
+
+class _Candidates:
+    """Names by ending, sorted, to count what a glob ``PREFIX*ENDING`` would take in with a bisection."""
+
+    def __init__(self, names: set[str]) -> None:
+        by_tail: dict[str, list[str]] = {"": sorted(names)}
+        for name in names:
+            for tail in _tails(name):
+                by_tail.setdefault(tail, []).append(name)
+        for tail, listed in by_tail.items():
+            if tail:
+                listed.sort()
+        self.by_tail = by_tail
+
+    def with_prefix(self, prefix: str, tail: str) -> list[str]:
+        """The names with ``prefix`` and ``tail`` that the glob matches (the two not overlapping)."""
+        listed = self.by_tail.get(tail, [])
+        first = bisect.bisect_left(listed, prefix)
+        end = bisect.bisect_left(listed, prefix + "\U0010ffff")
+        return [n for n in listed[first:end] if len(n) >= len(prefix) + len(tail)]
+
+    def count(self, prefix: str, tail: str) -> int:
+        """At most how many names ``with_prefix`` gives (without reading them)."""
+        listed = self.by_tail.get(tail, [])
+        return bisect.bisect_left(listed, prefix + "\U0010ffff") - bisect.bisect_left(listed, prefix)
+
+
+def _new_entries(uncovered: list[str], run: _Run) -> list[Entry]:
+    """Globs (``PREFIX*`` or ``PREFIX*ENDING``) for many uncovered cases that no passing case matches;
+    exact entries for the rest.  Greedy: each case not yet covered takes the glob that covers most (on a
+    tie the shortest ending, then the shortest prefix: the most general glob that is still exact)."""
+    failing, passing = _Candidates(set(uncovered)), _Candidates(run.passing)
+
+    def blocked(prefix: str, tail: str) -> bool:
+        return passing.count(prefix, tail) > 0 and bool(passing.with_prefix(prefix, tail))
 
     entries: list[Entry] = []
     done: set[str] = set()
     for name in uncovered:
         if name in done:
             continue
-        chosen = None
-        for cut in (i + 1 for i, c in enumerate(name) if c in _SEPARATORS):
-            first, end = share(name[:cut])
-            if uncovered_before[end] - uncovered_before[first] < MIN_GLOB_CASES:
-                continue  # counted without reading the range: a short prefix can span most of a run
-            members = [n for n in run.ran[first:end] if n in uncovered_set and n not in done]
-            if len(members) >= MIN_GLOB_CASES:
-                chosen = (name[:cut], members)
-                break
-        if chosen is None:
+        best: tuple[int, str, str] | None = None
+        for tail in ("", *_tails(name)):
+            for cut in (i + 1 for i, c in enumerate(name[:len(name) - len(tail)]) if c in _SEPARATORS):
+                prefix = name[:cut]
+                bound = failing.count(prefix, tail)
+                if bound >= MIN_GLOB_CASES and (best is None or bound > best[0]) and not blocked(prefix, tail):
+                    best = (bound, prefix, tail)
+        members = [] if best is None else [n for n in failing.with_prefix(best[1], best[2]) if n not in done]
+        if best is None or len(members) < MIN_GLOB_CASES:
             entries.append(Entry(glob_escape(name), glob_escape(name)))
             done.add(name)
             continue
-        prefix, members = chosen
         done.update(members)
-        entries.append(Entry(glob_escape(prefix) + "*", glob_escape(prefix) + "*", [_describe(members, run)]))
+        pattern = glob_escape(best[1]) + "*" + glob_escape(best[2])
+        entries.append(Entry(pattern, pattern, [_describe(members, run)]))
     return entries
 
 
