@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 ## 0.8 s of a 2 s run of one spec file (bench/README.md).  Incremental: only a changed module is compiled
 ## again; a stale file is never used (Python checks each source's mtime).
 bytecode: $(STAMP)
-	$(BIN)/python -m compileall -q -j 0 vts drivers tests/__init__.py tests/fakes
+	$(BIN)/python -m compileall -q -j 0 vts nnvts tests/__init__.py tests/fakes
 
 ## run: nnvts against the bundled reference driver on the bundled cases (generated_tests/); first says how long
 ## it will take on this machine (the last run's duration, or a timed 1/50 sample: tools/run_estimate.py)
@@ -53,9 +53,9 @@ check-generated: $(STAMP)
 corpus: $(STAMP) bytecode
 	$(BIN)/nnvts run --driver reference --specs $(CORPUS) -j 2 --json reports/corpus.json --html reports/corpus.html
 
-## sample-driver: the C driver speaking the nnvts protocol (run it with --driver exec:drivers/sample_c/sample_driver)
+## sample-driver: the C driver speaking the nnvts protocol (run it with --driver exec:nnvts/drivers/sample_c/sample_driver)
 sample-driver:
-	$(MAKE) -C drivers/sample_c
+	$(MAKE) -C nnvts/drivers/sample_c
 
 ## bench: MobileNet against ONNX Runtime and a numpy baseline, IPC overhead (installs the bench extras)
 bench: $(STAMP)
@@ -74,4 +74,4 @@ gpu-check:
 
 clean:
 	rm -rf $(VENV) reports build *.egg-info
-	$(MAKE) -C drivers/sample_c clean
+	$(MAKE) -C nnvts/drivers/sample_c clean

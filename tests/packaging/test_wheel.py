@@ -23,7 +23,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: What the build needs of the clone (copied, so the build's own build/ and egg-info stay out of it).
-SOURCES = ("pyproject.toml", "README.md", "vts", "drivers", "nnvts", "generated_tests")
+SOURCES = ("pyproject.toml", "README.md", "vts", "nnvts", "generated_tests")
 
 pytestmark = pytest.mark.wheel
 
