@@ -55,11 +55,15 @@ def wheel(tmp_path_factory) -> str:
     return built
 
 
-def test_the_wheel_carries_the_bundled_cases(wheel):
+def test_the_wheel_carries_the_bundled_cases_and_no_top_level_drivers_package(wheel):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
+        entry_points = next(archive.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt"))
     cases = {n.rsplit("/", 1)[1] for n in names if n.startswith("nnvts/generated_tests/") and n.endswith(".json")}
     assert cases == {n for n in os.listdir(os.path.join(ROOT, "generated_tests")) if n.endswith(".json")}
+    top_level = {n.split("/", 1)[0] for n in names if "/" in n and ".dist-info/" not in n}
+    assert top_level == {"vts", "nnvts"}, top_level  # a top-level "drivers" would shadow a vendor's package
+    assert "reference = nnvts.drivers.reference:create_device" in entry_points
 
 
 def test_installed_from_the_wheel_nnvts_runs_the_bundled_cases_from_an_empty_folder(wheel, tmp_path):
