@@ -255,6 +255,8 @@ class ExpectationList:
         self.terms = [p if isinstance(p, Glob) else Glob(p) for p in patterns]
         self.path = path
         self.matcher = GlobSet(t.text for t in self.terms)
+        #: The names asked about that some entry matched (for ``unmatched``).
+        self._matched: set[str] = set()
 
     @classmethod
     def from_file(cls, path: str) -> ExpectationList:
@@ -263,7 +265,14 @@ class ExpectationList:
         return cls([Glob(text, number) for number, text in entries if text], path)
 
     def expects_failure(self, name: str) -> bool:
-        return self.matcher(name)
+        hit = self.matcher(name)
+        if hit:
+            self._matched.add(name)
+        return hit
+
+    def unmatched(self) -> list[str]:
+        """The entries that matched none of the names asked about so far."""
+        return [t.text for t in self.unmatched_among(self._matched)]
 
     def unmatched_among(self, names: Iterable[str]) -> list[Glob]:
         """Entries that match none of ``names``, in the list's order: one pass over the names."""
