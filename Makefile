@@ -1,5 +1,5 @@
-# nnvts: the two commands of the README (`make run`, `make test`) and their helpers.
-# Both create the virtual environment on first use, so a fresh clone needs nothing installed by hand.
+# nnvts: the commands of the README (`make run`, `make quick`, `make test`) and their helpers.
+# Each creates the virtual environment on first use, so a fresh clone needs nothing installed by hand.
 
 PYTHON ?= python3
 VENV := .venv
@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CORPUS ?= ../shared/corpus
 
-.PHONY: run test lint generate check-generated corpus sample-driver bench engines gpu-check bytecode clean
+.PHONY: run quick test lint generate check-generated corpus sample-driver bench engines gpu-check bytecode clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,11 +22,18 @@ $(STAMP): pyproject.toml
 ## 0.8 s of a 2 s run of one spec file (bench/README.md).  Incremental: only a changed module is compiled
 ## again; a stale file is never used (Python checks each source's mtime).
 bytecode: $(STAMP)
-	$(BIN)/python -m compileall -q -j 0 vts drivers tests/__init__.py tests/fakes
+	$(BIN)/python -m compileall -q -j 0 vts nnvts tests/__init__.py tests/fakes
 
-## run: nnvts against the bundled reference driver on the bundled cases (generated_tests/)
+## run: nnvts against the bundled reference driver on the bundled cases (generated_tests/); first says how long
+## it will take on this machine (the last run's duration, or a timed 1/50 sample: tools/run_estimate.py)
 run: $(STAMP) bytecode
+	@$(BIN)/python tools/run_estimate.py --last reports/run.json -- --driver reference --specs generated_tests
 	$(BIN)/nnvts run --driver reference --specs generated_tests --json reports/run.json --junit reports/run.xml --html reports/run.html
+
+## quick: about a minute: the generated family in full, then a stable 1/40 sample of every family
+quick: $(STAMP) bytecode
+	$(BIN)/nnvts run --driver reference --family generated --json reports/quick-generated.json
+	$(BIN)/nnvts run --driver reference --shard 1/40 --json reports/quick-sample.json --html reports/quick-sample.html
 
 ## test: the test suite (harness self-tests, reference driver, corpus when ../shared is present), one
 ## pytest-xdist worker per core (the suite is independent tests; no test has a timing threshold)
@@ -46,9 +53,9 @@ check-generated: $(STAMP)
 corpus: $(STAMP) bytecode
 	$(BIN)/nnvts run --driver reference --specs $(CORPUS) -j 2 --json reports/corpus.json --html reports/corpus.html
 
-## sample-driver: the C driver speaking the nnvts protocol (run it with --driver exec:drivers/sample_c/sample_driver)
+## sample-driver: the C driver speaking the nnvts protocol (run it with --driver exec:nnvts/drivers/sample_c/sample_driver)
 sample-driver:
-	$(MAKE) -C drivers/sample_c
+	$(MAKE) -C nnvts/drivers/sample_c
 
 ## bench: MobileNet against ONNX Runtime and a numpy baseline, IPC overhead (installs the bench extras)
 bench: $(STAMP)
@@ -69,4 +76,4 @@ gpu-check:
 
 clean:
 	rm -rf $(VENV) reports build *.egg-info
-	$(MAKE) -C drivers/sample_c clean
+	$(MAKE) -C nnvts/drivers/sample_c clean

@@ -46,7 +46,7 @@ from vts.model.casemodel import parse_spec  # noqa: E402
 from vts.results import Verdict  # noqa: E402
 from vts.run.isolated import IsolatedRunner  # noqa: E402
 
-C_DRIVER = os.path.join(ROOT, "drivers", "sample_c", "sample_driver")
+C_DRIVER = os.path.join(ROOT, "nnvts", "drivers", "sample_c", "sample_driver")
 VARIANTS = ("one by one", "sent ahead", "batched")
 
 

@@ -18,7 +18,7 @@ For each family, two runs of ``nnvts run --family F`` out of process, no report 
 Buckets, by the module of the code that spent the time (the time of builtins, the standard library and
 other packages goes to the code of ours that called them, shared by what each caller spent in them):
 
-* ``driver``: ``drivers/``, ``vts/hal/validation*``, ``vts/hal/operations``, ``vts/hal/checked.py``,
+* ``driver``: ``nnvts/drivers/``, ``vts/hal/validation*``, ``vts/hal/operations``, ``vts/hal/checked.py``,
   numpy, on the host side (the reference driver's own work; on the harness side numpy is judging);
 * ``ipc``: ``vts/ipc/`` on either side (encoding, decoding, framing, socket calls, the host's loop);
 * ``pools``: ``vts/hal/memory.py`` (shared-memory pools: memfd, mmap, pread/pwrite);

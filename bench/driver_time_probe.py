@@ -67,7 +67,7 @@ def install() -> None:
     directory = os.environ.get("NNVTS_DRIVER_TIME_DIR")
     if not directory:
         return
-    from drivers.reference.device import ReferenceDevice
+    from nnvts.drivers.reference.device import ReferenceDevice
     from vts.hal.checked import CheckedDevice, CheckedPreparedModel
 
     _wrap(CheckedDevice, ("get_supported_operations", "prepare_model"))

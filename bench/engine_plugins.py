@@ -65,7 +65,7 @@ def _golden_models(specs: str, limit: int):
 
 def phase(name: str, specs: str, limit: int, runs: int, cache: str) -> dict[str, dict[str, float]]:
     """One phase in this process: per model case name, its figures in seconds."""
-    import drivers.onnxruntime as ort_driver
+    import nnvts.drivers.onnxruntime as ort_driver
     from vts.model.casemodel import build_request, close_model
 
     device = ort_driver.create_device(ep="qnn", cache="off" if name == "off" else cache)

@@ -35,7 +35,7 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from drivers.reference import create_device  # noqa: E402
+from nnvts.drivers.reference import create_device  # noqa: E402
 from vts.hal.enums import HalVersion, OperandLifeTime, OperandType, OperationType  # noqa: E402
 from vts.hal.interfaces import Device  # noqa: E402
 from vts.ipc.process import HostProcess  # noqa: E402
@@ -51,7 +51,7 @@ from vts.model.casemodel import (  # noqa: E402
     to_hal_model,
 )
 
-C_DRIVER = os.path.join(ROOT, "drivers", "sample_c", "sample_driver")
+C_DRIVER = os.path.join(ROOT, "nnvts", "nnvts", "drivers", "sample_c", "sample_driver")
 
 
 def two_input_add(size: int) -> CaseModel:

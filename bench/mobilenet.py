@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from vts.hal.enums import OperandType
 from vts.model.builtin.mobilenet import build_mobilenet_v1_float, build_mobilenet_v1_quant8
 from vts.model.casemodel import CaseModel, build_request, close_model, dtype_of, to_hal_model

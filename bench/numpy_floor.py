@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from drivers.reference.ops.conv import (
+from nnvts.drivers.reference.ops.conv import (
     PADDING_SAME,
     DepthwiseGeometry,
     Window,

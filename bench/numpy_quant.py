@@ -1,7 +1,7 @@
 """A plain numpy uint8 interpreter: the "naive but reasonable" peer of the reference driver.
 
 What a competent engineer writes in an afternoon, written apart from
-``drivers/reference`` (it shares no code with it): constants are decoded and
+``nnvts/drivers/reference`` (it shares no code with it): constants are decoded and
 zero-point-adjusted once at preparation; each convolution gathers im2col
 patches with ``sliding_window_view`` and multiplies them in int32 (numpy's
 integer matmul, no BLAS); depthwise convolutions multiply the patches by the

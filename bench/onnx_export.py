@@ -1,7 +1,7 @@
 """Export an nnvts ``CaseModel`` to ONNX, so ONNX Runtime can run the very same network.
 
 There is one NNAPI -> ONNX translation in nnvts: the ONNX Runtime driver's
-(``drivers/onnxruntime/ops.py`` says how layouts, padding, fused
+(``nnvts/drivers/onnxruntime/ops.py`` says how layouts, padding, fused
 activations and quantized operators map).  This module only turns a test
 model into the HAL model that translation reads.  The exported graph takes
 and returns tensors in NNAPI's layout (NHWC), exactly as the driver does;
@@ -18,8 +18,8 @@ from vts.model.casemodel import CaseModel, close_model, to_hal_model
 
 def export(model: CaseModel) -> Any:
     """The ``onnx.ModelProto`` of ``model``'s main subgraph (same inputs, outputs and layout)."""
-    from drivers.engine.nnapi import ModelView, Unsupported
-    from drivers.onnxruntime.translator import translate
+    from nnvts.drivers.engine.nnapi import ModelView, Unsupported
+    from nnvts.drivers.onnxruntime.translator import translate
 
     hal_model = to_hal_model(model)
     try:

@@ -29,7 +29,7 @@ def lint_imports(root: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 def copy_tree(destination: Path) -> Path:
     """The packages the contracts read, their contract types and the configuration, copied to ``destination``."""
-    for part in ("vts", "drivers", "tools"):
+    for part in ("vts", "nnvts", "tools"):
         shutil.copytree(ROOT / part, destination / part, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.o"))
     shutil.copy(ROOT / "pyproject.toml", destination / "pyproject.toml")
     return destination

@@ -32,15 +32,15 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
     copy_tree(tmp_path)
     errors = tmp_path / "vts" / "hal" / "errors.py"
     errors.write_text(errors.read_text() + "\nfrom vts.run import runner  # noqa: E402,F401\n")
-    engine = tmp_path / "drivers" / "engine" / "nnapi.py"
+    engine = tmp_path / "nnvts" / "drivers" / "engine" / "nnapi.py"
     engine.write_text(engine.read_text() + "\nfrom vts.model import casemodel  # noqa: E402,F401\n")
     session = tmp_path / "vts" / "run" / "session.py"
-    session.write_text(session.read_text() + "\nfrom drivers.reference import device  # noqa: E402,F401\n")
+    session.write_text(session.read_text() + "\nfrom nnvts.drivers.reference import device  # noqa: E402,F401\n")
     result = lint_imports(tmp_path)
     assert result.returncode != 0
     assert "vts.hal.errors -> vts.run.runner" in result.stdout
-    assert "drivers.engine.nnapi -> vts.model.casemodel" in result.stdout
-    assert "vts.run.session -> drivers.reference.device" in result.stdout  # the harness never imports a driver
+    assert "nnvts.drivers.engine.nnapi -> vts.model.casemodel" in result.stdout
+    assert "vts.run.session -> nnvts.drivers.reference.device" in result.stdout  # the harness never imports a driver
 
 
 def test_no_import_cycles_and_no_loose_modules(capsys: pytest.CaptureFixture[str]) -> None:

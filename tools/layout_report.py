@@ -188,7 +188,7 @@ def _print_code_figures(root: Path, edges: dict[str, set[str]], verbose: bool) -
     add("packages with __all__ in __init__", [f"without __all__: {name}" for name in without_all],
         count=len(with_all), tail=f" of {len(with_all) + len(without_all)}")
     add("design citations that do not resolve",
-        code_figures.unresolved_citations(root, ["vts", "drivers", "tests", "tools", "bench", "docs"]))
+        code_figures.unresolved_citations(root, ["vts", "nnvts", "tests", "tools", "bench", "docs"]))
     for label, count, tail, items in figures:
         print(f"{label}: {count}{tail}")
         if verbose:

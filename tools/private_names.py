@@ -119,7 +119,7 @@ def private_imports(importer: str, files: Mapping[str, Path]) -> list[PrivateImp
     return sorted(found.values(), key=lambda item: (item.line, item.imported))
 
 
-def scan(root: Path, packages: Iterable[str] = ("vts", "drivers")) -> list[PrivateImport]:
+def scan(root: Path, packages: Iterable[str] = ("vts", "nnvts")) -> list[PrivateImport]:
     """Every private import across packages in the given top-level packages under ``root``."""
     files = module_files(root, packages)
     return [found for name in files for found in private_imports(name, files)]

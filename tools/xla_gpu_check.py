@@ -12,7 +12,7 @@ and exits with status 2), then runs, with ``NNVTS_XLA_BACKEND`` set:
    memory_domain, fenced, burst, caching and concurrency;
 2. the precision self-test: the same shard, generated family, float32
    convolutions and fully-connected models only, with the driver variant
-   that leaves XLA's default precision (``drivers.xla:gpu_default_precision``).
+   that leaves XLA's default precision (``nnvts.drivers.xla:gpu_default_precision``).
    On a GPU that runs TF32/bf16 passes, the suite must fail it somewhere;
    on a CPU it is equivalent to full precision and passes;
 3. ``nnvts bench --driver xla``;
@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     steps.append(run("families", [*nnvts(), "run", "--driver", "xla", "--specs", args.corpus, *families,
                                   "--oracle", "reference", *common, "--json", str(OUT / "families.json")],
                      env, OUT / "families.txt"))
-    variant = "drivers.xla:gpu_default_precision" if args.backend != "cpu" else "drivers.xla:cpu_default_precision"
+    variant = ("nnvts.drivers.xla:gpu_default_precision" if args.backend != "cpu"
+               else "nnvts.drivers.xla:cpu_default_precision")
     steps.append(run("precision self-test", [*nnvts(), "run", "--driver", variant, "--specs", args.corpus,
                                              "--family", "generated", "-k", PRECISION_SELECTION, "--memory-limit",
                                              "0", "--shard", args.shard, "-q", "--json", str(OUT / "precision.json")],

@@ -79,8 +79,13 @@ def test_both_examples_have_the_documented_shape() -> None:
     assert restores == [jobs["plan"]], "only the plan job restores the durations cache"
     assert gitlab["nnvts"]["needs"] == ["nnvts-plan"] and "cache" not in gitlab["nnvts"]
     for job in (jobs["plan"], jobs["nnvts"], jobs["merge"]):
-        assert any("pip install nnvts" in s.get("run", "") for s in job["steps"]), "every job installs nnvts"
+        assert any("pip install plan/nnvts-*.whl" in s.get("run", "") for s in job["steps"]), \
+            "every job installs the wheel the plan job built (no index serves nnvts)"
+    assert any("pip wheel --no-deps -w plan" in s.get("run", "") for s in jobs["plan"]["steps"])
+    assert any("pip wheel --no-deps -w plan" in line for line in gitlab["nnvts-plan"]["script"])
     assert any("corpus import aosp" in line for line in gitlab["nnvts-plan"]["script"])
+    text = DOC.read_text(encoding="utf-8")
+    assert "pip install nnvts" not in text, "no index serves nnvts"
 
 
 @pytest.mark.parametrize("previous_run", [False, True], ids=["first_run", "with_last_run"])
@@ -91,19 +96,23 @@ def test_github_jobs_run_under_pipefail(tmp_path: Path, previous_run: bool, merg
     work = tmp_path / "work"
     work.mkdir()
     if previous_run:
-        (work / "last-run.json").write_text("{}")
+        (work / "last").mkdir()
+        (work / "last" / "durations.json").write_text("{}")
+        (work / "last" / "run.jsonl").write_text("{}")
     for script in (_github_steps(jobs["plan"], 0), _github_steps(jobs["nnvts"], 2)):
         result = _run(script, work, env)
         assert result.returncode == 0, result.stderr
     merged = _run(_github_steps(jobs["merge"], 0), work, env)
     assert merged.returncode == merge_status, merged.stderr
-    assert (work / "last-run.json").exists(), "the merged run is kept for the next pipeline, also when it failed"
+    assert (work / "last" / "run.jsonl").exists(), "the merged run is kept for the next pipeline, also when it failed"
     log = (tmp_path / "log").read_text()
     assert "nnvts corpus import aosp frameworks-ml/nn --out corpus" in log
     run_line = next(line for line in log.splitlines() if line.startswith("nnvts run"))
-    assert "--shard 2/4" in run_line and ("--durations-from plan/last-run.json" in run_line) == previous_run
+    assert "--shard 2/4" in run_line and ("--durations-from plan/durations.json" in run_line) == previous_run
+    assert not (work / "plan" / "run.jsonl").exists(), "the shards get the durations, not the last run's results"
     merge_line = next(line for line in log.splitlines() if line.startswith("nnvts merge"))
-    assert ("--baseline plan/last-run.json" in merge_line) == previous_run
+    assert ("--baseline baseline/run.jsonl" in merge_line) == previous_run
+    assert "nnvts durations shard-2.jsonl --out last/durations.json" in log
 
 
 @pytest.mark.parametrize("previous_run", [False, True], ids=["first_run", "with_last_run"])
@@ -113,12 +122,17 @@ def test_gitlab_jobs_run_under_pipefail(tmp_path: Path, previous_run: bool) -> N
     work = tmp_path / "work"
     work.mkdir()
     if previous_run:
-        (work / "last-run.json").write_text("{}")
+        (work / "last").mkdir()
+        (work / "last" / "durations.json").write_text("{}")
+        (work / "last" / "run.jsonl").write_text("{}")
     for script in (_gitlab_steps(config["nnvts-plan"], 1, 4), _gitlab_steps(config["nnvts"], 3, 4),
                    _gitlab_steps(config["nnvts-merge"], 1, 4)):
         result = _run(script, work, env)
         assert result.returncode == 0, result.stderr
     log = (tmp_path / "log").read_text()
     run_line = next(line for line in log.splitlines() if line.startswith("nnvts run"))
-    assert "--shard 3/4" in run_line and ("--durations-from" in run_line) == previous_run
-    assert os.path.exists(work / "last-run.json")
+    assert "--shard 3/4" in run_line and ("--durations-from plan/durations.json" in run_line) == previous_run
+    assert not (work / "plan" / "run.jsonl").exists(), "the shards get the durations, not the last run's results"
+    merge_line = next(line for line in log.splitlines() if line.startswith("nnvts merge"))
+    assert ("--baseline last/run.jsonl" in merge_line) == previous_run
+    assert os.path.exists(work / "last" / "run.jsonl") and "--out last/durations.json" in log

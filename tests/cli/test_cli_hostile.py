@@ -62,7 +62,7 @@ def _hostile_values(command: str, param: click.Parameter, scratch: Path) -> list
         return ["nosuch", "NAN"]
     if isinstance(kind, DriverParam):
         values = ["exec:'x", 'exec:"unbalanced', "exec:", "exec:   ", "no_such_driver_xyz", "no_such_module_xyz:attr",
-                  "a b:c", ":attr", "module:", "drivers.reference:", "os.path..x:y"]
+                  "a b:c", ":attr", "module:", "nnvts.drivers.reference:", "os.path..x:y"]
         return values + (["exec:/bin/true"] if not kind.allow_exec else [])
     if isinstance(kind, InputFile):
         binary = scratch / "binary.txt"

@@ -137,13 +137,13 @@ def test_the_pytest_plugin_takes_the_same_options(tmp_path, spec):
 
 @pytest.fixture(scope="module")
 def sample_c() -> str:
-    """The C driver (drivers/sample_c), which speaks the protocol's revision 2 and accepts ``name``."""
+    """The C driver (nnvts/drivers/sample_c), which speaks the protocol's revision 2 and accepts ``name``."""
     import os
     import shutil
 
     if shutil.which("make") is None or shutil.which(os.environ.get("CC", "cc")) is None:
         pytest.skip("no C toolchain")
-    folder = os.path.join(ROOT, "drivers", "sample_c")
+    folder = os.path.join(ROOT, "nnvts", "nnvts", "drivers", "sample_c")
     built = subprocess.run(["make", "-C", folder], capture_output=True, text=True)
     assert built.returncode == 0, built.stdout + built.stderr
     return f"exec:{os.path.join(folder, 'sample_driver')}"

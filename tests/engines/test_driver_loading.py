@@ -9,7 +9,7 @@ from unittest import mock
 
 import pytest
 
-from drivers.reference import ReferenceDevice
+from nnvts.drivers.reference import ReferenceDevice
 from tests.conftest import hand_add_float
 from vts.hal.enums import ErrorStatus
 from vts.hal.errors import DriverError
@@ -29,8 +29,8 @@ def test_installed_extra_is_not_reported():
 
 
 @pytest.mark.parametrize(("target", "module", "extra"), [
-    ("drivers.litert:create_device", "ai_edge_litert", "litert"),
-    ("drivers.onnxruntime:create_device", "onnxruntime", "onnxruntime"),
+    ("nnvts.drivers.litert:create_device", "ai_edge_litert", "litert"),
+    ("nnvts.drivers.onnxruntime:create_device", "onnxruntime", "onnxruntime"),
 ])
 def test_engine_driver_without_its_engine_is_unavailable_in_one_line(target, module, extra):
     with mock.patch("importlib.util.find_spec", return_value=None), pytest.raises(DriverUnavailable) as error:

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("ai_edge_litert") is No
 
 
 def _run_against_litert(document: dict) -> list:
-    from drivers.reference import create_device
+    from nnvts.drivers.reference import create_device
     from vts.families.base import RunOptions
     from vts.families.differential.family import DifferentialFamily
     from vts.model.casemodel import parse_spec

@@ -30,7 +30,7 @@ def _need(module: str, extra: str) -> None:
 def ort_driver():
     _need("onnxruntime", "onnxruntime")
     _need("onnx", "onnxruntime")
-    import drivers.onnxruntime as module
+    import nnvts.drivers.onnxruntime as module
 
     return module
 
@@ -51,7 +51,7 @@ def htp(ort_driver, tmp_path):
     ({"ep": "cpu", "ep.threads": "2"}, "other than the CPU one"),
 ])
 def test_unusable_provider_configuration_is_refused_naming_what_exists(ort_driver, options, named):
-    from drivers.engine.options import EngineConfigError
+    from nnvts.drivers.engine.options import EngineConfigError
 
     with pytest.raises(EngineConfigError, match=named):
         ort_driver.create_device(**options)
@@ -60,7 +60,7 @@ def test_unusable_provider_configuration_is_refused_naming_what_exists(ort_drive
 def test_an_option_qnn_does_not_have_is_refused_with_its_options(ort_driver):
     """QNN ignores unknown option names silently, so the driver refuses them itself."""
     _need("onnxruntime_qnn", "qnn")
-    from drivers.engine.options import EngineConfigError
+    from nnvts.drivers.engine.options import EngineConfigError
 
     with pytest.raises(EngineConfigError, match=r"backend_type.*htp_performance_mode"):
         ort_driver.create_device(ep="qnn", **{"ep.htp_performance_mod": "burst"})
@@ -90,7 +90,7 @@ def test_hand_computed_add_passes_on_the_htp(htp, run_generated, document):
 
 
 def test_fp16_precision_is_asked_only_for_relaxed_models(ort_driver):
-    from drivers.onnxruntime.providers import FP16_OPTION, Provider
+    from nnvts.drivers.onnxruntime.providers import FP16_OPTION, Provider
 
     qnn = Provider("qnn", "QNN", (("backend_type", "htp"),), plugin=True)
     assert qnn.provider_options(relaxed=False)[FP16_OPTION] == "0"
@@ -103,8 +103,8 @@ def test_quantized_models_are_built_in_qdq_form_for_a_provider(ort_driver):
     """No contrib QLinear operator reaches a provider: the standard DequantizeLinear/op/QuantizeLinear form."""
     import onnx
 
-    from drivers.engine.nnapi import ModelView
-    from drivers.onnxruntime.translator import translate
+    from nnvts.drivers.engine.nnapi import ModelView
+    from nnvts.drivers.onnxruntime.translator import translate
 
     (parsed,) = parse_spec(hand_add_quant8())
     hal = to_hal_model(parsed)
@@ -123,8 +123,8 @@ def test_quantized_models_are_built_in_qdq_form_for_a_provider(ort_driver):
 
 
 def _cache(ort_driver, directory):
-    from drivers.onnxruntime.cache import SessionCache
-    from drivers.onnxruntime.providers import Provider
+    from nnvts.drivers.onnxruntime.cache import SessionCache
+    from nnvts.drivers.onnxruntime.providers import Provider
 
     return SessionCache(Provider("test", "TestProvider"), directory)
 
@@ -156,14 +156,14 @@ def test_cache_key_covers_model_and_options(ort_driver, tmp_path):
     cache = _cache(ort_driver, tmp_path / "c")
     assert cache.key(b"model", False) != cache.key(b"model2", False)
     qnn = _cache(ort_driver, tmp_path / "c")
-    from drivers.onnxruntime.providers import Provider
+    from nnvts.drivers.onnxruntime.providers import Provider
 
     qnn.provider = Provider("qnn", "QNN", (("backend_type", "htp"),), plugin=True)
     assert qnn.key(b"model", False) != qnn.key(b"model", True)  # fp16 precision differs
 
 
 def test_htp_compiles_once_then_loads_from_the_authenticated_cache(ort_driver, htp, tmp_path):
-    from drivers.engine.nnapi import ModelView
+    from nnvts.drivers.engine.nnapi import ModelView
 
     (parsed,) = parse_spec(hand_add_float())
     hal = to_hal_model(parsed)
@@ -188,7 +188,7 @@ def test_htp_compiles_once_then_loads_from_the_authenticated_cache(ort_driver, h
 @pytest.fixture
 def litert_driver():
     _need("ai_edge_litert", "litert")
-    import drivers.litert as module
+    import nnvts.drivers.litert as module
 
     return module
 
@@ -201,7 +201,7 @@ def litert_driver():
     ({"delegate": "xnnpack", "cpu_fallback": "maybe"}, "cpu_fallback"),
 ])
 def test_unusable_delegate_configuration_is_refused_naming_what_exists(litert_driver, options, named):
-    from drivers.engine.options import EngineConfigError
+    from nnvts.drivers.engine.options import EngineConfigError
 
     with pytest.raises(EngineConfigError, match=named):
         litert_driver.create_device(**options)

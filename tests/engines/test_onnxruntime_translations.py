@@ -70,7 +70,7 @@ def test_models_nnapi_must_fail_are_unsupported_with_the_reason(device):
 
 
 def test_nnapi_nearest_indices_by_hand():
-    from drivers.onnxruntime.resize import nnapi_nearest_indices
+    from nnvts.drivers.onnxruntime.resize import nnapi_nearest_indices
 
     assert nnapi_nearest_indices(14, 2, False, False) == [0, 7]  # floor(1 * 14 / 2)
     assert nnapi_nearest_indices(2, 4, False, True) == [0, 0, 1, 1]  # floor((y + 0.5) / 2)
@@ -80,7 +80,7 @@ def test_nnapi_nearest_indices_by_hand():
 def _ort_nearest(in_size: int, out_size: int, ctm: str, nearest_mode: str) -> list[int]:
     from onnx import TensorProto, helper
 
-    from drivers.onnxruntime.translator import session
+    from nnvts.drivers.onnxruntime.translator import session
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 1, in_size])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
@@ -99,7 +99,7 @@ def _ort_nearest(in_size: int, out_size: int, ctm: str, nearest_mode: str) -> li
     (False, True, "tf_half_pixel_for_nn", "floor")])
 def test_onnx_nearest_indices_mirror_the_engine(align, half, ctm, nearest_mode):
     """The support decision rests on this mirror of ONNX Runtime's arithmetic: hold it to the engine."""
-    from drivers.onnxruntime.resize import onnx_nearest_indices
+    from nnvts.drivers.onnxruntime.resize import onnx_nearest_indices
 
     for in_size in (1, 2, 3, 5, 7, 14, 20):
         for out_size in (1, 2, 3, 4, 6, 9, 12, 16, 24):
@@ -109,7 +109,7 @@ def test_onnx_nearest_indices_mirror_the_engine(align, half, ctm, nearest_mode):
 
 def test_a_size_where_onnx_picks_another_pixel_is_unsupported(device):
     """14 -> 2 pixels: NNAPI reads pixel 7, ONNX Runtime's arithmetic pixel 6."""
-    from drivers.onnxruntime.resize import onnx_nearest_indices
+    from nnvts.drivers.onnxruntime.resize import onnx_nearest_indices
 
     assert onnx_nearest_indices(14, 2, False, False) == [0, 6]
     document = _document("resize_nearest_neighbor_basic")

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("jax")
 
-from drivers.xla import cpu
+from nnvts.drivers.xla import cpu
 from tests.conftest import hand_add_float
 from vts.hal import memory as hal_memory
 from vts.hal.enums import ErrorStatus, MeasureTiming

@@ -1,4 +1,4 @@
-"""The XLA driver (drivers/xla): translations against goldens and the reference driver, precision, identity.
+"""The XLA driver (nnvts/drivers/xla): translations against goldens and the reference driver, precision, identity.
 
 Skipped without the xla extra (``pip install nnvts[xla]``).  Nothing here
 needs a GPU: the driver runs on JAX's CPU backend.
@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("jax")
 
-from drivers.reference import create_device as create_reference
-from drivers.xla import cpu, cpu_default_precision
-from drivers.xla.backend import BackendUnavailable, select_backend
+from nnvts.drivers.reference import create_device as create_reference
+from nnvts.drivers.xla import cpu, cpu_default_precision
+from nnvts.drivers.xla.backend import BackendUnavailable, select_backend
 from tests.conftest import hand_add_float, hand_add_quant8
 from vts.hal.enums import NUMPY_DTYPE, DeviceType, OperandType
 from vts.model.casemodel import build_request, close_model, parse_spec, to_hal_model
@@ -157,8 +157,8 @@ def test_float32_convolutions_compile_at_highest_precision(device):
 
 def test_precision_in_the_lowered_program():
     """HIGHEST is asked for on float32 convolutions; the self-test variant leaves XLA's default."""
-    from drivers.engine.nnapi import ModelView
-    from drivers.xla.translator import lower
+    from nnvts.drivers.engine.nnapi import ModelView
+    from nnvts.drivers.xla.translator import lower
 
     document = load_file("generated_tests/conv_2d_hand.json").document
     model = next(m for m in parse_spec(document)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from drivers.reference.device import create_device as create_reference
+from nnvts.drivers.reference.device import create_device as create_reference
 from vts.hal.interfaces import Device
 
 AFFINITY_DIR_ENV = "NNVTS_AFFINITY_DIR"

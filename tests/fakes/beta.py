@@ -22,10 +22,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from drivers.reference.device import ReferenceDevice
-from drivers.reference.ops.registry import OpDef
-from drivers.reference.prepared_model import ReferencePreparedModel
-from drivers.reference.tensor import OpContext, Tensor
+from nnvts.drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.ops.registry import OpDef
+from nnvts.drivers.reference.prepared_model import ReferencePreparedModel
+from nnvts.drivers.reference.tensor import OpContext, Tensor
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperandType, OperationType, Priority
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import CacheFiles, PreparedModel

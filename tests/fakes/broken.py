@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from vts.hal.enums import NUMPY_DTYPE, ErrorStatus, MeasureTiming, OperandType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, FencedExecutionCallback, PreparedModel, SyncFence

@@ -17,7 +17,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from vts.hal.enums import OperandLifeTime, OperationType
 from vts.hal.interfaces import Device, PreparedModel
 from vts.hal.types import Model

@@ -13,8 +13,8 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from drivers.reference.device import ReferenceDevice
-from drivers.reference.prepared_model import ReferencePreparedModel
+from nnvts.drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.prepared_model import ReferencePreparedModel
 from vts.hal import memory
 from vts.hal.checked import DeviceTimer
 from vts.hal.enums import ErrorStatus, MeasureTiming

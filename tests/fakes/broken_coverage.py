@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from drivers.reference.device import ReferenceDevice
-from drivers.reference.ops import binary
-from drivers.reference.ops.registry import OpDef
-from drivers.reference.prepared_model import ReferencePreparedModel
-from drivers.reference.quant import multiply_by_quantized_multiplier, quantize_multiplier
-from drivers.reference.tensor import OpContext, Tensor
+from nnvts.drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.ops import binary
+from nnvts.drivers.reference.ops.registry import OpDef
+from nnvts.drivers.reference.prepared_model import ReferencePreparedModel
+from nnvts.drivers.reference.quant import multiply_by_quantized_multiplier, quantize_multiplier
+from nnvts.drivers.reference.tensor import OpContext, Tensor
 from tests.fakes.broken_concurrency import _CompiledView
 from vts.hal.enums import ErrorStatus, ExecutionPreference, MeasureTiming, OperandType, OperationType
 from vts.hal.errors import DriverError

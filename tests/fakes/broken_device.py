@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from drivers.reference import caching
-from drivers.reference.device import ReferenceDevice
-from drivers.reference.extensions import ModelExtensions
+from nnvts.drivers.reference import caching
+from nnvts.drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.extensions import ModelExtensions
 from vts.hal.enums import ErrorStatus, MeasureTiming, is_extension_type
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import PreparedModel

@@ -10,10 +10,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from drivers.reference.buffer import ReferenceBuffer
-from drivers.reference.device import ReferenceDevice
-from drivers.reference.memory_domain import TokenTable
-from drivers.reference.prepared_model import ReferencePreparedModel
+from nnvts.drivers.reference.buffer import ReferenceBuffer
+from nnvts.drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.memory_domain import TokenTable
+from nnvts.drivers.reference.prepared_model import ReferencePreparedModel
 from vts.hal import memory as hal_memory
 from vts.hal.checked import DeviceTimer
 from vts.hal.enums import ErrorStatus

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from vts.hal.enums import MeasureTiming
 from vts.hal.interfaces import Device, Execution, PreparedModel
 from vts.hal.memory import Memory

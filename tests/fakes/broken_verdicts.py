@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from drivers.reference.buffer import ReferenceBuffer
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.buffer import ReferenceBuffer
+from nnvts.drivers.reference.device import ReferenceDevice
 from tests.fakes.broken import FaultyDevice, FaultyPreparedModel, rewrites_insufficient_size
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperandLifeTime, OperationType, is_extension_type, is_scalar_type
 from vts.hal.errors import DriverError

@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from drivers.reference import ReferenceDevice
+from nnvts.drivers.reference import ReferenceDevice
 from vts.hal import PreparedModel
 
 

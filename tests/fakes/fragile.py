@@ -12,7 +12,7 @@ import signal
 import time
 from typing import Any
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from vts.hal.enums import OperandLifeTime
 from vts.hal.types import Model
 

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from tests.fakes.misbehaving import FaultyPrepared, MisbehavingDevice
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
 from vts.hal.errors import DriverError

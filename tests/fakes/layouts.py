@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from vts.hal.enums import OperandLifeTime, OperandType, OperationType
 from vts.hal.interfaces import PreparedModel
 from vts.hal.types import DataLocation, Model, Operand, Subgraph

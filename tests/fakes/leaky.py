@@ -16,7 +16,7 @@ import time
 from concurrent.futures import Future
 from typing import Any
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from vts.hal.enums import MeasureTiming
 from vts.hal.interfaces import PreparedModel
 from vts.hal.types import ExecutionResult, Request

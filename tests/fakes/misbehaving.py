@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from vts.hal.enums import ExecutionPreference, MeasureTiming, OperationType, Priority
 from vts.hal.interfaces import CacheFiles, FencedExecutionCallback, PreparedModel, SyncFence
 from vts.hal.memory import Memory

@@ -16,7 +16,7 @@ Every public name is a factory usable as ``--driver tests.fakes.partial:NAME``.
 
 from __future__ import annotations
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from vts.hal.enums import OperandLifeTime, OperandType
 from vts.hal.interfaces import Device
 from vts.hal.types import Model, Operation, Subgraph

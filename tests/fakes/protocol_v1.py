@@ -14,7 +14,7 @@ import signal
 import socket
 import sys
 
-from drivers.reference.device import create_device
+from nnvts.drivers.reference.device import create_device
 from vts.ipc import protocol as p
 from vts.ipc.host import DriverHost
 

@@ -15,7 +15,7 @@ import signal
 import socket
 import sys
 
-from drivers.reference.device import create_device
+from nnvts.drivers.reference.device import create_device
 from vts.hal.enums import ErrorStatus
 from vts.hal.errors import DriverError
 from vts.ipc import protocol as p

@@ -16,7 +16,7 @@ import os
 import threading
 from typing import Any
 
-from drivers.reference.device import ReferenceDevice
+from nnvts.drivers.reference.device import ReferenceDevice
 from vts.hal.enums import HalVersion
 from vts.hal.interfaces import PreparedModel
 from vts.hal.types import Model

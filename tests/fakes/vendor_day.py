@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from drivers.template import ops
-from drivers.template.device import TemplateDevice
+from nnvts.drivers.template import ops
+from nnvts.drivers.template.device import TemplateDevice
 from vts.hal.enums import MeasureTiming, OperationType
 from vts.hal.interfaces import PreparedModel
 from vts.hal.types import ExecutionResult, Request

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.conftest import hand_add_float, hand_add_quant8
 from tests.fakes import broken_concurrency
 from tests.families.test_concurrency import corpus_documents, isolated, not_passed

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.conftest import CORPUS, hand_add_float, hand_add_quant8
 from tests.fakes import broken_concurrency
 from tests.ipc.conftest import hand_mul_float

@@ -8,7 +8,7 @@ judges each prepared model's answer with the model's own bounds.
 
 from __future__ import annotations
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.conftest import hand_add_float, hand_add_quant8
 from tests.fakes import broken_coverage
 from tests.families.test_generated_variants import run_family

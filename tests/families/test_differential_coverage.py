@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.fakes import broken_coverage
 from tests.families.test_concurrency import not_passed
 from tests.families.test_generated_variants import run_family

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 import vts.cli.main as cli
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.fakes import broken_device
 from vts.families.base import RunOptions
 from vts.families.caching import family as caching

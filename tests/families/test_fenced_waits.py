@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.conftest import hand_add_float, hand_add_quant8
 from tests.fakes import broken_coverage
 from tests.families.test_concurrency import isolated, not_passed

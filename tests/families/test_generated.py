@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.conftest import hand_add_float, hand_add_quant8
 from tests.fakes import broken
 from vts.results import Verdict

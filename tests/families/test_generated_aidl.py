@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.fakes import broken_aidl
 from vts.hal.enums import HalVersion
 from vts.results import Verdict

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.conftest import hand_add_float, hand_add_quant8
 from tests.fakes import broken
 from vts.families.base import RunOptions

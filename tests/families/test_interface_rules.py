@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from vts.families.base import RunOptions
 from vts.families.burst import BurstFamily
 from vts.families.validation import ValidationFamily

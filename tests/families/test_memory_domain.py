@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-from drivers.reference import ReferenceDevice, create_device
+from nnvts.drivers.reference import ReferenceDevice, create_device
 from tests.conftest import CORPUS, hand_add_float, hand_add_quant8
 from tests.fakes import broken_memory
 from vts.families.base import RunOptions

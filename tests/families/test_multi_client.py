@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.fakes import broken_concurrency
 from tests.families.test_concurrency import isolated, not_passed
 from tests.ipc.conftest import ROOT

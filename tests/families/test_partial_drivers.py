@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.fakes.partial import float_only, quantized_only
 from tests.ipc.conftest import ROOT, nnvts_command, nnvts_env
 from vts.families._kit.supported_models import add_models, unsupported_by

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.conftest import hand_add_float
 from tests.fakes import broken
 from vts.families.base import RunOptions

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.fakes import broken_reusable
 from vts.families.base import RunOptions
 from vts.families.reusable_execution import ReusableExecutionFamily

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.conftest import hand_add_float, hand_add_quant8
 from tests.fakes import broken_verdicts
 from tests.families.test_generated_variants import SPECS, run_family

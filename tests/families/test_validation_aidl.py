@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from vts.families.base import RunOptions
 from vts.families.validation import ValidationFamily
 from vts.model.casemodel import parse_spec

@@ -16,7 +16,7 @@ import os
 
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from vts.families.base import RunOptions
 from vts.ipc.process import HostProcess
 from vts.results import Verdict

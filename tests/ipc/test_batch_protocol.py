@@ -36,7 +36,7 @@ from vts.model.casemodel import parse_spec
 from vts.results import Verdict
 from vts.run.isolated import IsolatedRunner
 
-SAMPLE = os.path.join(ROOT, "drivers", "sample_c")
+SAMPLE = os.path.join(ROOT, "nnvts", "drivers", "sample_c")
 SECOND_REVISION = f"exec:{sys.executable} -m tests.fakes.protocol_v2"
 
 
@@ -55,7 +55,7 @@ def _raw(kind: str, sample_path: str = "") -> Iterator[socket.socket]:
     harness, driver = p.socket_pair()
     try:
         if kind == "python":
-            from drivers.reference.device import create_device
+            from nnvts.drivers.reference.device import create_device
 
             thread = threading.Thread(target=DriverHost(create_device(), driver).serve, daemon=True)
             thread.start()

@@ -108,7 +108,7 @@ def test_the_backstop_ends_harness_code_that_hangs_under_a_held_alarm(monkeypatc
 
 
 def test_in_process_a_handler_a_driver_replaced_is_put_back_for_the_next_case(monkeypatch):
-    from drivers.reference import create_device
+    from nnvts.drivers.reference import create_device
 
     before = signal.getsignal(signal.SIGALRM)
     family = _Scripted("replace the alarm", "hang")
@@ -122,7 +122,7 @@ def test_in_process_a_handler_a_driver_replaced_is_put_back_for_the_next_case(mo
 
 
 def test_in_process_a_run_installs_the_alarm_once(monkeypatch):
-    from drivers.reference import create_device
+    from nnvts.drivers.reference import create_device
 
     installed = _sigalrm_installs(monkeypatch)
     sink = CollectingSink()

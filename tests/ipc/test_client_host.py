@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.conftest import hand_add_float
 from tests.fakes.misbehaving import raising_device
 from tests.ipc.conftest import hand_mul_float

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Un
 def reference_with_sigterm_blocked_in_main():
     """The reference driver, loaded by a main thread that then blocks SIGTERM (a thread started first keeps
     it unblocked, so the process can still receive it)."""
-    from drivers.reference import create_device
+    from nnvts.drivers.reference import create_device
 
     idle = threading.Thread(target=threading.Event().wait, daemon=True, name="driver-idle")
     idle.start()

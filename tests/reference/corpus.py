@@ -8,7 +8,7 @@ import json
 import os
 from collections.abc import Callable, Collection
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from vts.families.base import RunOptions
 from vts.model.casemodel import CaseModel
 from vts.run.runner import Runner, Selection, iter_cases

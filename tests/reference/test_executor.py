@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drivers.reference.executor import release_after
+from nnvts.drivers.reference.executor import release_after
 from vts.hal.enums import OperandLifeTime, OperationType
 from vts.hal.enums import OperandType as T
 from vts.hal.types import Operand, Operation, Subgraph

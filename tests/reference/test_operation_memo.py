@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from drivers.reference import create_device
-from drivers.reference.tensor import MEMO_LIMIT, OpContext, Tensor
+from nnvts.drivers.reference import create_device
+from nnvts.drivers.reference.tensor import MEMO_LIMIT, OpContext, Tensor
 from vts.hal.enums import HalVersion, OperandLifeTime, OperationType
 from vts.hal.enums import OperandType as T
 from vts.model import casemodel as tm

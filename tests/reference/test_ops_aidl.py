@@ -14,7 +14,7 @@ import os
 import numpy as np
 import pytest
 
-from drivers.reference.ops import batch_matmul, mirror, unary
+from nnvts.drivers.reference.ops import batch_matmul, mirror, unary
 from tests.reference.corpus import run_generated
 from tests.reference.test_ops_shape import _ctx, _operand, _scalar, _tensor
 from vts.hal.enums import OperandType as T

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 import yaml
 
-from drivers.reference import create_device
-from drivers.reference.executor import CompiledModel, DeadlineClock
-from drivers.reference.ops import control_flow
-from drivers.reference.tensor import OpContext, Tensor
+from nnvts.drivers.reference import create_device
+from nnvts.drivers.reference.executor import CompiledModel, DeadlineClock
+from nnvts.drivers.reference.ops import control_flow
+from nnvts.drivers.reference.tensor import OpContext, Tensor
 from vts.families._kit.executions import Executor, create_prepared_model, execute
 from vts.families.base import RunOptions
 from vts.hal.enums import ErrorStatus, OperandLifeTime
@@ -217,8 +217,8 @@ def test_if_is_supported_only_when_its_branches_are():
     """getSupportedOperations_1_3: IF/WHILE are supported only if every referenced operation is."""
     import os
 
-    from drivers.reference import create_device
-    from drivers.reference.ops import registry
+    from nnvts.drivers.reference import create_device
+    from nnvts.drivers.reference.ops import registry
     from vts.hal.enums import OperationType
     from vts.model.casemodel import parse_spec, to_hal_model
     from vts.spec.loader import load_paths

@@ -19,14 +19,14 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from drivers.reference.ops import conv, fully_connected, pooling, transpose_conv
-from drivers.reference.quant import (
+from nnvts.drivers.reference.ops import conv, fully_connected, pooling, transpose_conv
+from nnvts.drivers.reference.quant import (
     activation_range_quantized,
     multiply_by_quantized_multiplier,
     multiply_by_quantized_multiplier_float,
     quantize_multiplier,
 )
-from drivers.reference.tensor import OpContext, OutputSpec, Tensor
+from nnvts.drivers.reference.tensor import OpContext, OutputSpec, Tensor
 from tests.reference.corpus import corpus_files_using, run_generated
 from vts.hal.enums import NUMPY_DTYPE, ErrorStatus, OperandLifeTime
 from vts.hal.enums import OperandType as T

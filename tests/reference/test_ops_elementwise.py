@@ -20,8 +20,8 @@ import os
 import numpy as np
 import pytest
 
-from drivers.reference.ops import activation, comparison, normalization, quantize, softmax, unary
-from drivers.reference.tensor import OpContext, Tensor
+from nnvts.drivers.reference.ops import activation, comparison, normalization, quantize, softmax, unary
+from nnvts.drivers.reference.tensor import OpContext, Tensor
 from tests.reference.corpus import run_generated
 from vts.hal.enums import OperandLifeTime, OperationType
 from vts.hal.enums import OperandType as T

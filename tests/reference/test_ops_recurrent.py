@@ -16,8 +16,8 @@ import os
 import numpy as np
 import pytest
 
-from drivers.reference.ops import hashing, lstm, quantized_lstm, sequence
-from drivers.reference.tensor import OpContext, Tensor
+from nnvts.drivers.reference.ops import hashing, lstm, quantized_lstm, sequence
+from nnvts.drivers.reference.tensor import OpContext, Tensor
 from tests.reference.corpus import run_generated
 from vts.hal.enums import OperandLifeTime
 from vts.hal.enums import OperandType as T

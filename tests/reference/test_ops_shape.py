@@ -18,8 +18,8 @@ import os
 import numpy as np
 import pytest
 
-from drivers.reference.ops import lookup, reduce, reshape, resize, slicing, space
-from drivers.reference.tensor import OpContext, Tensor
+from nnvts.drivers.reference.ops import lookup, reduce, reshape, resize, slicing, space
+from nnvts.drivers.reference.tensor import OpContext, Tensor
 from tests.reference.corpus import corpus_files_using, run_generated
 from vts.hal.enums import NUMPY_DTYPE, OperandLifeTime
 from vts.hal.enums import OperandType as T

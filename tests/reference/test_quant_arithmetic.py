@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from drivers.reference import quant
+from nnvts.drivers.reference import quant
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 

@@ -272,3 +272,21 @@ def test_failures_are_grouped_by_reason_each_once_and_skip_only_rows_are_folded(
     assert text.index("causes: 4 failing cases, 2 causes") < text.index("failures: 4 cases")
     assert "LSTM" not in text
     assert "not supported: 3 operation/type rows" in " ".join(text.split())
+
+
+def test_off_a_terminal_the_table_is_printed_whole_however_wide():
+    """A CI log has no width: the results table is not folded or cut at 80 columns (rules still are 80)."""
+    from vts.results import CaseResult, Verdict
+
+    report, out, _ = _report(progress_interval=0, interactive=False, color=False)
+    operation = "BIDIRECTIONAL_SEQUENCE_LSTM_WITH_A_VERY_LONG_NAME"
+    for index, verdict in enumerate((Verdict.PASSED, Verdict.FAILED, Verdict.SKIPPED, Verdict.ERROR, Verdict.CRASH,
+                                     Verdict.TIMEOUT, Verdict.XFAIL, Verdict.XPASS, Verdict.FLAKY)):
+        report.add(CaseResult(name=f"case{index}", family="generated", verdict=verdict, reason="why",
+                              operations=(operation,), operand_types=("TENSOR_QUANT8_ASYMM_SIGNED",)))
+    report.finish(False)
+    lines = out.getvalue().splitlines()
+    row = next(line for line in lines if operation in line)  # the name whole, on one line
+    assert "TENSOR_QUANT8_ASYMM_SIGNED" in row and len(row) > 80
+    assert "xpass" in out.getvalue() and "flaky" in out.getvalue()  # no verdict column dropped
+    assert all(len(line) <= 80 for line in lines if set(line) <= {"─", " "} or "failures:" in line)

@@ -147,7 +147,8 @@ def _records(path) -> list[tuple]:
 
 
 @pytest.mark.parametrize("driver, families", [
-    # MUL executions fail; the deadline cases that time the driver are left out (their reasons say the time).
+    # MUL executions fail; the deadline cases that time the driver are left out (their reasons say the time),
+    # and so are those under a 5 ms deadline (met or missed by the machine's load: the reason says which).
     ("tests.fakes.misbehaving:raising_device", ("generated", "validation", "deadline")),
     ("tests.fakes.hostile_reports:create", ("generated",)),  # hostile 5 MB messages: cut and cleaned
 ])
@@ -156,8 +157,8 @@ def test_a_run_at_j2_reports_what_a_run_at_j1_reports(tmp_path, add_mul_specs, n
     for jobs in ("1", "2"):
         jsonl = tmp_path / f"j{jobs}.jsonl"
         chosen = [arg for family in families for arg in ("--family", family)]
-        run = nnvts("run", "--driver", driver, *chosen, "-k", "not long_add_chain", "-j", jobs, "--jsonl",
-                    str(jsonl), "--json", str(tmp_path / f"j{jobs}.json"), *add_mul_specs)
+        run = nnvts("run", "--driver", driver, *chosen, "-k", "not long_add_chain and not _short", "-j", jobs,
+                    "--jsonl", str(jsonl), "--json", str(tmp_path / f"j{jobs}.json"), *add_mul_specs)
         assert run.returncode == 1, run.stderr
         summaries.append([line for line in run.stdout.splitlines() if "cases in" in line or "FAILED" in line])
         assert len(json.loads((tmp_path / f"j{jobs}.json").read_text(encoding="utf-8"))["cases"]) == len(

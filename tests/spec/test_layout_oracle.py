@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from drivers.reference import create_device
+from nnvts.drivers.reference import create_device
 from tests.fakes.layouts import nchw_pool_padding_from_nhwc
 from tests.families.test_generated_variants import run_family
 from tests.ipc.conftest import ROOT

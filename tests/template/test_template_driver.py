@@ -1,4 +1,4 @@
-"""The template driver (drivers/template) passes every case it claims, over every default family,
+"""The template driver (nnvts/drivers/template) passes every case it claims, over every default family,
 and the vendor's one-bug variant of it is caught and named."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from drivers.template.ops import conv_2d
+from nnvts.drivers.template.ops import conv_2d
 from vts.cli.main import main
 from vts.families.registry import families
 

@@ -22,7 +22,6 @@ from vts.cli.params import NnvtsCommand, NnvtsGroup, OutputFile, ResultsFile, bo
 from vts.run.option_checks import MAX_RERUNS
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-_DEFAULT_SPECS = ("generated_tests",)
 
 
 def _usage_error(message: str) -> None:
@@ -101,11 +100,12 @@ def _expected_names(specs: Sequence[str], keyword: str | None, families: Sequenc
     from vts.run.ci import selection_names
     from vts.run.runner import Selection, UnknownFamily, select_families
     from vts.run.selection import SelectionError, parse_expression
+    from vts.spec.bundled import default_spec_paths
     from vts.spec.errors import SpecError
 
     try:
         select_families(list(families) or None)
-        selection = Selection(spec_paths=list(specs) or list(_DEFAULT_SPECS), families=list(families) or None,
+        selection = Selection(spec_paths=list(specs) or default_spec_paths(), families=list(families) or None,
                               keyword=parse_expression(keyword) if keyword else None)
         return selection_names(selection, None)
     except (SelectionError, SpecError, UnknownFamily) as error:
@@ -279,6 +279,32 @@ def report(results: str, json_path: str | None, junit_path: str | None, html_pat
                + ("" if meta.complete else " (incomplete)"))
 
 
+@click.command(cls=NnvtsCommand)
+@click.argument("results", nargs=-1, required=True, type=ResultsFile())
+@click.option("--out", "out_path", required=True, type=OutputFile(), metavar="FILE",
+              help="Durations file to write (updated in place: cases these results lack keep their seconds).")
+def durations(results: tuple[str, ...], out_path: str) -> None:
+    """Write the per-case seconds of results files (shard streams, a merged run) as a durations file.
+
+    --durations-from reads any results file, but balancing shards needs
+    only each case's name and seconds: a CI job that hands every shard the
+    last run's whole report ships hundreds of MB (a corpus run's JSON
+    report: 369 MB) where its durations are a small part of that.
+    """
+    from vts.report.resultsfile import ResultsFileError, iter_results
+    from vts.run.durations import store_durations
+
+    measured: dict[str, float] = {}
+    try:
+        for path in results:
+            measured.update((result.name, result.duration) for result in iter_results(path))
+        store_durations(out_path, measured)
+    except ResultsFileError as error:
+        _usage_error(str(error))
+        return
+    click.echo(f"{out_path}: {len(measured)} case durations from {len(results)} results files")
+
+
 @click.group(cls=NnvtsGroup)
 def expectations() -> None:
     """Maintain expected-failures files (--expected-failures)."""
@@ -290,7 +316,7 @@ def expectations() -> None:
 @click.option("--out", "out_path", required=True, type=OutputFile(), metavar="FILE",
               help="Expected-failures file to write (its comments and still-valid entries are kept).")
 def update(results: str, out_path: str) -> None:
-    """Write the expected-failures file from a run: one entry per failing case, sorted."""
+    """Write the expected-failures file from a run: a glob where many cases fail alike, else exact names."""
     import os
 
     from vts.report.resultsfile import ResultsFileError
@@ -313,6 +339,9 @@ def update(results: str, out_path: str) -> None:
                f"({len(change.added)} added, {len(change.dropped)} dropped as fixed)")
     for pattern in change.dropped:
         click.echo(f"  dropped {shown(pattern)}", err=True)
+    if not change.globs_allowed and change.added:
+        click.echo("  exact names only: these results are of a shard, a -k or a --last-failed run, where a glob "
+                   "could cover cases that pass elsewhere (update from the merged report to get globs)", err=True)
 
 
-COMMANDS = (merge, report, expectations)
+COMMANDS = (merge, report, durations, expectations)

@@ -16,10 +16,11 @@ from vts.ipc.drivers import (
     load_device,
     unavailable_drivers,
 )
+from vts.report.logconsole import LogConsole
 
 
 def describe_drivers(console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or LogConsole()  # off a terminal, tables at their own width
     table = Table(title="nnvts drivers")
     for column in ("driver", "device name", "type", "version", "capabilities (execTime/powerUsage)",
                    "options (defaults)"):

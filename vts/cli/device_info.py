@@ -20,6 +20,7 @@ from vts.hal.enums import DeviceStatus, DeviceType, OperandType, enum_name
 from vts.hal.interfaces import Device, spoken_version
 from vts.hal.types import Capabilities, PerformanceInfo
 from vts.ipc.drivers import DriverRef
+from vts.report.logconsole import LogConsole
 
 if TYPE_CHECKING:
     from vts.ipc.driver_options import DriverOption
@@ -202,7 +203,7 @@ def _shown(text: object) -> str:
 
 
 def print_device_info(data: dict[str, Any], console: Console | None = None) -> None:
-    console = console or Console()
+    console = console or LogConsole()  # off a terminal, tables at their own width
     # Every string here is the driver's: one line each, no markup of its own (``_shown``).
     summary = Table(title=f"nnvts info: {_shown(data.get('name'))}", show_header=False)
     summary.add_column("field", style="bold")

@@ -82,7 +82,9 @@ def fuzz(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], in_proc
     from vts.fuzz.run import FuzzRequest, fuzz_session
 
     driver = configured_driver(driver, driver_options, _fail_usage)
-    spec_paths = list(specs) or ["generated_tests"]
+    from vts.spec.bundled import default_spec_paths
+
+    spec_paths = list(specs) or default_spec_paths()
     problem = selection_problem(spec_paths, keyword)
     if problem is not None:
         _fail_usage(problem)

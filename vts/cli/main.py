@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from vts.ipc.drivers import DriverRef
     from vts.run.runner import Selection
 
-DEFAULT_SPECS = ("generated_tests",)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_TESTS = 0, 1, 2, 5
 
 #: Upper bounds of numeric options: a huge value is a usage error, not hours of spawning.
@@ -64,7 +63,9 @@ def _usage_error(message: str) -> None:
 
 
 def _spec_paths(specs: Sequence[str], extra: Sequence[str]) -> list[str]:
-    return list(specs) + list(extra) or list(DEFAULT_SPECS)
+    from vts.spec.bundled import default_spec_paths
+
+    return list(specs) + list(extra) or default_spec_paths()
 
 
 def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str], shard: str | None):
@@ -80,7 +81,7 @@ def _selection(specs: Sequence[str], keyword: str | None, families: Sequence[str
         message = str(error)
         if "no such file or directory" in message:
             message += ("; name the folder of spec files with --specs DIR (the bundled cases are generated_tests/ "
-                        "in the nnvts checkout)")
+                        "in the nnvts checkout, and the default of an installed nnvts)")
         _usage_error(message)
     raise AssertionError  # unreachable: _usage_error exits
 
@@ -130,7 +131,8 @@ class FamilyOption(click.Option):
 
 _SELECTION_OPTIONS = [
     click.option("--specs", "specs", multiple=True, metavar="PATH",
-                 help="Spec file or directory (repeatable). Default: generated_tests/."),
+                 help="Spec file or directory (repeatable). Default: generated_tests/ here, else the bundled cases "
+                      "installed with nnvts."),
     click.option("-k", "keyword", metavar="EXPR",
                  help="Select cases by name: substrings or globs with and/or/not (case-insensitive, as pytest's)."),
     click.option("--family", "families", multiple=True, metavar="NAME", cls=FamilyOption,

@@ -93,7 +93,9 @@ def soak(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], specs: 
     from vts.soak.run import SoakRequest, soak_session
 
     driver = configured_driver(driver, driver_options, _fail_usage)
-    spec_paths = list(specs) or ["generated_tests"]
+    from vts.spec.bundled import default_spec_paths
+
+    spec_paths = list(specs) or default_spec_paths()
     problem = selection_problem(spec_paths, keyword, families)
     if problem is not None:
         _fail_usage(problem)

@@ -8,6 +8,16 @@ be a correct result; a miss must come through the right channel: the
 asynchronous launch must still answer NONE and report the miss through the
 callback.
 
+Except under the 5 ms deadline: whether a driver meets it depends on the
+machine's load when the model takes about that long, so the outputs of a
+success there are not compared (nor is a success under it executed again).
+Were they, a driver that computes a model wrongly would fail the case when
+it met the deadline and pass when it missed it: a verdict by timing, an
+expected-failures list that never holds (an unexpected pass one run, a new
+failure the next), and a wrong output reported as a deadline problem.  Those
+cases judge only the rule this family owns, the status and its channel; the
+generated family (and this family's other cases) judge the outputs.
+
 The suite cannot tell a driver that honours deadlines from one that ignores
 them (a late success is accepted).  nnvts adds device-level cases on a
 synthetic model given a deadline far shorter than the time it needs on
@@ -95,6 +105,15 @@ EXECUTE_TESTS = {f"execute_{e.value}_{kind}": (e, kind) for e in (Executor.ASYNC
 def deadline_at(kind: str | None) -> int | None:
     now = time.monotonic_ns()
     return {None: None, "now": now, "short": now + SHORT_NS, "unlimited": UNLIMITED}[kind]
+
+
+def timing_decides(kind: str | None) -> bool:
+    """Whether a deadline of ``kind`` is met or missed by the machine's timing, not by the driver's rules.
+
+    An expired deadline is missed and an unlimited one met whatever the load; 5 ms is about as long as
+    a small model takes, so a correct driver meets it one run and misses it the next.
+    """
+    return kind == "short"
 
 
 def _allowed(kind: str | None) -> tuple[ErrorStatus, ...]:
@@ -186,6 +205,9 @@ class DeadlineFamily(Family):
             return failed(f"prepare_model with {arguments} returned {status.name}, expected {expected}")
         if status == ErrorStatus.NONE and prepared is None:
             return failed("prepare_model returned NONE without a prepared model")
+        if prepared is not None and timing_decides(kind):
+            return passed(f"{status.name} ({arguments}; not executed: whether a {SHORT_NS // 1_000_000} ms "
+                          "deadline is met depends on timing, and other cases judge the results)")
         if prepared is not None:
             problems = self._judged_execution(case.model, prepared, options, f"prepared with {arguments}")
             if not problems and (preference != ExecutionPreference.FAST_SINGLE_ANSWER or priority != Priority.MEDIUM):
@@ -228,13 +250,16 @@ class DeadlineFamily(Family):
                 return failed(f"{executor.value} execution with deadline {kind} returned {answer.status.name}",
                               (answer.message,) if answer.message else ())
             problems = timing_problems(answer, MeasureTiming.NO)
-            if answer.ok:
+            if answer.ok and not timing_decides(kind):  # met or missed by timing: not judged (module doc)
                 problems += shape_problems(case.model, example, answer)
                 problems += [c.describe() for c in compare_outputs(case.model, example, built) if not c.passed]
-            elif answer.output_shapes:
+            elif not answer.ok and answer.output_shapes:
                 problems.append(f"{answer.status.name} returned with output shapes")
             if problems:
                 return failed(problems[0], tuple(problems))
+            if answer.ok and timing_decides(kind):
+                return passed(f"NONE (outputs not compared: whether a {SHORT_NS // 1_000_000} ms deadline is met "
+                              "depends on timing; the generated family judges them)")
             return passed(answer.status.name)
         finally:
             built.close()

@@ -22,8 +22,8 @@ and ``CheckedPreparedModel`` hold it:
   only when asked (time on device within time in driver).
 
 The driver supplies ``unsupported_reasons`` and ``prepare_checked`` on the
-device, ``run`` on the prepared model.  ``drivers/reference``,
-``drivers/engine`` and ``drivers/template`` use it.
+device, ``run`` on the prepared model.  ``nnvts/drivers/reference``,
+``nnvts/drivers/engine`` and ``nnvts/drivers/template`` use it.
 """
 
 from __future__ import annotations

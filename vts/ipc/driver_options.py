@@ -49,7 +49,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 MAX_OPTION_TEXT = 4096
 #: The most options one driver reference carries.
 MAX_OPTIONS = 64
-#: Factory parameters that are not options: every factory in drivers/ takes ``argv`` (its own command
+#: Factory parameters that are not options: every factory in nnvts/drivers/ takes ``argv`` (its own command
 #: line, from before options existed).
 LEGACY_PARAMETERS = frozenset({"argv"})
 _TRUE = frozenset({"1", "true", "yes"})

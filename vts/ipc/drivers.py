@@ -39,10 +39,10 @@ ENTRY_POINT_GROUP = "nnvts.drivers"
 
 #: Drivers bundled with nnvts, usable even when the package metadata is absent
 #: (running from a source tree without ``pip install``).
-BUILTIN = {"reference": "drivers.reference:create_device",
+BUILTIN = {"reference": "nnvts.drivers.reference:create_device",
            # Over optional engines: their factories name the extra to install when the engine is missing.
-           "litert": "drivers.litert:create_device", "onnxruntime": "drivers.onnxruntime:create_device",
-           "xla": "drivers.xla:create_device"}
+           "litert": "nnvts.drivers.litert:create_device", "onnxruntime": "nnvts.drivers.onnxruntime:create_device",
+           "xla": "nnvts.drivers.xla:create_device"}
 
 
 def _target(entry: metadata.EntryPoint) -> str:

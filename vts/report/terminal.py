@@ -11,7 +11,9 @@ Three ways to show progress, chosen once at the start:
 
 The total is counted in a background thread (``count_total``) so the
 first case starts at once; until the count lands the progress shows the
-cases done without a total.
+cases done and how many it has counted so far.  The ETA is given only once
+it means something (``vts/report/eta.py``): every family timed on enough of
+its own cases, or the stored durations of the selection.
 
 The closing summary: the first failures with their detail, a table by
 operation and operand type and the new failures against a baseline (when
@@ -31,7 +33,7 @@ import os
 import sys
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING
 
@@ -45,13 +47,14 @@ from rich.progress import (
     Task,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 from rich.table import Table
 from rich.text import Text
 
 from vts.bounds import shown
 from vts.report.digest import MAX_GRID_CELLS, Digest, grid_key, tone
+from vts.report.eta import Eta
+from vts.report.logconsole import LogConsole
 from vts.report.sanitize import clean, clean_result
 from vts.report.support import support_rows
 from vts.results import CaseResult, Verdict
@@ -94,11 +97,15 @@ class _RateColumn(ProgressColumn):
         return Text(f"{speed:,.1f}/s" if speed else "-/s")
 
 
-class _EtaColumn(TimeRemainingColumn):
+class _EtaColumn(ProgressColumn):
+    """The report's own ETA (per family, or from stored durations), not rich's from the overall rate."""
+
+    def __init__(self, report: TerminalReport) -> None:
+        super().__init__()
+        self.report = report
+
     def render(self, task: Task) -> Text:
-        if task.total is None:
-            return Text("ETA counting…")
-        return Text("ETA ") + super().render(task)
+        return Text(self.report.eta_text())
 
 
 class TerminalReport:
@@ -107,7 +114,8 @@ class TerminalReport:
     def __init__(self, out: IO[str] | None = None, err: IO[str] | None = None, *, total: int | None = None,
                  verbose: bool = False, quiet: bool = False, progress_interval: float = DEFAULT_PROGRESS_INTERVAL,
                  max_failures: int = 20, color: bool | None = None, interactive: bool | None = None,
-                 report_paths: Callable[[], list[tuple[str, str]]] | None = None, workers: int | None = None) -> None:
+                 report_paths: Callable[[], list[tuple[str, str]]] | None = None, workers: int | None = None,
+                 expected_seconds: float | None = None) -> None:
         out = out if out is not None else sys.stdout
         err = err if err is not None else sys.stderr
         color = not color_disabled() if color is None else color
@@ -124,6 +132,9 @@ class TerminalReport:
         self.crash_loop: str | None = None
         self.by_op: dict[tuple[str, str], dict[str, int]] = {}
         self.total = total
+        #: Cases the background count has seen so far (shown until the total lands).
+        self.counted = 0
+        self.eta = Eta(expected_seconds=expected_seconds)
         self.started = time.monotonic()
         #: The run's duration when it is not this process's own time (``nnvts merge``: the shards' summed).
         self.duration: float | None = None
@@ -138,7 +149,7 @@ class TerminalReport:
         if self.mode == "live":
             self.progress = Progress(
                 TextColumn("[bold]nnvts"), BarColumn(), MofNCompleteColumn(), _RateColumn(), TimeElapsedColumn(),
-                _EtaColumn(), TextColumn("{task.description}"), console=self.err, transient=True)
+                _EtaColumn(self), TextColumn("{task.description}"), console=self.err, transient=True)
             self.task = self.progress.add_task("", total=total)
             self.progress.start()
         elif self.mode == "plain" and progress_interval > 0:
@@ -156,21 +167,25 @@ class TerminalReport:
             return
 
         def count() -> None:
-            n = 0
+            by_family: Counter[str] = Counter()
             try:
-                for _ in cases():
+                for n, family in enumerate(cases(), start=1):
                     if self._stop.is_set():
                         return
-                    n += 1
+                    by_family[family] += 1
+                    self.counted = n
             except Exception:
                 return  # the run itself reports a broken selection; the total just stays unknown
-            self.set_total(n)
+            self.set_total(sum(by_family.values()), by_family)
 
         self._start(count, "nnvts-count")
 
-    def set_total(self, total: int) -> None:
+    def set_total(self, total: int, by_family: Counter[str] | None = None) -> None:
+        """The selection's size; per family (``count_cases`` yields family names), for the ETA."""
         with self._lock:
             self.total = total
+            if by_family is not None and all(isinstance(f, str) for f in by_family):
+                self.eta.totals = by_family
         if self.progress is not None:
             self.progress.update(self.task, total=total)
 
@@ -178,6 +193,7 @@ class TerminalReport:
         result = clean_result(result)  # bounded before it is kept: a driver's 50 MB messages must not pile up
         with self._lock:
             self.digest.add(result)
+            self.eta.add(result.family, 1, result.duration)
             _, operation, types = grid_key(result)
             self._count_op(operation, types, result.verdict.value, 1)
         if self.progress is not None:
@@ -203,8 +219,9 @@ class TerminalReport:
             return
         with self._lock:
             self.digest.add_plain(batch.tally)
-            for (_, operation, types, value), (count, _) in batch.tally.cells.items():
+            for (family, operation, types, value), (count, seconds) in batch.tally.cells.items():
                 self._count_op(operation, types, value, int(count))
+                self.eta.add(family, int(count), seconds)
         if self.progress is not None and batch.tally.count:
             failing = self.digest.failing
             self.progress.update(self.task, advance=batch.tally.count,
@@ -231,14 +248,28 @@ class TerminalReport:
         since, done_then = self._samples[0]
         rate = (done - done_then) / max(now - since, 1e-9)
         self._samples.append((now, done))
-        parts = [f"{done}/{total} cases ({100 * done / total:.0f}%)" if total else f"{done} cases (counting total)"]
+        parts = [f"{done}/{total} cases ({100 * done / total:.0f}%)" if total
+                 else f"{done} cases (counting total: {self.counted:,} so far)"]
         parts.append(f"{rate:,.1f}/s")
-        if total and rate > 0 and done < total:
-            parts.append(f"ETA {format_duration((total - done) / rate)}")
+        if total and done < total:
+            parts.append(self.eta_text(now))
         parts.append(f"{format_duration(elapsed)} elapsed")
         if failing:
             parts.append(f"{failing} failing")
         return "nnvts: " + ", ".join(parts)
+
+    def eta_text(self, now: float | None = None) -> str:
+        """``ETA 4m05s``; ``ETA counting…`` before the total; ``ETA timing deadline, burst…`` until each
+        family left has run enough cases to be timed (an ETA from the first cases' rate misled by hours)."""
+        with self._lock:
+            if self.total is None and self.eta.expected_seconds is None:
+                return "ETA counting…"
+            left = self.eta.remaining(time.monotonic() if now is None else now)
+            waiting = self.eta.unmeasured() if left is None else []
+        if left is not None:
+            return f"ETA {format_duration(left)}"
+        shown = ", ".join(waiting[:3]) + ("…" if len(waiting) > 3 else "")
+        return f"ETA timing {shown}" if shown else "ETA timing…"
 
     def _tick(self) -> None:
         while not self._stop.wait(self.progress_interval):
@@ -406,9 +437,9 @@ class _BeforeReports:
 
 def _console(file: IO[str], color: bool) -> Console:
     # color_system=None: rich then writes no escape sequence at all (not even bold).
-    console = Console(file=file, color_system="auto" if color else None, no_color=not color, highlight=False,
-                      emoji=False)
+    console = LogConsole(file=file, color_system="auto" if color else None, no_color=not color, highlight=False,
+                         emoji=False)  # off a terminal, tables at their own width (vts/report/logconsole.py)
     # Into a file or a pipe a line stays one line (rich would wrap it at 80 columns): it is grepped, not read
-    # on a screen of that width.  Tables are still laid out to the width.
+    # on a screen of that width.
     console.soft_wrap = not console.is_terminal
     return console

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from vts.run.crashloop import CrashLoopGuard, CrashLoopPolicy, install_crash_guard
     from vts.run.durations import load_durations, plan_shards, shard_loads, store_durations
     from vts.run.expectations import parse_file, update_expectations
+    from vts.run.globset import GlobSet
     from vts.run.isolated import BACKSTOP_GRACE, IsolatedRunner, unreproduced_crash_outcome
     from vts.run.ledger import BATCH_RESULTS, WorkerLedger, records
     from vts.run.reruns import Rerunner, combine_attempts, install_reruns
@@ -55,6 +56,7 @@ _HOMES = {
     "vts.run.crashloop": ("CrashLoopGuard", "CrashLoopPolicy", "install_crash_guard"),
     "vts.run.durations": ("load_durations", "plan_shards", "shard_loads", "store_durations"),
     "vts.run.expectations": ("parse_file", "update_expectations"),
+    "vts.run.globset": ("GlobSet",),
     "vts.run.isolated": ("BACKSTOP_GRACE", "IsolatedRunner", "unreproduced_crash_outcome"),
     "vts.run.ledger": ("BATCH_RESULTS", "WorkerLedger", "records"),
     "vts.run.reruns": ("Rerunner", "combine_attempts", "install_reruns"),
@@ -72,7 +74,8 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "BACKSTOP_GRACE", "BATCH_RESULTS", "CaseIndex", "CiInputError", "CiOptions", "ClaimingSlot", "CrashLoopGuard",
-    "CrashLoopPolicy", "ExpectationList", "Glob", "IsolatedRunner", "ModelClaims", "Rerunner", "Runner", "Selection",
+    "CrashLoopPolicy", "ExpectationList", "Glob", "GlobSet", "IsolatedRunner", "ModelClaims", "Rerunner", "Runner",
+    "Selection",
     "SelectionError", "Shard", "UnknownFamily", "WorkerLedger", "WorkerSlot", "combine_attempts", "count_cases",
     "default_jobs",
     "glob_escape", "install_crash_guard", "install_reruns", "iter_cases", "iter_models", "load_durations",

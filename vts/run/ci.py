@@ -74,6 +74,8 @@ class CiRun:
     #: Replaces the selection's shard predicate (and the workers' ``--shard``) when set.
     case_filter: Any = None
     warnings: list[str] = field(default_factory=list)
+    #: The stored seconds of the cases this job runs (``--durations-from``): the ETA from the start.
+    expected_seconds: float | None = None
 
     def header_fields(self) -> dict[str, Any]:
         """What the reports' header records about the CI options (nothing when none was used)."""
@@ -133,11 +135,12 @@ def prepare_ci(options: CiOptions, selection: Any, expected_failures: str | None
         _check_expectations(inputs.expectations, names, options.strict_expectations, ci)
     if inputs.durations is not None:
         assert shard is not None
-        from vts.run.durations import plan_shards
+        from vts.run.durations import plan_shards, shard_loads
 
         last_failed = inputs.last_failed
         kept = names if last_failed is None else [n for n in names if last_failed(n)]
         plan = plan_shards(kept, inputs.durations, shard.count)
+        ci.expected_seconds = shard_loads(plan, inputs.durations, shard.count)[shard.index - 1]
         ci.case_filter = NameFilter(frozenset(n for n, s in plan.items() if s == shard.index - 1),
                                     f"shard {shard.index}/{shard.count} by durations")
     elif inputs.last_failed is not None:

@@ -9,7 +9,22 @@ run.  The update keeps what still holds and says what changed:
   or was an expected failure in the results, or matches no case of the
   results at all (it concerns cases this run did not select, a shard);
 * an entry whose cases all ran and none failed is dropped (fixed);
-* a failing case no kept entry covers gets a new exact entry.
+* a glob that matches a case that passed is dropped (too broad: it would be
+  an unexpected pass), and its failing cases are covered anew;
+* the failing cases no kept entry covers are covered by new entries: one
+  glob for a prefix of their names (up to a ``/``, ``.`` or ``_``), with
+  or without a literal ending (``validation/*.async``), that at least
+  ``MIN_GLOB_CASES`` cases share and no case that passed matches (the
+  cases of one family and operation, or one check, that fail alike: a bug
+  is one line, not hundreds), commented with how many cases it covers and
+  the reason most of them give; an exact entry for the rest.
+
+Globs are written only from the results of a whole selection: from a shard,
+a ``-k`` or a ``--last-failed`` run a prefix could also cover cases that
+run elsewhere and pass, so such results get exact entries (update from the
+merged report instead).  Skipped cases may fall under a glob (a skipped
+case is never an unexpected pass); when one later runs and passes, the
+next update drops the glob as too broad.
 
 Comment lines directly above an entry travel with it; the comment block at
 the top of the file stays at the top; entries are sorted.
@@ -17,11 +32,13 @@ the top of the file stays at the top; entries are sorted.
 
 from __future__ import annotations
 
-import fnmatch
+import bisect
+from collections import Counter
 from dataclasses import dataclass, field
 
-from vts.report.resultsfile import iter_results
+from vts.report.resultsfile import read_results
 from vts.results import Verdict
+from vts.run.globset import GlobSet, is_glob
 from vts.run.selection import glob_escape
 
 
@@ -38,6 +55,8 @@ class ExpectationsUpdate:
     added: list[str]
     dropped: list[str]
     kept: list[str]
+    #: Whether new globs could be written (the results are of a whole selection).
+    globs_allowed: bool = True
 
 
 def parse_file(text: str) -> tuple[list[str], list[Entry], list[str]]:
@@ -71,28 +90,58 @@ def expected_to_fail(verdict: Verdict) -> bool:
     return (verdict.is_failure and verdict is not Verdict.XPASS) or verdict is Verdict.XFAIL
 
 
-def update_expectations(results_path: str, existing: str | None) -> ExpectationsUpdate:
-    failing: set[str] = set()
-    ran: set[str] = set()
-    for result in iter_results(results_path):
-        ran.add(result.name)
+#: Failing cases a prefix must cover before it is written as one glob instead of exact names.
+MIN_GLOB_CASES = 8
+_SEPARATORS = "/._"
+
+
+@dataclass
+class _Run:
+    """What update needs of a results file: every name that ran, which failed, why, and the selection."""
+
+    ran: list[str] = field(default_factory=list)  # sorted once read
+    failing: dict[str, str] = field(default_factory=dict)  # name -> reason
+    passing: set[str] = field(default_factory=set)  # ran and neither failed nor skipped
+    labels: dict[str, str] = field(default_factory=dict)  # name -> "family: OPERATION TYPE"
+    whole: bool = True  # the results are of a whole selection (no shard, -k or --last-failed)
+
+
+def _read_run(results_path: str) -> _Run:
+    run = _Run()
+    meta, results = read_results(results_path)
+    for result in results:
+        run.ran.append(result.name)
         if expected_to_fail(result.verdict):
-            failing.add(result.name)
+            run.failing[result.name] = result.reason
+            subject = " ".join([*result.operations[:1], *result.operand_types[:1]])
+            run.labels[result.name] = f"{result.family}: {subject}" if subject else result.family
+        elif result.verdict is not Verdict.SKIPPED:
+            run.passing.add(result.name)
+    run.ran.sort()
+    selection = meta.header.get("selection") or {}
+    ci = meta.header.get("ci") or {}
+    run.whole = not (isinstance(selection, dict) and (selection.get("shard") or selection.get("keyword"))) \
+        and not (isinstance(ci, dict) and (ci.get("last_failed") or ci.get("shard_plan")))
+    return run
+
+
+def update_expectations(results_path: str, existing: str | None) -> ExpectationsUpdate:
+    run = _read_run(results_path)
     header, entries, trailer = parse_file(existing or "")
     kept: list[Entry] = []
     dropped: list[str] = []
     covered: set[str] = set()
-    for entry in entries:
-        matches_ran = [n for n in ran if fnmatch.fnmatchcase(n, entry.pattern)] \
-            if any(c in entry.pattern for c in "*?[") else ([entry.pattern] if entry.pattern in ran else [])
-        matches_failing = [n for n in matches_ran if n in failing]
-        if matches_failing or not matches_ran:
+    for entry, matched in zip(entries, _matches(entries, run.ran), strict=True):
+        matches_failing = [n for n in matched if n in run.failing]
+        too_broad = is_glob(entry.pattern) and any(n in run.passing for n in matched)
+        if (matches_failing or not matched) and not too_broad:
             kept.append(entry)
             covered.update(matches_failing)
         else:
-            dropped.append(entry.pattern)
-    added = sorted(failing - covered)
-    entries_out = kept + [Entry(glob_escape(name), glob_escape(name)) for name in added]
+            dropped.append(entry.pattern + (" (too broad: it matches cases that passed)" if too_broad else ""))
+    uncovered = sorted(set(run.failing) - covered)
+    added = _new_entries(uncovered, run) if run.whole else [Entry(glob_escape(n), glob_escape(n)) for n in uncovered]
+    entries_out = kept + added
     entries_out.sort(key=lambda e: e.pattern)
     lines = list(header)
     if header:
@@ -101,5 +150,92 @@ def update_expectations(results_path: str, existing: str | None) -> Expectations
         lines.extend(entry.comments)
         lines.append(entry.line)
     lines.extend(trailer)
-    return ExpectationsUpdate("\n".join(lines) + "\n" if lines else "", added, dropped,
-                              [e.pattern for e in kept])
+    return ExpectationsUpdate("\n".join(lines) + "\n" if lines else "", [e.pattern for e in added], dropped,
+                              [e.pattern for e in kept], run.whole)
+
+
+def _matches(entries: list[Entry], ran: list[str]) -> list[list[str]]:
+    """The ran names each entry matches (one pass over the names for all the entries)."""
+    matcher = GlobSet(e.pattern for e in entries)
+    found: list[list[str]] = [[] for _ in entries]
+    for name in ran:
+        for index in matcher.matching(name):
+            found[index].append(name)
+    return found
+
+
+def _tails(name: str) -> tuple[str, ...]:
+    """The endings a glob may keep literal after its ``*``: from the last ``.`` and from the last ``_``.
+
+    The last part of a name says which check of a model's cases it is (``.async``, ``_unlimited``): a
+    bug fails that check for many models, so ``validation/*.async`` can name hundreds of failures that
+    no prefix alone can without taking in cases that pass.
+    """
+    return tuple(sorted((name[i:] for i in {name.rfind("."), name.rfind("_")} if i > 0), key=len))
+
+
+class _Candidates:
+    """Names by ending, sorted, to count what a glob ``PREFIX*ENDING`` would take in with a bisection."""
+
+    def __init__(self, names: set[str]) -> None:
+        by_tail: dict[str, list[str]] = {"": sorted(names)}
+        for name in names:
+            for tail in _tails(name):
+                by_tail.setdefault(tail, []).append(name)
+        for tail, listed in by_tail.items():
+            if tail:
+                listed.sort()
+        self.by_tail = by_tail
+
+    def with_prefix(self, prefix: str, tail: str) -> list[str]:
+        """The names with ``prefix`` and ``tail`` that the glob matches (the two not overlapping)."""
+        listed = self.by_tail.get(tail, [])
+        first = bisect.bisect_left(listed, prefix)
+        end = bisect.bisect_left(listed, prefix + "\U0010ffff")
+        return [n for n in listed[first:end] if len(n) >= len(prefix) + len(tail)]
+
+    def count(self, prefix: str, tail: str) -> int:
+        """At most how many names ``with_prefix`` gives (without reading them)."""
+        listed = self.by_tail.get(tail, [])
+        return bisect.bisect_left(listed, prefix + "\U0010ffff") - bisect.bisect_left(listed, prefix)
+
+
+def _new_entries(uncovered: list[str], run: _Run) -> list[Entry]:
+    """Globs (``PREFIX*`` or ``PREFIX*ENDING``) for many uncovered cases that no passing case matches;
+    exact entries for the rest.  Greedy: each case not yet covered takes the glob that covers most (on a
+    tie the shortest ending, then the shortest prefix: the most general glob that is still exact)."""
+    failing, passing = _Candidates(set(uncovered)), _Candidates(run.passing)
+
+    def blocked(prefix: str, tail: str) -> bool:
+        return passing.count(prefix, tail) > 0 and bool(passing.with_prefix(prefix, tail))
+
+    entries: list[Entry] = []
+    done: set[str] = set()
+    for name in uncovered:
+        if name in done:
+            continue
+        best: tuple[int, str, str] | None = None
+        for tail in ("", *_tails(name)):
+            for cut in (i + 1 for i, c in enumerate(name[:len(name) - len(tail)]) if c in _SEPARATORS):
+                prefix = name[:cut]
+                bound = failing.count(prefix, tail)
+                if bound >= MIN_GLOB_CASES and (best is None or bound > best[0]) and not blocked(prefix, tail):
+                    best = (bound, prefix, tail)
+        members = [] if best is None else [n for n in failing.with_prefix(best[1], best[2]) if n not in done]
+        if best is None or len(members) < MIN_GLOB_CASES:
+            entries.append(Entry(glob_escape(name), glob_escape(name)))
+            done.add(name)
+            continue
+        done.update(members)
+        pattern = glob_escape(best[1]) + "*" + glob_escape(best[2])
+        entries.append(Entry(pattern, pattern, [_describe(members, run)]))
+    return entries
+
+
+def _describe(members: list[str], run: _Run) -> str:
+    """``# 124 failing cases (generated: SOFTMAX TENSOR_FLOAT32), most: <reason>``: the comment above a glob."""
+    labels = Counter(run.labels[n] for n in members).most_common(2)
+    reason, count = Counter(run.failing[n] for n in members).most_common(1)[0]
+    label = "; ".join(label for label, _ in labels) + ("; ..." if len(set(run.labels[n] for n in members)) > 2 else "")
+    said = "all" if count == len(members) else f"{count}"
+    return f"# {len(members)} failing cases ({label}); {said}: {' '.join(reason.split())[:140]}"

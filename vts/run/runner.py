@@ -16,6 +16,7 @@ carries is bounded (``vts.bounds``), whatever a driver put in it.
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
 import signal
 import threading
 import time
@@ -269,8 +270,8 @@ def iter_cases(selection: Selection, device: DeviceInfo | None = None,
                 yield family, case
 
 
-def count_cases(selection: Selection, device: DeviceInfo | None = None, extensions: object = None) -> Iterator[int]:
-    """One item per selected case, building none (the progress total): names only.
+def count_cases(selection: Selection, device: DeviceInfo | None = None, extensions: object = None) -> Iterator[str]:
+    """The family's name once per selected case, building none (the progress total, per family): names only.
 
     Yields as it goes, so a caller counting in the background can stop early.
     """
@@ -285,21 +286,21 @@ def count_cases(selection: Selection, device: DeviceInfo | None = None, extensio
 
         return counted
 
-    def drain(cases: Iterator[Case]) -> Iterator[int]:
+    def drain(family: str, cases: Iterator[Case]) -> Iterator[str]:
         before = count
         for _ in cases:  # empty: counted() keeps no case
             pass
-        yield from range(before, count)
+        yield from itertools.repeat(family, count - before)
 
     for family in chosen:
-        yield from drain(family.selected_device_cases(counting(selection.selects)))
+        yield from drain(family.name, family.selected_device_cases(counting(selection.selects)))
     model_families = [f for f in chosen if _has_model_cases(f)]
     if not model_families:
         return
     wanted = _wanted(selection, model_families)
     for spec_path, model in iter_models(selection.spec_paths, extensions, wanted):
         for family, selects in _model_work(selection, model_families, model, wanted):
-            yield from drain(family.selected_model_cases(model, spec_path, counting(selects)))
+            yield from drain(family.name, family.selected_model_cases(model, spec_path, counting(selects)))
 
 
 def _has_model_cases(family: Family) -> bool:

@@ -20,6 +20,8 @@ import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from vts.run.globset import GlobSet
+
 _TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
 
 
@@ -259,11 +261,19 @@ class Glob:
 
 
 class ExpectationList:
-    """Expected failures: one case-name glob per line (``#`` comments)."""
+    """Expected failures: one case-name glob per line (``#`` comments), compiled once.
+
+    Every case of a run asks ``expects_failure``; the entries are one ``GlobSet`` (exact names in a
+    dict, globs in one expression per literal start), so a case costs the same with 40 entries or
+    40,000 (``vts/run/globset.py``; bench/expectations_cost.py).
+    """
 
     def __init__(self, patterns: Iterable[str | Glob], path: str = "<list>") -> None:
         self.terms = [p if isinstance(p, Glob) else Glob(p) for p in patterns]
         self.path = path
+        self.matcher = GlobSet(t.text for t in self.terms)
+        #: The names asked about that some entry matched (for ``unmatched``).
+        self._matched: set[str] = set()
 
     @classmethod
     def from_file(cls, path: str) -> ExpectationList:
@@ -272,29 +282,18 @@ class ExpectationList:
         return cls([Glob(text, number) for number, text in entries if text], path)
 
     def expects_failure(self, name: str) -> bool:
-        return any(term(name) for term in self.terms)
+        hit = self.matcher(name)
+        if hit:
+            self._matched.add(name)
+        return hit
 
     def unmatched(self) -> list[str]:
-        return [t.text for t in self.terms if t.hits == 0]
-
-    def unmatched_terms(self) -> list[Glob]:
-        return [t for t in self.terms if t.hits == 0]
+        """The entries that matched none of the names asked about so far."""
+        return [t.text for t in self.unmatched_among(self._matched)]
 
     def unmatched_among(self, names: Iterable[str]) -> list[Glob]:
-        """Entries that match none of ``names`` (the run's own hit counts are left alone).
-
-        Exact names are looked up in a set and only wildcard entries are
-        globbed, so a list of thousands of exact names (what ``nnvts
-        expectations update`` writes) costs one pass over the names.
-        """
-        present = set(names)
-
-        def matches_something(term: Glob) -> bool:
-            if not any(c in term.text for c in "*?["):
-                return term.text in present
-            return any(fnmatch.fnmatchcase(name, term.text) for name in present)
-
-        return [t for t in self.terms if not matches_something(t)]
+        """Entries that match none of ``names``, in the list's order: one pass over the names."""
+        return [self.terms[i] for i in self.matcher.unmatched_among(names)]
 
 
 @dataclass(frozen=True)

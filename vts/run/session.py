@@ -80,20 +80,21 @@ def _run_here(plan: RunPlan, driver: StartedDriver, ci: CiRun, selection: Select
     extensions = ci.extensions()
     options = plan.run_options()
     files, sinks = _sinks(plan, header, extensions,
-                          lambda: count_cases(selection, info, options.extensions.for_parsing()))
+                          lambda: count_cases(selection, info, options.extensions.for_parsing()), ci.expected_seconds)
     runner = build_runner(plan, driver, options)
     completed = runner.run(iter_cases(selection, info, options.extensions.for_parsing()), sinks)
     return _finish(plan, files, extensions, completed)
 
 
 def _sinks(plan: RunPlan, header: dict[str, Any], extensions: list[RunExtension],
-           count: Callable[[], Any]) -> tuple[FileReports, list[Any]]:
-    """The file reports and the terminal, behind the extensions' sinks; the terminal counts ``count()``."""
+           count: Callable[[], Any], expected_seconds: float | None = None) -> tuple[FileReports, list[Any]]:
+    """The file reports and the terminal, behind the extensions' sinks; the terminal counts ``count()``
+    (``expected_seconds``: the stored durations of the cases, for an ETA from the start)."""
     from vts.report.files import FileReports
 
     reports = plan.reports
     files = FileReports(header, reports.jsonl, reports.json, reports.junit, reports.html)
-    terminal = _terminal(plan, files)
+    terminal = _terminal(plan, files, expected_seconds)
     terminal.count_total(count)  # names only
     return files, wrap_sinks(extensions, [terminal.before_reports(reports.renders), files, terminal])
 
@@ -121,12 +122,13 @@ def _unwritten(files: FileReports) -> bool:
     return bool(files.failures)
 
 
-def _terminal(plan: RunPlan, files: FileReports) -> TerminalReport:
+def _terminal(plan: RunPlan, files: FileReports, expected_seconds: float | None = None) -> TerminalReport:
     from vts.report.terminal import TerminalReport
 
     reports = plan.reports
     return TerminalReport(verbose=reports.verbose, quiet=reports.quiet, progress_interval=reports.progress_interval,
-                          report_paths=lambda: files.written, workers=plan.isolation.jobs)
+                          report_paths=lambda: files.written, workers=plan.isolation.jobs,
+                          expected_seconds=expected_seconds)
 
 
 def _device_type(device: Device) -> str:
@@ -181,7 +183,8 @@ def _run_parallel(plan: RunPlan, ci: CiRun, selection: Selection) -> int:
         header.update(ci.header_fields())
         info = DeviceInfo(name=str(driver["name"]))
         files, sinks = _sinks(plan, header, extensions,
-                              lambda: count_cases(selection, info, plan.run_options().extensions.for_parsing()))
+                              lambda: count_cases(selection, info, plan.run_options().extensions.for_parsing()),
+                              ci.expected_seconds)
         opened.append(files)
         return sinks
 

@@ -11,6 +11,7 @@ the results down its pipe in batches, so no case is lost if it dies.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
@@ -68,14 +69,20 @@ class WorkerContext:
                        details: tuple[str, ...] = ()) -> CaseResult:
         """A verdict given by the harness (not by running the case), with expected failures applied."""
         if self.plan.expected_failures and verdict.is_failure:
-            from vts.run.selection import ExpectationList
-
             with contextlib.suppress(Exception):
-                if ExpectationList.from_file(self.plan.expected_failures).expects_failure(meta["name"]):
+                if expectation_list(self.plan.expected_failures).expects_failure(meta["name"]):
                     verdict, reason = Verdict.XFAIL, f"expected failure: {reason}"
         return CaseResult(name=meta["name"], family=meta["family"], verdict=verdict, reason=reason, details=details,
                           operations=tuple(meta["operations"]), operand_types=tuple(meta["operand_types"]),
                           spec=meta["spec"])
+
+
+@functools.lru_cache(maxsize=2)
+def expectation_list(path: str) -> Any:
+    """The run's expected-failures list, read and compiled once per process (not once per crashed case)."""
+    from vts.run.selection import ExpectationList
+
+    return ExpectationList.from_file(path)
 
 
 def matched_terms(selection: Any) -> list[str]:

@@ -163,8 +163,9 @@ def run_bench(device: Device, reference: Device, size: int = DEFAULT_SIZE, alpha
 
 
 def print_report(measurements: Sequence[Measurement], factor: float, driver: str, size: int = DEFAULT_SIZE) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from vts.report.logconsole import LogConsole
 
     table = Table(title=f"nnvts bench: {driver} vs the reference CPU, MobileNet v1 {size}x{size}\n"
                         f"(flagged: declared execTime off from the measured ratio by more than {factor:g}x)")
@@ -178,4 +179,4 @@ def print_report(measurements: Sequence[Measurement], factor: float, driver: str
         verdict = "[red]FLAGGED[/]" if m.flagged(factor) else "[green]ok[/]"
         table.add_row(label, f"{m.driver_ms:.1f}", f"{m.reference_ms:.1f}", f"{m.measured:.3g}",
                       f"{m.declared:g}", f"{m.off_by:.2f}x", verdict)
-    Console().print(table)
+    LogConsole().print(table)  # off a terminal, at its own width

@@ -1,5 +1,0 @@
-"""An NN HAL driver over LiteRT (the TFLite interpreter): ``pip install nnvts[litert]``, ``--driver litert``."""
-
-from drivers.litert.device import LiteRtDevice, create_device
-
-__all__ = ["LiteRtDevice", "create_device"]

@@ -1,5 +1,0 @@
-"""An NN HAL driver over ONNX Runtime: ``pip install nnvts[onnxruntime]``, ``--driver onnxruntime``."""
-
-from drivers.onnxruntime.device import OnnxRuntimeDevice, create_device
-
-__all__ = ["OnnxRuntimeDevice", "create_device"]

@@ -1,5 +1,0 @@
-"""The bundled numpy reference accelerator."""
-
-from drivers.reference.device import ReferenceDevice, create_device
-
-__all__ = ["ReferenceDevice", "create_device"]

@@ -1,0 +1,162 @@
+"""The template driver's device and prepared model: a partial driver done right.
+
+What a vendor copies from here:
+
+* ``vts.hal.checked`` does the HAL's preamble (validation, preference,
+  priority, deadlines, fences, timing, tokens refused): this file holds only
+  what is the driver's own.
+* ``unsupported_reasons`` claims exactly what ``ops.py`` computes; the rest
+  is refused at preparation with INVALID_ARGUMENT and the harness skips it.
+* ``prepare_checked`` decodes every constant once: small ones travel in
+  ``model.operand_values`` (CONSTANT_COPY), large ones in ``model.pools``
+  (CONSTANT_REFERENCE, shared memory of a kind the driver must be able to map).
+* ``run`` reads inputs from the request's pools (a ``DataLocation`` each),
+  runs the operations in order, and writes every output or none: a range
+  too small is OUTPUT_INSUFFICIENT_SIZE with one shape per output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from nnvts.drivers.template.ops import CONSTANT, OPERATIONS, Constants, unsupported_reason
+from vts.hal.checked import CheckedDevice, CheckedPreparedModel, DeviceTimer, deadline_passed
+from vts.hal.enums import DeviceType, ErrorStatus, OperandLifeTime, OperandType, Priority
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import CacheFiles, PreparedModel
+from vts.hal.memory import POOL_KINDS, Memory
+from vts.hal.types import (
+    Capabilities,
+    Model,
+    Operand,
+    OperandPerformance,
+    OutputShape,
+    PerformanceInfo,
+    Request,
+    RequestArgument,
+)
+
+DEVICE_NAME = "nnvts-template"
+_SCALARS = {OperandType.INT32: np.int32, OperandType.FLOAT32: np.float32, OperandType.BOOL: np.bool_}
+
+
+def _constant_bytes(model: Model, operand: Operand) -> bytes:
+    """The bytes of a constant: in the model (CONSTANT_COPY) or in one of its pools (CONSTANT_REFERENCE)."""
+    where = operand.location
+    if operand.lifetime == OperandLifeTime.CONSTANT_COPY:
+        return model.operand_values[where.offset: where.offset + where.length]
+    pool = model.pools[where.pool_index]
+    if pool.name not in POOL_KINDS:
+        raise DriverError(ErrorStatus.GENERAL_FAILURE, f"model pool {where.pool_index}: cannot map {pool.name!r}")
+    return pool.read(where.offset, where.length)
+
+
+def _decode(operand: Operand, raw: bytes) -> object:
+    if operand.type in _SCALARS:
+        return np.frombuffer(raw, dtype=_SCALARS[OperandType(operand.type)], count=1)[0].item()
+    if operand.type == OperandType.TENSOR_FLOAT32:
+        return np.frombuffer(raw, dtype=np.float32).reshape(operand.dimensions).copy()
+    return raw
+
+
+def decode_constants(model: Model, only: set[int] | None = None) -> Constants:
+    """Every constant operand of the main subgraph (or those in ``only``) by index, decoded."""
+    return {index: _decode(operand, _constant_bytes(model, operand))
+            for index, operand in enumerate(model.main.operands)
+            if operand.lifetime in CONSTANT and (only is None or index in only)}
+
+
+def _dims(argument: RequestArgument, operand: Operand) -> list[int]:
+    """The request's dimensions where it gives them, else the model's."""
+    return list(argument.dimensions) if argument.dimensions else list(operand.dimensions)
+
+
+class TemplatePreparedModel(CheckedPreparedModel):
+    """One model, its constants decoded; executions may run in parallel (no state shared between them)."""
+
+    def __init__(self, model: Model, constants: Constants) -> None:
+        self.model = model
+        self.constants = constants
+        #: The kernel of each operation type (``ops.OPERATIONS``); a per-model table so a test can swap one.
+        self.kernels = {op_type: op_def.kernel for op_type, op_def in OPERATIONS.items()}
+
+    def _read_inputs(self, request: Request) -> dict[int, object]:
+        graph = self.model.main
+        values: dict[int, object] = {}
+        for position, argument in enumerate(request.inputs):
+            index = graph.input_indexes[position]
+            if argument.has_no_value:
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, f"input {position}: omitted inputs are not supported")
+            dims = _dims(argument, graph.operands[index])
+            count = int(np.prod(dims)) if dims else 1
+            pool = request.pools[argument.location.pool_index]
+            if not isinstance(pool, Memory) or pool.name not in POOL_KINDS:
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, f"input {position}: cannot map its pool")
+            values[index] = pool.array(argument.location.offset, np.float32, count).copy().reshape(dims)
+        return values
+
+    def _write_outputs(self, request: Request, values: dict[int, object]) -> tuple[OutputShape, ...]:
+        graph = self.model.main
+        arrays = [np.ascontiguousarray(values[index], dtype=np.float32) for index in graph.output_indexes]
+        shapes = tuple(OutputShape(array.shape, array.nbytes <= argument.location.length)
+                       for array, argument in zip(arrays, request.outputs, strict=True))
+        if not all(shape.is_sufficient for shape in shapes):
+            raise DriverError(ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, "an output buffer is too small",
+                              output_shapes=shapes)
+        for array, argument in zip(arrays, request.outputs, strict=True):
+            pool = request.pools[argument.location.pool_index]
+            if not isinstance(pool, Memory) or pool.name not in POOL_KINDS:
+                raise DriverError(ErrorStatus.GENERAL_FAILURE, "an output's pool cannot be mapped")
+            pool.write(argument.location.offset, array.tobytes())
+        return shapes
+
+    def run(self, request: Request, deadline: int | None, loop_timeout: int | None,
+            timer: DeviceTimer) -> tuple[OutputShape, ...]:
+        values: dict[int, object] = dict(self.constants)
+        values.update(self._read_inputs(request))
+        with timer:
+            for op in self.model.main.operations:
+                kernel = self.kernels[op.type]
+                values[op.outputs[0]] = kernel([values[i] for i in op.inputs])
+        if deadline_passed(deadline):  # numpy cannot be interrupted: a late answer is dropped, not returned
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "finished after the deadline")
+        return self._write_outputs(request, values)
+
+
+class TemplateDevice(CheckedDevice):
+    """A CPU device with four float32 operations; everything optional (caching, domains) left to the defaults."""
+
+    name = DEVICE_NAME
+
+    def get_type(self) -> DeviceType:
+        return DeviceType.CPU
+
+    def get_version_string(self) -> str:
+        return "nnvts-template/1.0"
+
+    def get_capabilities(self) -> Capabilities:
+        """numpy on the CPU: parity (1.0) with the CPU the HAL's figures are relative to, for every type."""
+        parity = PerformanceInfo(1.0, 1.0)
+        table = tuple(OperandPerformance(int(t), parity) for t in sorted(OperandType)
+                      if t not in (OperandType.SUBGRAPH, OperandType.OEM, OperandType.TENSOR_OEM_BYTE))
+        return Capabilities(parity, parity, table, parity, parity)
+
+    def unsupported_reasons(self, model: Model) -> list[str | None]:
+        graph = model.main
+        bools = {i for i, o in enumerate(graph.operands) if o.type == OperandType.BOOL and o.lifetime in CONSTANT}
+        try:
+            constants = decode_constants(model, bools)
+        except DriverError as error:  # a layout flag we cannot read: claim nothing that depends on it
+            return [f"constants unreadable: {error.message}"] * len(graph.operations)
+        return [unsupported_reason(op, graph.operands, constants) for op in graph.operations]
+
+    def prepare_checked(self, model: Model, priority: Priority, deadline: int | None, model_cache: CacheFiles,
+                        data_cache: CacheFiles, token: bytes) -> PreparedModel:
+        return TemplatePreparedModel(model.copy(), decode_constants(model))
+
+
+def create_device(argv: Sequence[str] = ()) -> TemplateDevice:
+    """Entry point of the ``nnvts.drivers`` group (``--driver template``)."""
+    return TemplateDevice()
