@@ -51,7 +51,7 @@ from vts.model.casemodel import (  # noqa: E402
     to_hal_model,
 )
 
-C_DRIVER = os.path.join(ROOT, "nnvts", "nnvts", "drivers", "sample_c", "sample_driver")
+C_DRIVER = os.path.join(ROOT, "nnvts", "drivers", "sample_c", "sample_driver")
 
 
 def two_input_add(size: int) -> CaseModel:

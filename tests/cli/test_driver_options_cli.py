@@ -143,7 +143,7 @@ def sample_c() -> str:
 
     if shutil.which("make") is None or shutil.which(os.environ.get("CC", "cc")) is None:
         pytest.skip("no C toolchain")
-    folder = os.path.join(ROOT, "nnvts", "nnvts", "drivers", "sample_c")
+    folder = os.path.join(ROOT, "nnvts", "drivers", "sample_c")
     built = subprocess.run(["make", "-C", folder], capture_output=True, text=True)
     assert built.returncode == 0, built.stdout + built.stderr
     return f"exec:{os.path.join(folder, 'sample_driver')}"

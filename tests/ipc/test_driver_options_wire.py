@@ -23,7 +23,7 @@ from vts.ipc.host_calls import OpenedWith
 from vts.ipc.process import HostProcess, HostStartError
 
 OPTIONED = "tests.fakes.optioned:create_device"
-SAMPLE = os.path.join(ROOT, "nnvts", "nnvts", "drivers", "sample_c")
+SAMPLE = os.path.join(ROOT, "nnvts", "drivers", "sample_c")
 FIRST_PROTOCOL = f"exec:{sys.executable} -m tests.fakes.protocol_v1"
 
 

@@ -19,7 +19,7 @@ import pytest
 from tests.conftest import hand_add_float
 from tests.ipc.conftest import ROOT, hand_mul_float, hand_sub_float, write_spec
 
-SAMPLE = os.path.join(ROOT, "nnvts", "nnvts", "drivers", "sample_c")
+SAMPLE = os.path.join(ROOT, "nnvts", "drivers", "sample_c")
 DRIVER = f"exec:{os.path.join(SAMPLE, 'sample_driver')}"
 
 
