@@ -1,4 +1,4 @@
-"""The numpy oracle behind the ``layout_distinct_*`` specs (pooling, conv, shape).
+"""The numpy oracle behind the ``layout_distinct_*`` specs (pooling, conv, transpose conv, shape, ROI).
 
 Issue 43: the bundled NCHW cases of the layout-sensitive operations used shapes
 that cannot tell the axes apart (one channel, stride 1, square maps), so a
@@ -12,9 +12,12 @@ NHWC golden transposed: the second oracle the spec names).
 The goldens are computed here, in float64 numpy, from the NNAPI definitions
 (NeuralNetworks.h: implicit padding ``total = max((out - 1) * stride +
 filter - in, 0)``, head ``total / 2``; average and L2 pooling count only
-the real pixels), never from a driver: ``python -m tools.layout_oracle``
-rewrites the two spec files, ``--check`` says whether they are current
-(tests/spec/test_layout_oracle.py runs it).
+the real pixels; TRANSPOSE_CONV_2D, ROI_ALIGN and ROI_POOLING as their
+OperationType.aidl entries and the hand-computed specs of those operations
+say), never from a driver: ``python -m tools.layout_oracle`` rewrites the
+spec files, ``--check`` says whether they are current (tests/spec/test_layout_oracle.py
+runs it).  An implicit TRANSPOSE_CONV_2D's output-shape tensor is 1-D, which the
+``nchw`` variation cannot reorder: those models are written in both layouts.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import numpy as np
 import yaml
 
 from nnvts.drivers.reference import create_device
-from tests.fakes.layouts import nchw_pool_padding_from_nhwc
+from tests.fakes.layouts import nchw_pool_padding_from_nhwc, nchw_transpose_shape_from_nhwc
 from tests.families.test_generated_variants import run_family
 from tests.ipc.conftest import ROOT
 from tools import layout_oracle
@@ -119,3 +119,12 @@ def test_nchw_pooling_padding_from_nhwc_positions_fails_only_on_the_new_shapes()
     failing = {n for n, r in new.items() if r.verdict is not Verdict.PASSED}
     assert failing == {f"layout_distinct_pooling.{kind}_{g}_nchw" for kind in ("average", "max", "l2")
                        for g in ("same_s2", "same_rect")}, failing
+
+
+def test_an_nchw_output_shape_read_at_nhwc_positions_fails_only_on_the_new_shapes():
+    old = run_family("generated", nchw_transpose_shape_from_nhwc(), [_bundled("transpose_conv_2d_hand")])
+    assert old and all(r.verdict is Verdict.PASSED for r in old.values())  # no NCHW implicit case there
+    new = run_family("generated", nchw_transpose_shape_from_nhwc(), [_bundled("layout_distinct_transpose_conv")])
+    failing = {n for n, r in new.items() if r.verdict is not Verdict.PASSED}
+    # VALID pads nothing whatever the size: only SAME tells the axes apart.
+    assert failing == {"layout_distinct_transpose_conv.transpose_same_s2_nchw"}, failing
