@@ -83,3 +83,38 @@ class _NhwcPaddingDevice(ReferenceDevice):
 def nchw_pool_padding_from_nhwc() -> ReferenceDevice:
     """Caught by ``generated`` on the layout-distinct shapes (specs/pooling/layout_distinct.yaml)."""
     return _NhwcPaddingDevice()
+
+
+_TRANSPOSE = int(OperationType.TRANSPOSE_CONV_2D)
+
+
+def _with_nhwc_output_shape(model: Model) -> Model:
+    """``model`` with each NCHW implicit TRANSPOSE_CONV_2D's output-shape tensor [n, c, h, w] read at its NHWC
+    positions (height from index 1, width from index 2): rewritten to [n, w, c, h], which the NCHW reader
+    (height index 2, width index 3) sees as the wrong-axes height c and width h."""
+    changed = model.copy()
+    graph = changed.main
+    for op in graph.operations:
+        if int(op.type) != _TRANSPOSE or len(op.inputs) != 9 or not _scalar(changed, graph, op.inputs[8]):
+            continue
+        shape = graph.operands[op.inputs[3]]
+        if shape.lifetime != OperandLifeTime.CONSTANT_COPY or shape.location.length != 16:
+            continue
+        start = shape.location.offset
+        n, c, h, w = struct.unpack("<4i", changed.operand_values[start:start + 16])
+        values = bytearray(changed.operand_values)
+        values[start:start + 16] = struct.pack("<4i", n, w, c, h)
+        changed.operand_values = bytes(values)
+    return changed
+
+
+class _NhwcOutputShapeDevice(ReferenceDevice):
+    name = "nnvts-nhwcoutputshape"
+
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        return super().prepare_model(_with_nhwc_output_shape(model), *args, **kwargs)
+
+
+def nchw_transpose_shape_from_nhwc() -> ReferenceDevice:
+    """Caught by ``generated`` on the layout-distinct transposed convolutions (SAME, NCHW)."""
+    return _NhwcOutputShapeDevice()

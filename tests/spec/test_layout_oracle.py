@@ -7,9 +7,10 @@ import json
 import os
 
 import numpy as np
+import yaml
 
 from nnvts.drivers.reference import create_device
-from tests.fakes.layouts import nchw_pool_padding_from_nhwc
+from tests.fakes.layouts import nchw_pool_padding_from_nhwc, nchw_transpose_shape_from_nhwc
 from tests.families.test_generated_variants import run_family
 from tests.ipc.conftest import ROOT
 from tools import layout_oracle
@@ -47,6 +48,47 @@ def test_the_oracle_pads_and_averages_as_nnapi_does():
     assert layout_oracle.resize(x, (3, 3), False).reshape(-1).tolist() == [1, 1, 2, 1, 1, 2, 3, 3, 4]
 
 
+def test_the_transpose_oracle_matches_transpose_conv_2d_hand():
+    # specs/conv/transpose_conv_2d.yaml, hand-computed: stride2 (pads 0, stride 2) and overlap (pads 1, stride 1).
+    x = np.array([1, 2, 3, 4], np.float64).reshape(1, 2, 2, 1)
+    f2 = np.array([1, 2, 3, 4], np.float64).reshape(1, 2, 2, 1)
+    stride2 = [1, 2, 2, 4, 3, 4, 6, 8, 3, 6, 4, 8, 9, 12, 12, 16]
+    assert layout_oracle.transpose_conv(x, f2, np.zeros(1), (2, 2), (0, 0, 0, 0)).reshape(-1).tolist() == stride2
+    f3 = np.arange(1, 10, dtype=np.float64).reshape(1, 3, 3, 1)
+    overlap = layout_oracle.transpose_conv(x, f3, np.array([-3.0]), (1, 1), (1, 1, 1, 1))
+    assert overlap.reshape(-1).tolist() == [20, 30, 50, 60]
+    # implicit_same: output shape 4 x 4, SAME, stride 2, filter 2 -> no padding, the stride2 result again.
+    pads = layout_oracle.transpose_pads((4, 4), (2, 2), (2, 2), layout_oracle.SAME)
+    assert pads == (0, 0, 0, 0)
+    # The new SAME model: 6 x 10 out, stride 2, a 3 x 4 filter: heights pad 0 + 1, widths 1 + 1.
+    assert layout_oracle.transpose_pads((6, 10), (2, 2), (3, 4), layout_oracle.SAME) == (0, 1, 1, 1)
+    assert layout_oracle.transpose_pads((7, 12), (2, 2), (3, 4), layout_oracle.VALID) == (0, 0, 0, 0)
+
+
+def _hand_model(path: str, model: str) -> tuple[dict, dict]:
+    """The float32 model of a hand-computed spec: its operands by name and its first example."""
+    with open(os.path.join(ROOT, "specs", "detection", path)) as handle:
+        spec = yaml.safe_load(handle)
+    found = next(m for m in spec["models"] if m["name"] == model)
+    return {o["name"]: o for o in found["main"]["operands"]}, found["examples"][0]
+
+
+def test_the_roi_oracles_match_the_hand_computed_roi_specs():
+    for model, sampling in (("float32", (2, 2)), ("adaptive_float32", (0, 0))):
+        operands, example = _hand_model("roi_align.yaml", model)
+        assert [operands["sampling_h"]["value"], operands["sampling_w"]["value"]] == list(sampling)
+        x = np.array(example["inputs"]["input"], np.float64).reshape(2, 4, 4, 2)
+        rois = np.array(example["inputs"]["rois"], np.float64).reshape(-1, 4)
+        got = layout_oracle.roi_align(x, rois, operands["batches"]["value"], (2, 2), (2.0, 2.0), sampling)
+        assert got.reshape(-1).tolist() == example["outputs"]["output"], model
+    operands, example = _hand_model("roi_pooling.yaml", "float32")
+    x = np.array(example["inputs"]["input"], np.float64).reshape(2, 4, 4, 2)
+    rois = np.array(example["inputs"]["rois"], np.float64).reshape(-1, 4)
+    ratio = (operands["h_ratio"]["value"], operands["w_ratio"]["value"])
+    got = layout_oracle.roi_pool(x, rois, operands["batches"]["value"], (2, 2), ratio)
+    assert got.reshape(-1).tolist() == example["outputs"]["output"]
+
+
 def test_every_axis_differs_in_every_geometry():
     for g in layout_oracle.GEOMETRIES:
         _, h, w, c = g.shape
@@ -59,6 +101,16 @@ def test_the_reference_passes_the_new_shapes():
     assert len(results) == 42 and all(r.verdict is Verdict.PASSED for r in results.values())
 
 
+def test_the_reference_passes_the_transpose_conv_shapes():
+    results = run_family("generated", create_device(), [_bundled("layout_distinct_transpose_conv")])
+    assert len(results) == 6 and all(r.verdict is Verdict.PASSED for r in results.values()), results
+
+
+def test_the_reference_passes_the_roi_shapes():
+    results = run_family("generated", create_device(), [_bundled("layout_distinct_roi")])
+    assert len(results) == 6 and all(r.verdict is Verdict.PASSED for r in results.values()), results
+
+
 def test_nchw_pooling_padding_from_nhwc_positions_fails_only_on_the_new_shapes():
     old = run_family("generated", nchw_pool_padding_from_nhwc(),
                      [_bundled(n) for n in ("average_pool_2d_hand", "max_pool_2d_hand", "l2_pool_2d_hand")])
@@ -67,3 +119,12 @@ def test_nchw_pooling_padding_from_nhwc_positions_fails_only_on_the_new_shapes()
     failing = {n for n, r in new.items() if r.verdict is not Verdict.PASSED}
     assert failing == {f"layout_distinct_pooling.{kind}_{g}_nchw" for kind in ("average", "max", "l2")
                        for g in ("same_s2", "same_rect")}, failing
+
+
+def test_an_nchw_output_shape_read_at_nhwc_positions_fails_only_on_the_new_shapes():
+    old = run_family("generated", nchw_transpose_shape_from_nhwc(), [_bundled("transpose_conv_2d_hand")])
+    assert old and all(r.verdict is Verdict.PASSED for r in old.values())  # no NCHW implicit case there
+    new = run_family("generated", nchw_transpose_shape_from_nhwc(), [_bundled("layout_distinct_transpose_conv")])
+    failing = {n for n, r in new.items() if r.verdict is not Verdict.PASSED}
+    # VALID pads nothing whatever the size: only SAME tells the axes apart.
+    assert failing == {"layout_distinct_transpose_conv.transpose_same_s2_nchw"}, failing
