@@ -186,9 +186,8 @@ def update_expectations(results_path: str, existing: str | None) -> Expectations
     uncovered = sorted(set(run.failing) - covered)
     passing = _Candidates(run.passing)
     blocks, rest = _cause_blocks(uncovered, run, passing)
-    in_blocks = set(uncovered) - set(rest)
-    if run.whole:
-        loose = _new_entries(rest, run, passing, _Candidates(in_blocks))
+    if run.whole:  # a loose glob takes in no case of a block
+        loose = _new_entries(rest, run, passing, _Candidates(set(uncovered)) if len(rest) < len(uncovered) else None)
     else:
         loose = [Entry(glob_escape(n), glob_escape(n)) for n in rest]
     added = [entry for entries_of in blocks.values() for entry in entries_of] + loose
@@ -228,6 +227,7 @@ def _cause_blocks(uncovered: list[str], run: _Run, passing: _Candidates) -> tupl
         members.setdefault(run.cause_of.get(name), []).append(name)
     blocks: dict[str, list[Entry]] = {}
     placed: set[str] = set()
+    everyone: _Candidates | None = None
     for cause, keys in run.causes.causes_with_keys():
         if cause.summary.startswith("(other causes"):
             continue  # pooled past the tally's cap: not one cause
@@ -237,8 +237,8 @@ def _cause_blocks(uncovered: list[str], run: _Run, passing: _Candidates) -> tupl
         listed = "" if len(mine) == cause.cases else f"; {len(mine):,} listed here"
         mark = f"{CAUSE_MARK} {cause.summary}{listed} (rerun: {cause.example})"
         if run.whole:
-            others = _Candidates({n for n, key in run.cause_of.items() if key not in keys})
-            entries = _new_entries(mine, run, passing, others, MIN_CAUSE_GLOB_CASES)
+            everyone = everyone or _Candidates(set(run.failing))
+            entries = _new_entries(mine, run, passing, everyone, MIN_CAUSE_GLOB_CASES)
         else:
             entries = [Entry(glob_escape(n), glob_escape(n)) for n in mine]
         for entry in entries:
@@ -294,20 +294,23 @@ class _Candidates:
         return bisect.bisect_left(listed, prefix + "\U0010ffff") - bisect.bisect_left(listed, prefix)
 
 
-def _new_entries(uncovered: list[str], run: _Run, passing: _Candidates, others: _Candidates,
+def _new_entries(uncovered: list[str], run: _Run, passing: _Candidates, everyone: _Candidates | None,
                  min_cases: int = MIN_GLOB_CASES) -> list[Entry]:
-    """Globs (``PREFIX*`` or ``PREFIX*ENDING``) for many uncovered cases that no passing case (nor any of
-    ``others``) matches; exact entries for the rest.  Greedy: each case not yet covered takes the glob that
-    covers most (on a tie the shortest ending, then the shortest prefix: the most general glob that is
-    still exact)."""
+    """Globs (``PREFIX*`` or ``PREFIX*ENDING``) for many uncovered cases that no passing case matches, nor
+    any case of ``everyone`` (the failing cases, ``uncovered`` among them) but ``uncovered``; exact
+    entries for the rest.  Greedy: each case not yet covered takes the glob that covers most (on a tie the
+    shortest ending, then the shortest prefix: the most general glob that is still exact)."""
     failing = _Candidates(set(uncovered))
 
     def need(tail: str) -> int:
         return max(min_cases, MIN_GLOB_CASES) if tail else min_cases
 
     def blocked(prefix: str, tail: str) -> bool:
-        return any(names.count(prefix, tail) > 0 and bool(names.with_prefix(prefix, tail))
-                   for names in (passing, others))
+        # ``everyone`` holds ``uncovered``: more of its names with the prefix and ending is another's case
+        # (or one whose ending overlaps the prefix, which the glob would not match: refused all the same).
+        if everyone is not None and everyone.count(prefix, tail) > failing.count(prefix, tail):
+            return True
+        return passing.count(prefix, tail) > 0 and bool(passing.with_prefix(prefix, tail))
 
     entries: list[Entry] = []
     done: set[str] = set()
