@@ -130,3 +130,16 @@ def test_a_block_is_only_comments_around_entries(tmp_path):
     listed = ExpectationList([line for line in text.splitlines() if line and not line.startswith("#")])
     assert all(listed.expects_failure(n) for n in CLAIMED + OUTPUTS)
     assert not any(listed.expects_failure(n) for n in PASSING)
+
+
+def test_a_small_glob_in_a_block_names_one_model_whole(tmp_path):
+    """``deadline/mdl.v.execute_*`` (4 checks of one model) is written; ``deadline/avg_*`` (4 models whose
+    names start alike, and any model named so later) is not: the cause's other cases are exact names."""
+    one_model = [f"deadline/mdl.v.execute_{k}" for k in "abcd"]
+    models = [f"deadline/avg_{i}.q" for i in range(4)]
+    cases = [_case(n, "failed", WRONG, "SOFTMAX") for n in one_model + models]
+    cases += [_case(n, "passed") for n in ("deadline/mdl.v.prepare_x", "deadline/other.q")]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"selection": {"specs": ["generated_tests"]}, "cases": cases}))
+    blocks = _blocks(update_expectations(str(path), None).text)
+    assert list(blocks.values()) == [sorted([*models, "deadline/mdl.v.execute_*"])], blocks

@@ -122,9 +122,9 @@ def expected_to_fail(verdict: Verdict) -> bool:
 MIN_GLOB_CASES = 8
 #: Failing cases (not yet covered) a root cause must have to be written as a cause block.
 MIN_CAUSE_CASES = 8
-#: Within a cause block a prefix glob (``PREFIX*``, no literal ending: one model's checks) may cover this
-#: few cases, since the block's comment already says what they share; ``PREFIX*ENDING`` still needs
-#: ``MIN_GLOB_CASES`` (a glob with a literal ending spans models, and so whatever models are added later).
+#: Within a cause block a glob over one model's checks (``family/model.variant.*``: no literal ending, a
+#: ``.`` after the last ``/``) may cover this few cases, since the block's comment already says what they
+#: share; any other glob still needs ``MIN_GLOB_CASES`` (it spans models, and so models added later).
 MIN_CAUSE_GLOB_CASES = 4
 _SEPARATORS = "/._"
 
@@ -302,8 +302,11 @@ def _new_entries(uncovered: list[str], run: _Run, passing: _Candidates, everyone
     shortest ending, then the shortest prefix: the most general glob that is still exact)."""
     failing = _Candidates(set(uncovered))
 
-    def need(tail: str) -> int:
-        return max(min_cases, MIN_GLOB_CASES) if tail else min_cases
+    def need(prefix: str, tail: str) -> int:
+        """Fewer than ``MIN_GLOB_CASES`` only for ``PREFIX*`` where the prefix names a whole model (a ``.``
+        after its last ``/``): ``family/average_*`` would take in whatever model is named so later."""
+        one_model = not tail and "." in prefix[prefix.rfind("/") + 1:]
+        return min_cases if one_model else max(min_cases, MIN_GLOB_CASES)
 
     def blocked(prefix: str, tail: str) -> bool:
         # ``everyone`` holds ``uncovered``: more of its names with the prefix and ending is another's case
@@ -322,10 +325,10 @@ def _new_entries(uncovered: list[str], run: _Run, passing: _Candidates, everyone
             for cut in (i + 1 for i, c in enumerate(name[:len(name) - len(tail)]) if c in _SEPARATORS):
                 prefix = name[:cut]
                 bound = failing.count(prefix, tail)
-                if bound >= need(tail) and (best is None or bound > best[0]) and not blocked(prefix, tail):
+                if bound >= need(prefix, tail) and (best is None or bound > best[0]) and not blocked(prefix, tail):
                     best = (bound, prefix, tail)
         members = [] if best is None else [n for n in failing.with_prefix(best[1], best[2]) if n not in done]
-        if best is None or len(members) < need(best[2]):
+        if best is None or len(members) < need(best[1], best[2]):
             entries.append(Entry(glob_escape(name), glob_escape(name)))
             done.add(name)
             continue
