@@ -316,7 +316,8 @@ def expectations() -> None:
 @click.option("--out", "out_path", required=True, type=OutputFile(), metavar="FILE",
               help="Expected-failures file to write (its comments and still-valid entries are kept).")
 def update(results: str, out_path: str) -> None:
-    """Write the expected-failures file from a run: a glob where many cases fail alike, else exact names."""
+    """Write the expected-failures file from a run: one commented block per root cause of many failures
+    (globs, or exact names), a glob where many other cases fail alike, else exact names."""
     import os
 
     from vts.report.resultsfile import ResultsFileError
@@ -336,7 +337,10 @@ def update(results: str, out_path: str) -> None:
         out.write(change.text)
     os.replace(tmp, out_path)
     click.echo(f"{shown(out_path)}: {len(change.kept) + len(change.added)} entries "
-               f"({len(change.added)} added, {len(change.dropped)} dropped as fixed)")
+               f"({len(change.added)} added, {len(change.dropped)} dropped as fixed)"
+               + (f"; {len(change.causes)} new cause blocks" if change.causes else ""))
+    for mark in change.causes:
+        click.echo(f"  {shown(mark)}")
     for pattern in change.dropped:
         click.echo(f"  dropped {shown(pattern)}", err=True)
     if not change.globs_allowed and change.added:

@@ -182,9 +182,10 @@ class CauseTally:
     subjects: dict[str, Counter[tuple[str, str]]] = field(default_factory=dict)
     seen: int = 0  # failing results added
 
-    def add(self, result: CaseResult) -> None:
+    def add(self, result: CaseResult) -> _Key | None:
+        """Count a failing result; returns the key of the group it joined (None: not a failure)."""
         if not result.verdict.is_failure:
-            return
+            return None
         self.seen += 1
         finding = classify(result)
         key = self._key(finding)
@@ -203,6 +204,7 @@ class CauseTally:
         group.families[result.family] += 1
         if key[0] == finding.kind:  # not pooled: a kind past the cap must not grow the subjects either
             self.subjects.setdefault(finding.kind, Counter())[(finding.operation, finding.operand_type)] += 1
+        return key
 
     @staticmethod
     def _key(finding: Finding) -> _Key:
@@ -229,7 +231,13 @@ class CauseTally:
 
     def causes(self) -> list[Cause]:
         """The causes, most cases first (then by summary): every failing result in exactly one."""
+        return [cause for cause, _ in self.causes_with_keys()]
+
+    def causes_with_keys(self) -> list[tuple[Cause, frozenset[_Key]]]:
+        """The causes as ``causes`` gives them, each with the keys (as ``add`` returned them) of its cases:
+        ``nnvts expectations update`` writes one entry per cause from them."""
         gathered: dict[tuple[Any, ...], list[_Group]] = {}
+        keys = {id(group): key for key, group in self.groups.items()}
         for key, group in self.groups.items():
             kind, rule, operation, operand_type, detail, _ = key
             if rule or self._is_rule(kind):
@@ -237,16 +245,18 @@ class CauseTally:
             else:
                 gathered.setdefault((kind, operation, operand_type, detail), []).append(group)
         joined = _claims_on_networks(gathered)
-        causes: list[Cause] = []
+        causes: list[tuple[Cause, frozenset[_Key]]] = []
         for cause_key, groups in gathered.items():
             if len(cause_key) == 2:
-                causes.append(_cause(self._rule_summary(*cause_key), groups, joined))
+                causes.append((_cause(self._rule_summary(*cause_key), groups, joined),
+                               frozenset(keys[id(g)] for g in groups)))
                 continue
             kind, operation, operand_type, detail = cause_key
             for decisive, part in _split_by_parameters(groups):
                 labels = [operand_type or "-", *([detail] if detail else []), *decisive]
-                causes.append(_cause(f"{operation} ({', '.join(labels)}): {kind}", part, joined))
-        return sorted(causes, key=lambda c: (-c.cases, c.summary))
+                causes.append((_cause(f"{operation} ({', '.join(labels)}): {kind}", part, joined),
+                               frozenset(keys[id(g)] for g in part)))
+        return sorted(causes, key=lambda pair: (-pair[0].cases, pair[0].summary))
 
     def _is_rule(self, kind: str) -> bool:
         """A kind of failure seen on several operations alike is a rule the driver breaks, not a kernel's bug

@@ -26,18 +26,33 @@ merged report instead).  Skipped cases may fall under a glob (a skipped
 case is never an unexpected pass); when one later runs and passes, the
 next update drops the glob as too broad.
 
+Where a root cause (``vts.report.causes``: one operation, operand type,
+decisive parameters and kind of failure) covers ``MIN_CAUSE_CASES`` failing
+cases or more that no kept entry covers, they are written as one *cause
+block*: a ``# cause: <summary>`` line, then the globs (or, from a shard, the
+exact names) that cover that cause's failing cases and no passing case and
+no failing case of another cause, then a blank line.  So a vendor's list
+reads as its bugs, not as thousands of names.  The block is only comments
+and blank lines around ordinary entries: any reader of the older format
+reads it; an update keeps a block together (a blank line ends it) and drops
+it once none of its entries is kept.
+
 Comment lines directly above an entry travel with it; the comment block at
-the top of the file stays at the top; entries are sorted.
+the top of the file stays at the top; the cause blocks follow it, then the
+other entries, sorted.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
+from vts.report.causes import CauseTally
 from vts.report.resultsfile import read_results
-from vts.results import Verdict
+from vts.results import CaseResult, Verdict
 from vts.run.globset import GlobSet, is_glob
 from vts.run.selection import glob_escape
 
@@ -47,6 +62,8 @@ class Entry:
     pattern: str
     line: str  # the line as written (pattern and inline comment)
     comments: list[str] = field(default_factory=list)  # comment lines directly above
+    #: The ``# cause: ...`` line of the cause block the entry is in ("" for none).
+    block: str = ""
 
 
 @dataclass
@@ -57,6 +74,12 @@ class ExpectationsUpdate:
     kept: list[str]
     #: Whether new globs could be written (the results are of a whole selection).
     globs_allowed: bool = True
+    #: The ``# cause: ...`` lines of the cause blocks written anew.
+    causes: list[str] = field(default_factory=list)
+
+
+#: The comment that starts a cause block (the block ends at the next blank line).
+CAUSE_MARK = "# cause:"
 
 
 def parse_file(text: str) -> tuple[list[str], list[Entry], list[str]]:
@@ -68,20 +91,25 @@ def parse_file(text: str) -> tuple[list[str], list[Entry], list[str]]:
     lines = [line.strip() for line in text.splitlines()]
     header: list[str] = []
     position = 0
-    while position < len(lines) and lines[position].startswith("#"):
+    while position < len(lines) and lines[position].startswith("#") and not lines[position].startswith(CAUSE_MARK):
         header.append(lines[position])
         position += 1
     pending: list[str] = []
     if position < len(lines) and lines[position]:
         pending, header = header, []  # no blank line after it: the block comments the first entry
     entries: list[Entry] = []
+    block = ""
     for line in lines[position:]:
         pattern = line.split("#", 1)[0].strip()
         if pattern:
-            entries.append(Entry(pattern, line, pending))
+            entries.append(Entry(pattern, line, pending, block))
             pending = []
+        elif line.startswith(CAUSE_MARK):
+            block, pending = line, []
         elif line:
             pending.append(line)
+        else:
+            block = ""
     return header, entries, pending
 
 
@@ -92,6 +120,12 @@ def expected_to_fail(verdict: Verdict) -> bool:
 
 #: Failing cases a prefix must cover before it is written as one glob instead of exact names.
 MIN_GLOB_CASES = 8
+#: Failing cases (not yet covered) a root cause must have to be written as a cause block.
+MIN_CAUSE_CASES = 8
+#: Within a cause block a glob over one model's checks (``family/model.variant.*``: no literal ending, a
+#: ``.`` after the last ``/``) may cover this few cases, since the block's comment already says what they
+#: share; any other glob still needs ``MIN_GLOB_CASES`` (it spans models, and so models added later).
+MIN_CAUSE_GLOB_CASES = 4
 _SEPARATORS = "/._"
 
 
@@ -104,6 +138,8 @@ class _Run:
     passing: set[str] = field(default_factory=set)  # ran and neither failed nor skipped
     labels: dict[str, str] = field(default_factory=dict)  # name -> "family: OPERATION TYPE"
     whole: bool = True  # the results are of a whole selection (no shard, -k or --last-failed)
+    causes: CauseTally = field(default_factory=CauseTally)  # of the failing cases
+    cause_of: dict[str, Hashable] = field(default_factory=dict)  # failing name -> its group in ``causes``
 
 
 def _read_run(results_path: str) -> _Run:
@@ -115,6 +151,7 @@ def _read_run(results_path: str) -> _Run:
             run.failing[result.name] = result.reason
             subject = " ".join([*result.operations[:1], *result.operand_types[:1]])
             run.labels[result.name] = f"{result.family}: {subject}" if subject else result.family
+            run.cause_of[result.name] = run.causes.add(_as_failure(result))
         elif result.verdict is not Verdict.SKIPPED:
             run.passing.add(result.name)
     run.ran.sort()
@@ -123,6 +160,13 @@ def _read_run(results_path: str) -> _Run:
     run.whole = not (isinstance(selection, dict) and (selection.get("shard") or selection.get("keyword"))) \
         and not (isinstance(ci, dict) and (ci.get("last_failed") or ci.get("shard_plan")))
     return run
+
+
+def _as_failure(result: CaseResult) -> CaseResult:
+    """An expected failure as the failure it was, for its cause (the reason without "expected failure: ")."""
+    if result.verdict is not Verdict.XFAIL:
+        return result
+    return dataclasses.replace(result, verdict=Verdict.FAILED, reason=result.reason.removeprefix("expected failure: "))
 
 
 def update_expectations(results_path: str, existing: str | None) -> ExpectationsUpdate:
@@ -140,18 +184,68 @@ def update_expectations(results_path: str, existing: str | None) -> Expectations
         else:
             dropped.append(entry.pattern + (" (too broad: it matches cases that passed)" if too_broad else ""))
     uncovered = sorted(set(run.failing) - covered)
-    added = _new_entries(uncovered, run) if run.whole else [Entry(glob_escape(n), glob_escape(n)) for n in uncovered]
-    entries_out = kept + added
-    entries_out.sort(key=lambda e: e.pattern)
+    passing = _Candidates(run.passing)
+    blocks, rest = _cause_blocks(uncovered, run, passing)
+    if run.whole:  # a loose glob takes in no case of a block
+        loose = _new_entries(rest, run, passing, _Candidates(set(uncovered)) if len(rest) < len(uncovered) else None)
+    else:
+        loose = [Entry(glob_escape(n), glob_escape(n)) for n in rest]
+    added = [entry for entries_of in blocks.values() for entry in entries_of] + loose
     lines = list(header)
     if header:
         lines.append("")
-    for entry in entries_out:
+    grouped: dict[str, list[Entry]] = {}
+    for entry in [*kept, *added]:
+        grouped.setdefault(entry.block, []).append(entry)
+    for mark, members in grouped.items():
+        if not mark:
+            continue
+        lines.append(mark)
+        for entry in sorted(members, key=lambda e: e.pattern):
+            lines.extend(entry.comments)
+            lines.append(entry.line)
+        lines.append("")
+    for entry in sorted(grouped.get("", []), key=lambda e: e.pattern):
         lines.extend(entry.comments)
         lines.append(entry.line)
+    if set(grouped) - {""} and not grouped.get("") and not trailer:
+        lines.pop()  # the blank line after the last block ends the file
     lines.extend(trailer)
     return ExpectationsUpdate("\n".join(lines) + "\n" if lines else "", [e.pattern for e in added], dropped,
-                              [e.pattern for e in kept], run.whole)
+                              [e.pattern for e in kept], run.whole, list(blocks))
+
+
+def _cause_blocks(uncovered: list[str], run: _Run, passing: _Candidates) -> tuple[dict[str, list[Entry]], list[str]]:
+    """The cause blocks for the uncovered failing cases (``# cause:`` line -> entries) and the cases left out.
+
+    A cause with ``MIN_CAUSE_CASES`` uncovered cases or more gets a block, most cases first: globs that
+    match its failing cases and no passing case nor a failing case of another cause (exact names where
+    the results are not of a whole selection).
+    """
+    members: dict[Hashable, list[str]] = {}
+    for name in uncovered:
+        members.setdefault(run.cause_of.get(name), []).append(name)
+    blocks: dict[str, list[Entry]] = {}
+    placed: set[str] = set()
+    everyone: _Candidates | None = None
+    for cause, keys in run.causes.causes_with_keys():
+        if cause.summary.startswith("(other causes"):
+            continue  # pooled past the tally's cap: not one cause
+        mine = sorted(name for key in keys for name in members.get(key, ()))
+        if len(mine) < MIN_CAUSE_CASES:
+            continue
+        listed = "" if len(mine) == cause.cases else f"; {len(mine):,} listed here"
+        mark = f"{CAUSE_MARK} {cause.summary}{listed} (rerun: {cause.example})"
+        if run.whole:
+            everyone = everyone or _Candidates(set(run.failing))
+            entries = _new_entries(mine, run, passing, everyone, MIN_CAUSE_GLOB_CASES)
+        else:
+            entries = [Entry(glob_escape(n), glob_escape(n)) for n in mine]
+        for entry in entries:
+            entry.block = mark
+        blocks[mark] = entries
+        placed.update(mine)
+    return blocks, [name for name in uncovered if name not in placed]
 
 
 def _matches(entries: list[Entry], ran: list[str]) -> list[list[str]]:
@@ -200,13 +294,25 @@ class _Candidates:
         return bisect.bisect_left(listed, prefix + "\U0010ffff") - bisect.bisect_left(listed, prefix)
 
 
-def _new_entries(uncovered: list[str], run: _Run) -> list[Entry]:
-    """Globs (``PREFIX*`` or ``PREFIX*ENDING``) for many uncovered cases that no passing case matches;
-    exact entries for the rest.  Greedy: each case not yet covered takes the glob that covers most (on a
-    tie the shortest ending, then the shortest prefix: the most general glob that is still exact)."""
-    failing, passing = _Candidates(set(uncovered)), _Candidates(run.passing)
+def _new_entries(uncovered: list[str], run: _Run, passing: _Candidates, everyone: _Candidates | None,
+                 min_cases: int = MIN_GLOB_CASES) -> list[Entry]:
+    """Globs (``PREFIX*`` or ``PREFIX*ENDING``) for many uncovered cases that no passing case matches, nor
+    any case of ``everyone`` (the failing cases, ``uncovered`` among them) but ``uncovered``; exact
+    entries for the rest.  Greedy: each case not yet covered takes the glob that covers most (on a tie the
+    shortest ending, then the shortest prefix: the most general glob that is still exact)."""
+    failing = _Candidates(set(uncovered))
+
+    def need(prefix: str, tail: str) -> int:
+        """Fewer than ``MIN_GLOB_CASES`` only for ``PREFIX*`` where the prefix names a whole model (a ``.``
+        after its last ``/``): ``family/average_*`` would take in whatever model is named so later."""
+        one_model = not tail and "." in prefix[prefix.rfind("/") + 1:]
+        return min_cases if one_model else max(min_cases, MIN_GLOB_CASES)
 
     def blocked(prefix: str, tail: str) -> bool:
+        # ``everyone`` holds ``uncovered``: more of its names with the prefix and ending is another's case
+        # (or one whose ending overlaps the prefix, which the glob would not match: refused all the same).
+        if everyone is not None and everyone.count(prefix, tail) > failing.count(prefix, tail):
+            return True
         return passing.count(prefix, tail) > 0 and bool(passing.with_prefix(prefix, tail))
 
     entries: list[Entry] = []
@@ -219,10 +325,10 @@ def _new_entries(uncovered: list[str], run: _Run) -> list[Entry]:
             for cut in (i + 1 for i, c in enumerate(name[:len(name) - len(tail)]) if c in _SEPARATORS):
                 prefix = name[:cut]
                 bound = failing.count(prefix, tail)
-                if bound >= MIN_GLOB_CASES and (best is None or bound > best[0]) and not blocked(prefix, tail):
+                if bound >= need(prefix, tail) and (best is None or bound > best[0]) and not blocked(prefix, tail):
                     best = (bound, prefix, tail)
         members = [] if best is None else [n for n in failing.with_prefix(best[1], best[2]) if n not in done]
-        if best is None or len(members) < MIN_GLOB_CASES:
+        if best is None or len(members) < need(best[1], best[2]):
             entries.append(Entry(glob_escape(name), glob_escape(name)))
             done.add(name)
             continue
