@@ -60,10 +60,7 @@ def bwrap_argv(path: str, plan: MountPlan, network: bool, seccomp_fd: int, other
         argv += ["--ro-bind", "/dev/null", file]
     if seccomp_fd >= 0:
         argv += ["--seccomp", str(seccomp_fd)]
-    try:
-        cwd = os.getcwd()
-    except OSError:
-        cwd = SCRATCH
+    cwd = plan.workdir()
     argv += ["--chdir", cwd if not other_user or reachable_by_others(cwd) else SCRATCH]
     return [*argv, "--"]
 

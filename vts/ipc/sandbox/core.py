@@ -51,6 +51,13 @@ def sandbox_uid() -> int | None:
         return NOBODY
 
 
+def _python_uid() -> int | None:
+    """``sandbox_uid()``, unless this Python (its install, its import path) is closed to that user."""
+    if sandbox_uid() is None:
+        return None
+    return None if MountPlan.for_host([], os.pathsep.join(p for p in sys.path if p)).closed else sandbox_uid()
+
+
 def _drop_user(uid: int | None) -> list[str]:
     """``setpriv`` to ``uid`` with no groups, no capabilities, no new privileges (nothing when None)."""
     if uid is None:
@@ -131,8 +138,8 @@ def _probe() -> SandboxKind:
     wanted = os.environ.get(SANDBOX_ENV, "auto").strip().lower() or "auto"
     if wanted in ("none", "off", "0"):
         return SandboxKind("none", reason=f"{SANDBOX_ENV}={wanted}")
-    drop = _drop_user(sandbox_uid())
-    if sandbox_uid() is not None and not drop:
+    drop = _drop_user(_python_uid())
+    if _python_uid() is not None and not drop:
         return SandboxKind("none", reason="no setpriv (util-linux) to leave root")
     reasons = []
     path = bwrap_path()

@@ -54,7 +54,7 @@ def allowed(name: str, extra: Iterable[str] = ()) -> bool:
 
 def driver_environment(environ: Mapping[str, str] | None = None, extra: Iterable[str] | None = None
                        ) -> dict[str, str]:
-    """The allowlisted part of ``environ`` (default: this process's), with ``extra`` names (default: ``--driver-env``)."""
+    """The allowlisted part of ``environ`` (default: this process's), with ``extra`` names (``--driver-env``)."""
     source = os.environ if environ is None else environ
     names = tuple(extra_names(source) if extra is None else extra)
     return {name: value for name, value in source.items() if allowed(name, names)}

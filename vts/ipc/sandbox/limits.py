@@ -137,7 +137,7 @@ class TreeLimits:
             return True
         return False
 
-    def _make(self, places: list[tuple[str, str]], limit) -> bool:  # noqa: ANN001 - a bound method
+    def _make(self, places: list[tuple[str, str]], limit) -> bool:
         try:
             for parent, name in places:
                 _sweep_stale(parent)

@@ -44,12 +44,12 @@ def _ok(result, what):
     return result
 _AT_FDCWD, _AT_RECURSIVE, _AT_EMPTY_PATH = -100, 0x8000, 0x1000
 class _Attr(ctypes.Structure):
-    _fields_ = [("set", ctypes.c_uint64), ("clr", ctypes.c_uint64), ("prop", ctypes.c_uint64), ("userns", ctypes.c_uint64)]
+    _fields_ = [(name, ctypes.c_uint64) for name in ("set", "clr", "prop", "userns")]
 def _readonly(fd, path, flags):
     attr = _Attr(1, 0, 0, 0)
     _ok(_libc.syscall(442, fd, path, flags | _AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)), "read-only")
-def _clone(path, at=_AT_FDCWD):
-    fd = _ok(_libc.syscall(428, at, path.encode(), 1 | os.O_CLOEXEC | _AT_RECURSIVE | (_AT_EMPTY_PATH if at >= 0 else 0)), f"keep {path}")
+def _clone(path):
+    fd = _ok(_libc.syscall(428, _AT_FDCWD, path.encode(), 1 | os.O_CLOEXEC | _AT_RECURSIVE), f"keep {path}")
     _readonly(fd, b"", _AT_EMPTY_PATH)
     return fd
 def _place(fd, path, is_dir):
@@ -61,9 +61,11 @@ def _place(fd, path, is_dir):
     _ok(_libc.syscall(429, fd, b"", _AT_FDCWD, path.encode(), 4), f"bind {path}")
     os.close(fd)
 def _tmpfs(path, size, flags=0):
-    _ok(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", 2 | 4 | flags, f"size={size},mode=1777".encode()), f"tmpfs on {path}")
-_devices = [(f"/dev/{n}", _clone(f"/dev/{n}")) for n in ("null", "zero", "full", "random", "urandom", "tty") if os.path.exists(f"/dev/{n}")]
-_kept = [(p, _clone("", fd), os.path.isdir(f"/proc/self/fd/{fd}")) for p, fd in _cfg["needed"]]
+    options = f"size={size},mode=1777".encode()
+    _ok(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", 2 | 4 | flags, options), f"tmpfs on {path}")
+_devices = [(f"/dev/{n}", _clone(f"/dev/{n}")) for n in ("null", "zero", "full", "random", "urandom", "tty")
+            if os.path.exists(f"/dev/{n}")]
+_kept = [(p, _clone(p), os.path.isdir(p)) for p, fd in _cfg["needed"]]
 for _, fd in _cfg["needed"]:
     os.close(fd)
 _null = _clone("/dev/null")
@@ -73,8 +75,8 @@ _readonly(_AT_FDCWD, b"/", 0)
 _tmpfs("/dev", 1 << 20)
 for path, fd in _devices:
     _place(fd, path, False)
-for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-    os.symlink(target, f"/dev/{name}")
+for name, target in (("fd", ""), ("stdin", "/0"), ("stdout", "/1"), ("stderr", "/2")):
+    os.symlink("/proc/self/fd" + target, f"/dev/{name}")
 os.mkdir("/dev/shm")
 _tmpfs("/dev/shm", _cfg["scratch"])
 _tmpfs(_cfg["tmp"], _cfg["scratch"])
@@ -126,14 +128,10 @@ def _prefix(network: bool) -> list[str]:
 def own_argv(plan: MountPlan, network: bool, seccomp_fd: int, init_argv: list[str],
              needed_fds: list[int] | None = None) -> list[str]:
     """``unshare ...`` then ``init_argv`` (``python -S -c CODE ARGS``) with ``_SETUP`` run before its code."""
-    import os
-
     python, flag_s, flag_c, code, *args = init_argv
-    try:
-        cwd = os.getcwd()
-    except OSError:
-        cwd = SCRATCH
-    config = json.dumps({"needed": list(zip(plan.needed, needed_fds or [], strict=True)), "files": list(plan.hidden_files), "dirs": list(plan.hidden_dirs),
+    cwd = plan.workdir()
+    config = json.dumps({"needed": list(zip(plan.needed, needed_fds or [], strict=True)),
+                         "files": list(plan.hidden_files), "dirs": list(plan.hidden_dirs),
                          "scratch": plan.scratch, "tmp": SCRATCH, "seccomp": seccomp_fd, "cwd": cwd})
     return [*_prefix(network), python, flag_s, flag_c, _SETUP + code, config, *args]
 

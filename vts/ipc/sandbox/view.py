@@ -27,7 +27,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_SCRATCH_MIB", "HIDE_ENV", "SCRATCH", "MountPlan", "hide_outputs", "hidden_paths", "scratch_bytes"]
+__all__ = ["DEFAULT_SCRATCH_MIB", "HIDE_ENV", "SCRATCH", "MountPlan", "hidden_paths", "hide_outputs", "scratch_bytes"]
 
 #: Where the scratch directory is mounted in the sandbox (also the driver's TMPDIR and HOME).
 SCRATCH = "/tmp"
@@ -120,6 +120,17 @@ class MountPlan:
         hidden = [p for p in hidden_paths() if not any(_under(n, p) for n in needed)]
         return cls(scratch if scratch is not None else scratch_bytes(), tuple(hidden), tuple(dirs), tuple(needed),
                    tuple(closed))
+
+    def workdir(self) -> str:
+        """The driver's working directory: the harness's where the sandbox shows it, else the scratch one."""
+        try:
+            cwd = os.getcwd()
+        except OSError:
+            return SCRATCH
+        masked = any(_under(cwd, top) for top in (SCRATCH, "/dev", *self.hidden_dirs))
+        if masked and not any(_under(cwd, path) for path in self.needed):
+            return SCRATCH
+        return cwd
 
     def describe(self) -> str:
         return (f"read-only filesystem, {self.scratch >> 20} MiB scratch /tmp"
