@@ -96,6 +96,10 @@ def _sinks(plan: RunPlan, header: dict[str, Any], extensions: list[RunExtension]
 def _finish(plan: RunPlan, files: FileReports | None, extensions: list[RunExtension], completed: bool) -> int:
     """The exit status of a run whose sinks have finished."""
     unwritten = files is not None and _unwritten(files)
+    for why in files.tampered if files is not None else ():
+        print(f"nnvts: error: results tampered: {why}; the reports are rendered from the harness's own record",
+              file=sys.stderr, flush=True)
+        unwritten = True
     if not completed or files is None:
         return signals.exit_status()
     return EXIT_IO_ERROR if unwritten else exit_status(
