@@ -84,7 +84,7 @@ def test_a_stream_changed_after_it_was_written_is_rendered_the_slow_way(tmp_path
         return real_render(stream_path, **kwargs)
 
     monkeypatch.setattr(files_module, "render_reports", render_after_tampering)
-    stream, _ = _run(tmp_path)
+    _run(tmp_path)
     assert written["fingerprint"] is not None
     render_reports(str(tmp_path / "tampered.jsonl"), json=str(tmp_path / "slow.json"))
     assert (tmp_path / "r.json").read_bytes() == (tmp_path / "slow.json").read_bytes()

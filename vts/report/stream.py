@@ -206,7 +206,7 @@ class ResultStream:
 def _memory_file() -> IO[bytes]:
     """A file in memory only this process (and its children, by ``/proc/PID/fd``) can open: no disk to fill,
     no name in any folder a driver could find."""
-    return open(os.memfd_create("nnvts-results", os.MFD_CLOEXEC), "w+b")  # noqa: SIM115 - closed in discard()
+    return open(os.memfd_create("nnvts-results", os.MFD_CLOEXEC), "w+b")  # closed in discard()
 
 
 def _close_quietly(file: IO[str] | None) -> None:
