@@ -198,6 +198,9 @@ def main() -> None:
               help="Report cases whose driver died once but passed when re-run alone without failing the run.")
 @click.option("--allow-network", is_flag=True,
               help="Let the driver reach the network (default: an empty network namespace, where the kernel allows).")
+@click.option("--driver-env", "driver_env", multiple=True, metavar="NAME",
+              help="Pass the harness's environment variable NAME to the driver too (repeatable; the driver "
+                   "otherwise gets an allowlist only, docs/sandbox.md).")
 @click.option("--max-crashes", type=bounded_int(0, 1_000_000), default=10, show_default=True, metavar="N",
               help="Crash loop: once the driver host has died in N cases in a row (or in more than "
                    "--max-crash-share of the last 50), the remaining cases are not run ('crash_loop'); 0: never.")
@@ -214,6 +217,7 @@ def run(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], specs: t
     from vts.run.session import run_session
 
     paths = _spec_paths(specs, extra_specs)
+    _pass_driver_env(settings.pop("driver_env"))  # type: ignore[arg-type]
     selection = None
     with signals.interrupt_on_signals():
         try:
@@ -236,6 +240,23 @@ def run(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], specs: t
     if code == EXIT_NO_TESTS:
         click.echo(f"nnvts: error: no case selected: {_why_nothing_selected(selection, paths)}", err=True)
     sys.exit(code)
+
+
+def _sandbox_data() -> dict[str, str]:
+    """Which sandbox driver hosts run in here (``nnvts info``): its label and its one-line description."""
+    from vts.ipc.sandbox import probe
+
+    kind = probe()
+    return {"name": kind.label(), "description": kind.describe()}
+
+
+def _pass_driver_env(names: Sequence[str]) -> None:
+    """``--driver-env NAME``: these variables of the harness reach the driver too (every host, -j workers)."""
+    from vts.ipc.sandbox import DRIVER_ENV
+
+    if names:
+        known = [n for n in os.environ.get(DRIVER_ENV, "").split(",") if n]
+        os.environ[DRIVER_ENV] = ",".join(dict.fromkeys([*known, *names]))
 
 
 def _run_plan(driver: DriverRef, driver_options: Sequence[tuple[str, str]], paths: Sequence[str],
@@ -454,6 +475,7 @@ def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json
         with opened_device(driver) as device:
             data = device_info(device)
             data["driver_options"] = options_data(driver, device)
+            data["sandbox"] = _sandbox_data()
     except (DriverNotFound, HostStartError) as error:
         _usage_error(str(error))
         return
@@ -461,6 +483,7 @@ def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json
         click.echo(json.dumps(data, indent=2))
     else:
         print_device_info(data)
+        click.echo(f"sandbox: {data['sandbox']['description']}")
     if data["errors"]:
         # A query that failed or answered the wrong type is a broken driver, not a shorter table.
         click.echo(f"nnvts: {len(data['errors'])} device quer{'y' if len(data['errors']) == 1 else 'ies'} failed: "

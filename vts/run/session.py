@@ -54,6 +54,7 @@ def run_session(plan: RunPlan, usage_error: Callable[[str], None]) -> RunOutcome
     try:
         preflight(plan)
         ci = prepare_ci(plan.ci, selection, plan.expected_failures, plan.extension_allowlist)
+        _sandbox_outputs(plan)
         if plan.isolation.jobs > 1:
             return RunOutcome(_run_parallel(plan, ci, selection), selection)
         driver = start_driver(plan)
@@ -64,6 +65,18 @@ def run_session(plan: RunPlan, usage_error: Callable[[str], None]) -> RunOutcome
         return RunOutcome(_run_here(plan, driver, ci, selection), selection)
     finally:
         driver.close()
+
+
+def _sandbox_outputs(plan: RunPlan) -> None:
+    """Before any driver starts: the result files are hidden from every sandbox (the stream made now, so that
+    there is a file to mask), and the one line saying which sandbox is in force."""
+    if plan.isolation.in_process:
+        return
+    from vts.ipc.sandbox import announce, hide_outputs
+
+    reports = plan.reports
+    hide_outputs([reports.jsonl, reports.json, reports.junit, reports.html], create=[reports.jsonl])
+    announce()
 
 
 def _run_here(plan: RunPlan, driver: StartedDriver, ci: CiRun, selection: Selection) -> int:
@@ -141,13 +154,23 @@ def report_header(plan: RunPlan, name: str, version: str, isolation: str, device
     """The reports' header: the driver as configured (with its options), the selection, where and when."""
     return {
         "driver": {"ref": plan.driver.spec, "name": name, "version": version, "isolation": isolation,
-                   "type": device_type, "options": dict(plan.driver.options)},
+                   "sandbox": _sandbox_label(isolation), "type": device_type, "options": dict(plan.driver.options)},
         "selection": plan.selection.header(),
         "nnvts_version": __version__,
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
         "argv": list(plan.reports.argv),
     }
+
+
+def _sandbox_label(isolation: str) -> str:
+    """Which sandbox ran the driver, for the header: ``bwrap 0.8.0``, ``nnvts``, ``none``."""
+    if isolation == "in_process":
+        return "none (in process)"
+    from vts.ipc import contain
+    from vts.ipc.sandbox import probe
+
+    return "none" if contain.disabled() else probe().label()
 
 
 #: Exit status of a run that selected no case (as pytest): a CI job must not pass on a typo in -k.
