@@ -170,7 +170,7 @@ def _memory(request: Request, result: ExecutionResult) -> None:
         children.append(pid)
     os.close(write)
     holding = 0
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 5
     os.set_blocking(read, False)
     while holding < 6 and time.monotonic() < deadline:
         try:

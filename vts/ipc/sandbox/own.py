@@ -55,7 +55,7 @@ def _clone(path):
 def _place(fd, path, is_dir):
     if is_dir:
         os.makedirs(path, exist_ok=True)
-    else:
+    elif not os.path.exists(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         open(path, "a").close()
     _ok(_libc.syscall(429, fd, b"", _AT_FDCWD, path.encode(), 4), f"bind {path}")
