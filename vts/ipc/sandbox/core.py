@@ -23,15 +23,15 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from vts.ipc.sandbox import seccomp
+from vts.ipc.sandbox import own, seccomp
 from vts.ipc.sandbox.bwrap import bwrap_argv, bwrap_path, bwrap_version
 from vts.ipc.sandbox.limits import TreeLimits, cgroup_kind, task_limit
+from vts.ipc.sandbox.trial import works
 from vts.ipc.sandbox.view import SCRATCH, MountPlan
 
 __all__ = ["SANDBOX_ENV", "HostSandbox", "SandboxKind", "notice", "probe", "sandbox_uid"]
@@ -110,19 +110,6 @@ _probed: SandboxKind | None = None
 _announced = False
 
 
-def _works(argv: list[str]) -> str:
-    """Empty when ``argv true`` runs, else why not (the tool's last line)."""
-    try:
-        done = subprocess.run([*argv, "/bin/true"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, timeout=10, check=False, cwd="/")
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return str(error)
-    if done.returncode == 0:
-        return ""
-    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    return (lines[-1] if lines else f"exit status {done.returncode}")[:200]
-
-
 def probe() -> SandboxKind:
     """The sandbox this process's hosts get (found once per process)."""
     global _probed
@@ -133,8 +120,6 @@ def probe() -> SandboxKind:
 
 
 def _probe() -> SandboxKind:
-    from vts.ipc.sandbox import own
-
     wanted = os.environ.get(SANDBOX_ENV, "auto").strip().lower() or "auto"
     if wanted in ("none", "off", "0"):
         return SandboxKind("none", reason=f"{SANDBOX_ENV}={wanted}")
@@ -147,7 +132,7 @@ def _probe() -> SandboxKind:
         if path is None:
             reasons.append("no bwrap on PATH")
         else:
-            why = _works([*drop, path, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--"])
+            why = works([*drop, path, "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--"])
             if not why:
                 return SandboxKind("bwrap", bwrap_version(path), "", cgroup_kind())
             reasons.append(f"bwrap: {why}")
@@ -211,8 +196,6 @@ class HostSandbox:
 
     def wrap(self, init_argv: list[str]) -> list[str]:
         """The host's argv: join the cgroup, leave root, enter the sandbox, run ``init_argv`` (contain's init)."""
-        from vts.ipc.sandbox import own
-
         seccomp_fd = self._seccomp_fd()
         needed = self._needed_fds()
         drop = _drop_user(self.uid)

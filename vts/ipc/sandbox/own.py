@@ -26,6 +26,7 @@ import json
 import shutil
 import sys
 
+from vts.ipc.sandbox.trial import works
 from vts.ipc.sandbox.view import SCRATCH, MountPlan
 
 __all__ = ["own_argv", "unavailable"]
@@ -138,9 +139,7 @@ def own_argv(plan: MountPlan, network: bool, seccomp_fd: int, init_argv: list[st
 
 def unavailable(drop: list[str]) -> str:
     """Why this sandbox cannot run here (empty when it can): tried once, with a plan that hides nothing."""
-    from vts.ipc.sandbox.core import _works
-
     if shutil.which("unshare") is None:
         return "no unshare (util-linux) on PATH"
     plan = MountPlan(1 << 20, (), (), ())
-    return _works([*drop, *own_argv(plan, False, -1, [sys.executable, "-S", "-c", "pass"])])
+    return works([*drop, *own_argv(plan, False, -1, [sys.executable, "-S", "-c", "pass"])])
