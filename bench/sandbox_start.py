@@ -82,7 +82,8 @@ def cases() -> dict[str, float]:
             env = dict(os.environ, NNVTS_SANDBOX=kind)
             subprocess.run([sys.executable, "-m", "cli", "run", "--family", "generated", "--json", report, "-q",
                             "specs"], env=env, check=False, capture_output=True)
-            data = json.load(open(report))
+            with open(report, encoding="utf-8") as handle:
+                data = json.load(handle)
             found[kind] = sum(case.get("duration", 0) for case in data["cases"]) / max(1, len(data["cases"]))
     return found
 
