@@ -181,7 +181,10 @@ class HostSandbox:
         kind = probe()
         if not kind.sandboxed:
             return None
-        return cls(kind, network, memory_limit, MountPlan.for_host(command, pythonpath))
+        plan = MountPlan.for_host(command, pythonpath)
+        if not plan.closed and sandbox_uid() is not None:
+            plan = plan.for_other_user()
+        return cls(kind, network, memory_limit, plan)
 
     @property
     def uid(self) -> int | None:

@@ -25,7 +25,7 @@ import shlex
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 __all__ = ["DEFAULT_SCRATCH_MIB", "HIDE_ENV", "SCRATCH", "MountPlan", "hidden_paths", "hide_outputs", "scratch_bytes"]
 
@@ -84,6 +84,13 @@ def _closed_ancestor(path: str) -> str | None:
     return None
 
 
+def _searchable(path: str) -> bool:
+    try:
+        return bool(os.stat(path).st_mode & 0o001)
+    except OSError:
+        return False
+
+
 def _under(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip("/") + "/")
 
@@ -120,6 +127,17 @@ class MountPlan:
         hidden = [p for p in hidden_paths() if not any(_under(n, p) for n in needed)]
         return cls(scratch if scratch is not None else scratch_bytes(), tuple(hidden), tuple(dirs), tuple(needed),
                    tuple(closed))
+
+    def for_other_user(self) -> MountPlan:
+        """This plan for a driver run as another user than the harness's: what that user cannot reach anyway
+        (a result file in a folder closed to others) needs no mask, and bubblewrap, run as that user, could
+        not even look at it."""
+        def reachable(path: str) -> bool:
+            return _closed_ancestor(path) is None
+
+        return replace(self, hidden_files=tuple(filter(reachable, self.hidden_files)),
+                       hidden_dirs=tuple(p for p in self.hidden_dirs if reachable(p) and _searchable(p)),
+                       needed=tuple(filter(reachable, self.needed)))
 
     def workdir(self) -> str:
         """The driver's working directory: the harness's where the sandbox shows it, else the scratch one."""
