@@ -188,7 +188,9 @@ def main() -> None:
 @click.option("--pin-cpus/--no-pin-cpus", default=True, show_default=True,
               help="With -j N: each worker and its driver on cores of their own, when there are N cores or more.")
 @click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=4096,
-              show_default=True, metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
+              show_default=True, metavar="MIB",
+              help="Memory limit of the driver's whole process tree in MiB (a cgroup where the harness can make "
+                   "one; each process's address space too; 0: none).")
 @click.option("--oracle", default="reference", show_default=True, metavar="DRIVER",
               help="Driver whose answers the differential family expects (any --driver spec).")
 @click.option("--large-budget", "large_budget", type=click.FloatRange(0, 86400), default=120.0, show_default=True,
