@@ -19,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import sysconfig
+from pathlib import Path
 
 import pytest
 
@@ -154,8 +155,12 @@ def test_a_driver_filling_its_temporary_directory_costs_no_result(tmp_path, add_
         subprocess.run(["umount", "-l", str(small)], check=False)
 
 
-def test_probes_from_a_harness_that_is_not_root(tmp_path, add_mul):
-    """The same sandbox for a harness run by an unprivileged user (``setpriv`` to nobody)."""
+def test_probes_from_a_harness_that_is_not_root(kind):
+    """The same sandbox for a harness run by an unprivileged user (``setpriv`` to nobody): the secret stays out."""
+    import tempfile
+
+    from tests.conftest import hand_add_float
+    from tests.ipc.conftest import hand_mul_float, write_spec
     from vts.ipc.sandbox.view import MountPlan
 
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
@@ -163,12 +168,17 @@ def test_probes_from_a_harness_that_is_not_root(tmp_path, add_mul):
     closed = MountPlan.for_host([], os.pathsep.join([ROOT])).closed
     if closed:
         pytest.skip(f"nobody cannot reach this Python ({closed[0]}): a non-root harness cannot even start here")
-    work = tmp_path / "nobody"
-    work.mkdir()
-    os.chmod(tmp_path, 0o755)
-    shutil.chown(work, 65534, 65534)
-    env = nnvts_env(**{SECRET_ENV: "x" * 16})
-    done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                           *nnvts_command("run", *_driver("secrets_device"), "--json", str(work / "r.json"), *add_mul)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
+    work = Path(tempfile.mkdtemp(prefix="nnvts-nobody-", dir="/var/tmp"))
+    try:
+        specs = [write_spec(work, hand_add_float()), write_spec(work, hand_mul_float())]
+        for path in (work, *work.iterdir()):
+            shutil.chown(path, 65534, 65534)
+        env = nnvts_env(**{SECRET_ENV: "x" * 16, "HOME": str(work)})
+        done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                               *nnvts_command("run", *_driver("secrets_device"), "--json", str(work / "r.json"),
+                                              *specs)],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert json.loads((work / "r.json").read_text())["driver"]["sandbox"].split()[0] == kind
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
