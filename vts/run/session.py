@@ -58,6 +58,7 @@ def run_session(plan: RunPlan, usage_error: Callable[[str], None]) -> RunOutcome
         if plan.isolation.jobs > 1:
             return RunOutcome(_run_parallel(plan, ci, selection), selection)
         driver = start_driver(plan)
+        _announce_sandbox(plan)
     except (DriverNotFound, UnknownFamily, HostStartError, CiInputError) as error:
         usage_error(str(error))
         return RunOutcome(2, selection)
@@ -72,11 +73,18 @@ def _sandbox_outputs(plan: RunPlan) -> None:
     there is a file to mask), and the one line saying which sandbox is in force."""
     if plan.isolation.in_process:
         return
-    from vts.ipc.sandbox import announce, hide_outputs
+    from vts.ipc.sandbox import hide_outputs
 
     reports = plan.reports
     hide_outputs([reports.jsonl, reports.json, reports.junit, reports.html], create=[reports.jsonl])
-    announce()
+
+
+def _announce_sandbox(plan: RunPlan) -> None:
+    """The one line saying which sandbox runs the driver, once it has started (a usage error stays one line)."""
+    if not plan.isolation.in_process:
+        from vts.ipc.sandbox import announce
+
+        announce()
 
 
 def _run_here(plan: RunPlan, driver: StartedDriver, ci: CiRun, selection: Selection) -> int:
@@ -197,6 +205,7 @@ def _run_parallel(plan: RunPlan, ci: CiRun, selection: Selection) -> int:
     opened: list[FileReports] = []
 
     def make_sinks(driver: dict[str, object]) -> list[object]:
+        _announce_sandbox(plan)
         header = report_header(plan, str(driver["name"]), str(driver["version"]), plan.isolation.label,
                                str(driver.get("type") or ""))
         header["jobs"] = plan.isolation.jobs

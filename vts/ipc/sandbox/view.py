@@ -54,8 +54,12 @@ def hide_outputs(paths: Iterable[str | None], create: Iterable[str | None] = ())
     """
     for path in create:
         if path:
-            with open(path, "a", encoding="utf-8"):
-                pass
+            try:  # as the stream itself will: its folder made; a failure is the stream's to report
+                os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+                with open(path, "a", encoding="utf-8"):
+                    pass
+            except OSError:
+                continue
     kept = [p for p in os.environ.get(HIDE_ENV, "").split(os.pathsep) if p]
     kept += [os.path.abspath(p) for p in paths if p]
     os.environ[HIDE_ENV] = os.pathsep.join(dict.fromkeys(kept))
