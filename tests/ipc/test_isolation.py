@@ -67,7 +67,7 @@ def test_a_crash_that_does_not_repeat_alone_is_an_unreproduced_crash_not_a_pass(
     marker = tmp_path / "crashed-once"
     result = nnvts("run", "--driver", "tests.fakes.misbehaving:crash_once_device", "--family", "generated",
                    "--json", str(tmp_path / "r.json"), "--junit", str(tmp_path / "r.xml"), *add_mul_specs,
-                   NNVTS_TEST_CRASH_MARKER=str(marker))
+                   NNVTS_TEST_CRASH_MARKER=str(marker), NNVTS_SANDBOX="none")
     assert result.returncode == 1, result.stdout + result.stderr
     assert marker.exists()
     report = json.loads((tmp_path / "r.json").read_text())
@@ -85,7 +85,7 @@ def test_allow_unreproduced_crashes_keeps_the_verdict_but_not_the_exit_status(nn
     marker = tmp_path / "crashed-once"
     result = nnvts("run", "--driver", "tests.fakes.misbehaving:crash_once_device", "--family", "generated",
                    "--allow-unreproduced-crashes", "--json", str(tmp_path / "r.json"), "--html",
-                   str(tmp_path / "r.html"), *add_mul_specs, NNVTS_TEST_CRASH_MARKER=str(marker))
+                   str(tmp_path / "r.html"), *add_mul_specs, NNVTS_TEST_CRASH_MARKER=str(marker), NNVTS_SANDBOX="none")
     assert result.returncode == 0, result.stdout + result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["summary"]["unreproduced_crash"] == 1
@@ -136,7 +136,7 @@ def test_cases_after_a_restart_do_not_reuse_the_dead_hosts_prepared_model(nnvts,
     marker = tmp_path / "crashed-once"
     result = nnvts("run", "--driver", "tests.fakes.misbehaving:crash_once_device", "--family", "validation",
                    "-k", "remove_input or fenced_null", "--json", str(tmp_path / "r.json"), *specs,
-                   "--allow-unreproduced-crashes", NNVTS_TEST_CRASH_MARKER=str(marker))
+                   "--allow-unreproduced-crashes", NNVTS_TEST_CRASH_MARKER=str(marker), NNVTS_SANDBOX="none")
     assert result.returncode == 0, result.stdout + result.stderr
     cases = json.loads((tmp_path / "r.json").read_text())["cases"]
     assert len(cases) == 7 and sorted(c["verdict"] for c in cases) == ["passed"] * 6 + ["unreproduced_crash"]

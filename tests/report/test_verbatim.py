@@ -77,15 +77,16 @@ def test_a_stream_changed_after_it_was_written_is_rendered_the_slow_way(tmp_path
                                 b'{"summary"', 1)
         else:
             data = data[:data.index(b'{"case"', 200)] + data[data.index(b'{"summary"'):]
-        with open(stream_path, "wb") as handle:
+        with open(stream_path, "wb") as handle:  # the harness's record (a memory file) changed under it
             handle.write(data)
+        (tmp_path / "tampered.jsonl").write_bytes(data)
         written["fingerprint"] = kwargs.get("fingerprint")
         return real_render(stream_path, **kwargs)
 
     monkeypatch.setattr(files_module, "render_reports", render_after_tampering)
-    stream, _ = _run(tmp_path)
+    _run(tmp_path)
     assert written["fingerprint"] is not None
-    render_reports(stream, json=str(tmp_path / "slow.json"))
+    render_reports(str(tmp_path / "tampered.jsonl"), json=str(tmp_path / "slow.json"))
     assert (tmp_path / "r.json").read_bytes() == (tmp_path / "slow.json").read_bytes()
     names = [case["name"] for case in json.loads((tmp_path / "r.json").read_text())["cases"]]
     if change == "same length":

@@ -80,14 +80,14 @@ def test_flaky_driver_with_reruns(nnvts, tmp_path):
     markers = tmp_path / "markers"
     markers.mkdir()
     without = nnvts("run", "--driver", FLAKY, *SLICE, "--jsonl", str(tmp_path / "plain.jsonl"),
-                    NNVTS_FLAKY_DIR=str(markers))
+                    NNVTS_FLAKY_DIR=str(markers), NNVTS_SANDBOX="none")
     assert without.returncode == 1  # no re-runs: the first attempts fail
     assert "failed" in verdicts(tmp_path / "plain.jsonl").values()
 
     markers2 = tmp_path / "markers2"
     markers2.mkdir()
     flaky = nnvts("run", "--driver", FLAKY, *SLICE, "--reruns", "2", "--jsonl", str(tmp_path / "r.jsonl"),
-                  "--json", str(tmp_path / "r.json"), NNVTS_FLAKY_DIR=str(markers2))
+                  "--json", str(tmp_path / "r.json"), NNVTS_FLAKY_DIR=str(markers2), NNVTS_SANDBOX="none")
     assert flaky.returncode == 0, flaky.stdout + flaky.stderr  # flaky does not fail the run by default
     cases = cases_of(tmp_path / "r.jsonl")
     flaky_cases = [c for c in cases.values() if c["verdict"] == "flaky"]
@@ -101,7 +101,7 @@ def test_flaky_driver_with_reruns(nnvts, tmp_path):
     markers3 = tmp_path / "markers3"
     markers3.mkdir()
     strict = nnvts("run", "--driver", FLAKY, *SLICE, "--reruns", "1", "--fail-on-flaky",
-                   NNVTS_FLAKY_DIR=str(markers3))
+                   NNVTS_FLAKY_DIR=str(markers3), NNVTS_SANDBOX="none")
     assert strict.returncode == 1
 
 

@@ -192,7 +192,9 @@ def main() -> None:
 @click.option("--pin-cpus/--no-pin-cpus", default=True, show_default=True,
               help="With -j N: each worker and its driver on cores of their own, when there are N cores or more.")
 @click.option("--memory-limit", "memory_limit", type=bounded_int(0, MAX_MEMORY_MIB), default=4096,
-              show_default=True, metavar="MIB", help="Address-space limit of the driver process in MiB (0: none).")
+              show_default=True, metavar="MIB",
+              help="Memory limit of the driver's whole process tree in MiB (a cgroup where the harness can make "
+                   "one; each process's address space too; 0: none).")
 @click.option("--oracle", default="reference", show_default=True, metavar="DRIVER",
               help="Driver whose answers the differential family expects (any --driver spec).")
 @click.option("--large-budget", "large_budget", type=click.FloatRange(0, 86400), default=120.0, show_default=True,
@@ -202,6 +204,9 @@ def main() -> None:
               help="Report cases whose driver died once but passed when re-run alone without failing the run.")
 @click.option("--allow-network", is_flag=True,
               help="Let the driver reach the network (default: an empty network namespace, where the kernel allows).")
+@click.option("--driver-env", "driver_env", multiple=True, metavar="NAME",
+              help="Pass the harness's environment variable NAME to the driver too (repeatable; the driver "
+                   "otherwise gets an allowlist only, docs/sandbox.md).")
 @click.option("--max-crashes", type=bounded_int(0, MAX_CRASHES), default=10, show_default=True, metavar="N",
               help="Crash loop: once the driver host has died in N cases in a row (or in more than "
                    "--max-crash-share of the last 50), the remaining cases are not run ('crash_loop'); 0: never.")
@@ -218,6 +223,7 @@ def run(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], specs: t
     from vts.run.session import run_session
 
     paths = _spec_paths(specs, extra_specs)
+    _pass_driver_env(settings.pop("driver_env"))  # type: ignore[arg-type]
     selection = None
     with signals.interrupt_on_signals():
         try:
@@ -240,6 +246,23 @@ def run(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], specs: t
     if code == EXIT_NO_TESTS:
         click.echo(f"nnvts: error: no case selected: {_why_nothing_selected(selection, paths)}", err=True)
     sys.exit(code)
+
+
+def _sandbox_data() -> dict[str, str]:
+    """Which sandbox driver hosts run in here (``nnvts info``): its label and its one-line description."""
+    from vts.ipc.sandbox import probe
+
+    kind = probe()
+    return {"name": kind.label(), "description": kind.describe()}
+
+
+def _pass_driver_env(names: Sequence[str]) -> None:
+    """``--driver-env NAME``: these variables of the harness reach the driver too (every host, -j workers)."""
+    from vts.ipc.sandbox import DRIVER_ENV
+
+    if names:
+        known = [n for n in os.environ.get(DRIVER_ENV, "").split(",") if n]
+        os.environ[DRIVER_ENV] = ",".join(dict.fromkeys([*known, *names]))
 
 
 def _run_plan(driver: DriverRef, driver_options: Sequence[tuple[str, str]], paths: Sequence[str],
@@ -467,6 +490,7 @@ def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json
             data = device_info(device)
             data["driver_options"] = options_data(driver, device)
             data["protocol"] = protocol_data(device)
+            data["sandbox"] = _sandbox_data()
     except (DriverNotFound, HostStartError) as error:
         _usage_error(str(error))
         return
@@ -474,6 +498,7 @@ def info(driver: DriverRef, driver_options: tuple[tuple[str, str], ...], as_json
         click.echo(json.dumps(data, indent=2))
     else:
         print_device_info(data)
+        click.echo(f"sandbox: {data['sandbox']['description']}")
     if data["errors"]:
         # A query that failed or answered the wrong type is a broken driver, not a shorter table.
         click.echo(f"nnvts: {len(data['errors'])} device quer{'y' if len(data['errors']) == 1 else 'ies'} failed: "

@@ -53,7 +53,9 @@ MAX_NAMED = 100
 
 _INIT = r"""
 import os, sys
-fd, limit, report = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+fd, report = int(sys.argv[1]), int(sys.argv[3])
+limit, _, tasks = sys.argv[2].partition(":")
+limit, tasks = int(limit), int(tasks or 0)
 argv = sys.argv[4:]
 pid = os.fork()
 if pid == 0:
@@ -68,9 +70,11 @@ if pid == 0:
         ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG: SIGKILL when this init ends
     except Exception:
         pass
+    import resource
     if limit > 0:
-        import resource
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if tasks > 0:  # the sandbox's fallback where no cgroup holds the tree (binds: the user is not root)
+        resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))
     try:
         os.execvp(argv[0], argv)
     except OSError as error:
@@ -178,9 +182,13 @@ def disabled() -> bool:
 
 
 def contained_argv(prefix: tuple[str, ...], socket_fd: int, memory_limit: int, report_fd: int,
-                   command: list[str]) -> list[str]:
-    """The argv of a contained host: ``prefix``, then ``_INIT`` (Python, no site), then the driver's command."""
-    return [*prefix, sys.executable, "-S", "-c", _INIT, str(socket_fd), str(memory_limit), str(report_fd), *command]
+                   command: list[str], tasks: int = 0) -> list[str]:
+    """The argv of a contained host: ``prefix``, then ``_INIT`` (Python, no site), then the driver's command.
+
+    ``tasks``: RLIMIT_NPROC for the driver (0: none), the sandbox's task limit where no cgroup holds it.
+    """
+    limits = f"{memory_limit}:{tasks}" if tasks else str(memory_limit)
+    return [*prefix, sys.executable, "-S", "-c", _INIT, str(socket_fd), limits, str(report_fd), *command]
 
 
 def read_report(fd: int) -> tuple[int | None, list[str]]:

@@ -52,6 +52,8 @@ from vts.ipc.driver_options import DriverOptionError
 from vts.ipc.drivers import DriverRef
 from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolError
 from vts.ipc.protocol import socket_pair
+from vts.ipc.sandbox.core import HostSandbox
+from vts.ipc.sandbox.environment import driver_environment
 
 #: The descriptor number a driver finds its socket on.
 SOCKET_FD = 3
@@ -172,6 +174,8 @@ class HostProcess:
     #: A contained host's init (first process of its namespace) and driver, pids of the harness's namespace.
     _init_pid: int = field(default=0, init=False, repr=False)
     _driver_pid: int = field(default=0, init=False, repr=False)
+    #: The current host's sandbox (``vts.ipc.sandbox``); None when sandboxes are off or unavailable.
+    _sandbox: HostSandbox | None = field(default=None, init=False, repr=False)
     starts: int = field(default=0, init=False)
     #: Processes of ended hosts' trees that the harness had to kill, not yet reported ("pid N (command)").
     leftovers: list[str] = field(default_factory=list, init=False)
@@ -213,7 +217,7 @@ class HostProcess:
         if device is None or device.connection.failure is not None or self.alive():
             return None
         assert self._process is not None
-        return describe_exit(self._returncode(), not self.is_exec, self.memory_limit)
+        return self._exit_reason()
 
     def calls_in_flight(self) -> int:
         """Requests the current host was sent and has not answered (0 when none runs)."""
@@ -235,10 +239,20 @@ class HostProcess:
         self._token = f"{_run_tag}/{os.getpid()}/{next(_serial)}"
         self._close_report()
         self._driver_status = None
-        containment = contain.Containment(()) if contain.disabled() else contain.probe(self.network)
+        self._close_sandbox()
+        box = self._sandbox = None if contain.disabled() else HostSandbox.for_host(
+            self.network, self.memory_limit, self._command(), self._pythonpath())
+        containment = contain.Containment(()) if contain.disabled() or box else contain.probe(self.network)
         pass_fds = [child.fileno()]
         report_write = -1
-        if containment.available:
+        if box is not None:  # the sandbox around contain's init, which runs the driver as under unshare
+            self._report, report_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+            os.set_blocking(report_write, True)
+            pass_fds.append(report_write)
+            argv = box.wrap(contain.contained_argv((), child.fileno(), self.memory_limit, report_write,
+                                                   self._command(), box.rlimit_tasks))
+            pass_fds += box.pass_fds
+        elif containment.available:
             self._report, report_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
             os.set_blocking(report_write, True)
             pass_fds.append(report_write)
@@ -250,15 +264,18 @@ class HostProcess:
         try:
             self._process = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, pass_fds=pass_fds,
-                env=self._environment(), start_new_session=True)
+                env=self._environment(box), start_new_session=True)
         except OSError as error:
             parent.close()
             self._close_report()
+            self._close_sandbox()
             raise HostStartError(f"cannot start the driver host: {error}") from error
         finally:
             child.close()
             if report_write >= 0:
                 os.close(report_write)
+            if box is not None:
+                box.started()
         _HOSTS[id(self)] = self
         self._swept = False
         self._started_at = tree.start_time(self._process.pid)
@@ -320,6 +337,28 @@ class HostProcess:
             self._collect_report()
         if final:
             self._swept = True
+            self._close_sandbox()
+
+    def _close_sandbox(self) -> None:
+        """The ended host's sandbox goes (its cgroup, after what is left in it is killed)."""
+        box, self._sandbox = self._sandbox, None
+        if box is not None:
+            box.close()
+
+    def _exit_reason(self) -> str:
+        """Why the ended host ended: the tree's memory limit when the kernel killed for it, else its exit status."""
+        code = self._returncode()
+        if self._sandbox is not None and self._sandbox.oom_killed():
+            return (f"ran out of memory: the driver's process tree reached its memory limit "
+                    f"({self.memory_limit >> 20} MiB) and the kernel killed it")
+        return describe_exit(code, not self.is_exec, self.memory_limit)
+
+    @property
+    def sandbox(self) -> str:
+        """Which sandbox ran the current (or last) host: ``bwrap 0.8.0``, ``nnvts``, ``none``."""
+        from vts.ipc.sandbox.core import probe
+
+        return probe().label() if not contain.disabled() else "none"
 
     def _collect_report(self) -> None:
         """Take the contained host's report: its driver's own wait status, and what its namespace still ran."""
@@ -425,7 +464,7 @@ class HostProcess:
                 process.wait(2.0)
             except subprocess.TimeoutExpired:
                 return self._closed_but_running()
-            reason = describe_exit(self._returncode(), not self.is_exec, self.memory_limit)
+            reason = self._exit_reason()
         return DriverCrashed(reason, self.stderr_tail())
 
     def _closed_but_running(self) -> DriverCrashed:
@@ -468,15 +507,23 @@ class HostProcess:
             argv += ["--option", f"{key}={value}"]
         return argv
 
-    def _environment(self) -> dict[str, str]:
-        env = dict(os.environ)
+    def _pythonpath(self) -> str:
+        """The host's import path: whatever the harness can import (the driver may be a test module)."""
+        if self.is_exec:
+            return ""
+        paths = [os.path.abspath(p or os.curdir) for p in sys.path if isinstance(p, str)]
+        return os.pathsep.join(dict.fromkeys(paths))
+
+    def _environment(self, box: HostSandbox | None = None) -> dict[str, str]:
+        """The driver's environment: the allowlist's (``vts.ipc.sandbox.environment``), never the harness's whole."""
+        env = driver_environment()
+        if box is None:  # no scratch directory of its own: the harness's home and temporary directory
+            env.update({k: os.environ[k] for k in ("HOME", "TMPDIR", "USER", "LOGNAME") if k in os.environ})
         env[tree.TREE_ENV] = self._token
         if not self.is_exec:
-            # The host must import whatever the harness can (the driver may be a test module).
-            paths = [os.path.abspath(p or os.curdir) for p in sys.path if isinstance(p, str)]
-            env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+            env["PYTHONPATH"] = self._pythonpath()
         env.update(self.extra_env)
-        return env
+        return box.environment(env) if box is not None else env
 
 
 def spawn(driver: DriverRef | str, memory_limit: int = 0, **kwargs: object) -> HostProcess:

@@ -375,6 +375,8 @@ class FileReports:
         self.failures: list[tuple[str, OSError]] = []
         #: The causes and support summary for the JSON report, which copies the cases without decoding them.
         self.findings = Findings() if json_path else None
+        #: Why the run's ``--jsonl`` file is not what it wrote (changed under the harness): a run error.
+        self.tampered: list[str] = []
 
     def add(self, result: CaseResult) -> None:
         self.stream.add(result)
@@ -390,13 +392,21 @@ class FileReports:
                 self.findings.add(result)
 
     def finish(self, interrupted: bool) -> None:
-        """Write every report that can be written; those that cannot are in ``failures`` (never raised)."""
+        """Write every report that can be written; those that cannot are in ``failures`` (never raised).
+
+        The reports are rendered from the harness's own record of the stream (``ResultStream.render_path``);
+        a ``--jsonl`` file changed meanwhile is named in ``tampered`` and not listed as written.
+        """
         self.stream.finish(interrupted)
         self.failures = list(self.stream.failures)
+        why = self.stream.tampered()
+        if why is not None:
+            self.tampered.append(why)
+        source = self.stream.render_path
         try:
-            if (self.json_path or self.junit or self.html_path) and self.stream.path:  # else nothing to render
+            if (self.json_path or self.junit or self.html_path) and source:  # else nothing to render
                 try:
-                    self.written = render_reports(self.stream.path, json=self.json_path, junit=self.junit,
+                    self.written = render_reports(source, json=self.json_path, junit=self.junit,
                                                   html=self.html_path, interrupted=interrupted,
                                                   unwritten=[path for path, _ in self.failures],
                                                   fingerprint=self.stream.fingerprint(),
@@ -405,6 +415,7 @@ class FileReports:
                     self.written = error.written
                     self.failures.extend(error.failures)
         finally:
-            if not self.stream.temporary and all(path != self.stream.path for path, _ in self.stream.failures):
+            if (not self.stream.temporary and not self.tampered
+                    and all(path != self.stream.path for path, _ in self.stream.failures)):
                 self.written.insert(0, ("jsonl", self.stream.path))
             self.stream.discard()

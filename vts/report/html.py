@@ -252,6 +252,7 @@ def _facts(header: dict[str, Any], footer: dict[str, Any] | None, digest: Digest
         ("device type", driver.get("type")),
         ("driver reference", driver.get("ref")),
         ("isolation", driver.get("isolation")),
+        ("sandbox", driver.get("sandbox")),
         ("nnvts version", header.get("nnvts_version")),
         ("started", header.get("started")),
         ("finished", footer.get("finished") if footer else None),

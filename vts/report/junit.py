@@ -82,7 +82,7 @@ def properties(header: dict[str, Any], footer: dict[str, Any] | None, interrupte
     """The run's identity for every suite: driver, versions, selection, seed, and how the run ended."""
     driver = header.get("driver") if isinstance(header.get("driver"), dict) else {"name": header.get("driver")}
     pairs: list[tuple[str, object]] = [(f"driver.{key}", driver.get(key)) for key in
-                                       ("name", "version", "type", "ref", "isolation")]
+                                       ("name", "version", "type", "ref", "isolation", "sandbox")]
     pairs.append((OPTIONS_PROPERTY, options_text(driver_options(header))))
     pairs.append(("nnvts.version", header.get("nnvts_version")))
     selection = header.get("selection")

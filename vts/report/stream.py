@@ -5,6 +5,13 @@ file whose complete lines are all valid records (a reader drops a torn last
 line).  The first line is a header (``{"nnvts_results": 1, ...}``), the last
 a footer with the summary, absent when the run was killed.  The JSON and
 JUnit reports are rendered from this stream at the end of the run.
+
+They are rendered from the harness's own record of it, never from a file
+anyone else can reach: a memory file (``memfd_create``) that only this
+process and its children can open, written alongside the user's ``--jsonl``
+file.  A driver that fills the disk loses none of it; a ``--jsonl`` file
+changed under the harness is found (``tampered``: its bytes against the
+length and CRC-32 of what was written) and is a run error, never rendered.
 """
 
 from __future__ import annotations
@@ -13,7 +20,6 @@ import contextlib
 import datetime
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
@@ -62,11 +68,12 @@ class ResultStream:
         #: Whether the stream must go on elsewhere when the user's file cannot be written (reports are
         #: rendered from it): in a private temporary file, which ``path`` then names.
         self._keep_going = keep_going
+        #: The harness's own record of the stream, which the reports are rendered from (``render_path``).
+        self._record: IO[bytes] | None = None
         if path is None:
             self.temporary = True
             if write:
-                handle, path = tempfile.mkstemp(prefix="nnvts-results-", suffix=".jsonl")
-                os.close(handle)
+                self._record = _memory_file()
         else:
             self.temporary = False
             directory = os.path.dirname(os.path.abspath(path))
@@ -74,6 +81,8 @@ class ResultStream:
         self.path = path or ""
         if path is not None:
             self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
+            if keep_going:
+                self._record = _memory_file()
         self._flush = not self.temporary
         #: What was written, for ``fingerprint``: kept only when reports are rendered from the stream
         #: (``keep_going``); None once a write failed.
@@ -81,13 +90,15 @@ class ResultStream:
         self.counts: dict[str, int] = {}
         #: Bytes written to the file so far.
         self._size = 0
+        #: Length and CRC-32 of every byte meant for the user's file, for ``tampered``.
+        self._checked = EMPTY
         self._started = time.monotonic()
         self._closed = False
         # Driver options bounded: a header re-written by ``nnvts report`` / ``merge`` comes from another file.
         self._write({"nnvts_results": RESULTS_SCHEMA_VERSION, **with_clean_options(header)})
 
     def _write(self, record: dict[str, Any]) -> None:
-        if self._file is not None:
+        if self._file is not None or self._record is not None:
             self._write_text(_ENCODE(record) + "\n")
 
     def _write_text(self, text: str, data: bytes | None = None) -> None:
@@ -95,65 +106,72 @@ class ResultStream:
 
         The stream's own encoder escapes every character beyond ASCII, so a line's length is its size.
         """
-        if self._file is None:
+        if self._file is None and self._record is None:
             return
-        try:
-            self._file.write(text)
-            if self._flush:
-                self._file.flush()
-        except OSError as error:
-            self._written = None
-            self._lost(error, text)
-            return
-        self._size += len(data) if data is not None else len(text)
+        data = data if data is not None else text.encode("utf-8")
+        if self._record is not None:
+            self._record.write(data)
+        if self._file is not None:
+            try:
+                self._file.write(text)
+                if self._flush:
+                    self._file.flush()
+            except OSError as error:
+                self._lost(error)
+            else:
+                self._size += len(data)
         if self._written is not None:
-            self._written = self._written.after(data if data is not None else text.encode("utf-8"))
+            self._written = self._written.after(data)
+        self._checked = self._checked.after(data)
 
-    def _lost(self, error: OSError, line: str) -> None:
-        """The file cannot be written: say which, and go on in a temporary copy if reports need the stream."""
+    def _lost(self, error: OSError) -> None:
+        """The user's file cannot be written (a full disk): say which; the record goes on (reports need it)."""
         self.failures.append((self.path, error))
         failed, self._file = self._file, None
         _close_quietly(failed)
-        if self.temporary or not self._keep_going:
-            return
+
+    @property
+    def render_path(self) -> str:
+        """What the reports are rendered from: the harness's record (``/proc/PID/fd/N``, which this process
+        and its children can open), else the user's file; empty when nothing was written."""
+        if self._record is not None:
+            return f"/proc/{os.getpid()}/fd/{self._record.fileno()}"
+        return self.path
+
+    def tampered(self) -> str | None:
+        """Why the user's stream is not what this run wrote (None: it is, or it was never whole anyway)."""
+        if self.temporary or not self.path or any(path == self.path for path, _ in self.failures):
+            return None
         try:
-            handle, copy = tempfile.mkstemp(prefix="nnvts-results-", suffix=".jsonl")
-        except OSError as second:
-            self.failures.append((tempfile.gettempdir(), second))
-            return
-        try:
-            with open(self.path, "rb") as source:
-                data = source.read()
-            # What was written before the failed lines (torn, missing or whole), then those lines again.
-            kept = self._size if len(data) >= self._size else data.rfind(b"\n") + 1
-            data = data[:kept] + line.encode("utf-8")
-            self._file = open(handle, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
-            self._file.buffer.write(data)
-            self._size = len(data)
-        except OSError as second:
-            _close_quietly(self._file)
-            self._file = None
-            self.failures.append((copy, second))
-        self.path, self.temporary, self._flush = copy, True, False
+            with open(self.path, "rb") as handle:
+                seen = EMPTY
+                while chunk := handle.read(1 << 20):
+                    seen = seen.after(chunk)
+        except OSError as error:
+            return f"{self.path} cannot be read back: {error.strerror or error}"
+        if seen != self._checked:
+            return (f"{self.path} changed under the harness ({seen.length} bytes, not the {self._checked.length} "
+                    "it wrote)")
+        return None
 
     def add(self, result: CaseResult) -> None:
         """Record one result, bounded and XML-safe (a driver's 50 MB message must not reach every report)."""
         self.counts[result.verdict.value] = self.counts.get(result.verdict.value, 0) + 1
-        if self._file is not None:
+        if self._file is not None or self._record is not None:
             self._write_text(case_line(result))
 
     def add_lines(self, data: bytes, counts: dict[str, int]) -> None:
         """Record results a ``-j`` worker already encoded with ``case_line`` (``counts``: per verdict)."""
         for value, count in counts.items():
             self.counts[value] = self.counts.get(value, 0) + count
-        if self._file is not None and data:
+        if (self._file is not None or self._record is not None) and data:
             self._write_text(data.decode("utf-8"), data)
 
     def finish(self, interrupted: bool) -> None:
         if self._closed:
             return
         self._closed = True
-        if self._file is None:
+        if self._file is None and self._record is None:
             return
         self._write({"summary": self.summary(), "interrupted": interrupted,
                      "duration": round(time.monotonic() - self._started, 3),
@@ -166,6 +184,8 @@ class ResultStream:
                 self.failures.append((self.path, error))
                 _close_quietly(self._file)
             self._file = None
+        if self._record is not None:
+            self._record.flush()
 
     def fingerprint(self) -> StreamFingerprint | None:
         """Length and CRC-32 of what this stream wrote, for copying its cases into the JSON report
@@ -180,8 +200,16 @@ class ResultStream:
         return base
 
     def discard(self) -> None:
-        if self.temporary and self.path and os.path.exists(self.path):
-            os.unlink(self.path)
+        """Let the harness's record go (the reports are rendered)."""
+        record, self._record = self._record, None
+        if record is not None:
+            record.close()
+
+
+def _memory_file() -> IO[bytes]:
+    """A file in memory only this process (and its children, by ``/proc/PID/fd``) can open: no disk to fill,
+    no name in any folder a driver could find."""
+    return open(os.memfd_create("nnvts-results", os.MFD_CLOEXEC), "w+b")  # closed in discard()
 
 
 def _close_quietly(file: IO[str] | None) -> None:

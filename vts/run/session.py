@@ -55,6 +55,7 @@ def run_session(plan: RunPlan, usage_error: Callable[[str], None]) -> RunOutcome
     try:
         preflight(plan)
         ci = prepare_ci(plan.ci, selection, plan.expected_failures, plan.extension_allowlist)
+        _sandbox_outputs(plan)
         if plan.isolation.jobs > 1:
             if plan.driver.is_exec and not plan.isolation.in_process:
                 # A program that does not start, or refuses its options in OPEN, is a usage error as with
@@ -62,6 +63,7 @@ def run_session(plan: RunPlan, usage_error: Callable[[str], None]) -> RunOutcome
                 start_driver(plan).close()
             return RunOutcome(_run_parallel(plan, ci, selection), selection)
         driver = start_driver(plan)
+        _announce_sandbox(plan)
     except (DriverNotFound, UnknownFamily, HostStartError, CiInputError) as error:
         usage_error(str(error))
         return RunOutcome(2, selection)
@@ -69,6 +71,25 @@ def run_session(plan: RunPlan, usage_error: Callable[[str], None]) -> RunOutcome
         return RunOutcome(_run_here(plan, driver, ci, selection), selection)
     finally:
         driver.close()
+
+
+def _sandbox_outputs(plan: RunPlan) -> None:
+    """Before any driver starts: the result files are hidden from every sandbox (the stream made now, so that
+    there is a file to mask), and the one line saying which sandbox is in force."""
+    if plan.isolation.in_process:
+        return
+    from vts.ipc.sandbox import hide_outputs
+
+    reports = plan.reports
+    hide_outputs([reports.jsonl, reports.json, reports.junit, reports.html], create=[reports.jsonl])
+
+
+def _announce_sandbox(plan: RunPlan) -> None:
+    """The one line saying which sandbox runs the driver, once it has started (a usage error stays one line)."""
+    if not plan.isolation.in_process:
+        from vts.ipc.sandbox import announce
+
+        announce()
 
 
 def _run_here(plan: RunPlan, driver: StartedDriver, ci: CiRun, selection: Selection) -> int:
@@ -102,6 +123,10 @@ def _sinks(plan: RunPlan, header: dict[str, Any], extensions: list[RunExtension]
 def _finish(plan: RunPlan, files: FileReports | None, extensions: list[RunExtension], completed: bool) -> int:
     """The exit status of a run whose sinks have finished."""
     unwritten = files is not None and _unwritten(files)
+    for why in files.tampered if files is not None else ():
+        print(f"nnvts: error: results tampered: {why}; the reports are rendered from the harness's own record",
+              file=sys.stderr, flush=True)
+        unwritten = True
     if not completed or files is None:
         return signals.exit_status()
     return EXIT_IO_ERROR if unwritten else exit_status(
@@ -144,13 +169,23 @@ def report_header(plan: RunPlan, name: str, version: str, isolation: str, device
     """The reports' header: the driver as configured (with its options), the selection, where and when."""
     return {
         "driver": {"ref": plan.driver.spec, "name": name, "version": version, "isolation": isolation,
-                   "type": device_type, "options": dict(plan.driver.options)},
+                   "sandbox": _sandbox_label(isolation), "type": device_type, "options": dict(plan.driver.options)},
         "selection": plan.selection.header(),
         "nnvts_version": __version__,
         "started": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "host": platform.node(),
         "argv": list(plan.reports.argv),
     }
+
+
+def _sandbox_label(isolation: str) -> str:
+    """Which sandbox ran the driver, for the header: ``bwrap 0.8.0``, ``nnvts``, ``none``."""
+    if isolation == "in_process":
+        return "none (in process)"
+    from vts.ipc import contain
+    from vts.ipc.sandbox import probe
+
+    return "none" if contain.disabled() else probe().label()
 
 
 #: Exit status of a run that selected no case (as pytest): a CI job must not pass on a typo in -k.
@@ -177,6 +212,7 @@ def _run_parallel(plan: RunPlan, ci: CiRun, selection: Selection) -> int:
     opened: list[FileReports] = []
 
     def make_sinks(driver: dict[str, object]) -> list[object]:
+        _announce_sandbox(plan)
         header = report_header(plan, str(driver["name"]), str(driver["version"]), plan.isolation.label,
                                str(driver.get("type") or ""))
         header["jobs"] = plan.isolation.jobs
