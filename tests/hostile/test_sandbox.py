@@ -58,7 +58,7 @@ def _contained(run) -> None:
 def test_a_driver_cannot_rewrite_its_verdicts(tmp_path, add_mul3, monkeypatch):
     """The driver fails its MUL cases, and rewrites every stream it finds to say "passed": none is reachable."""
     monkeypatch.setenv(STREAM_ENV, str(tmp_path / "r.jsonl"))
-    run = run_harness(tmp_path, *_driver("rewriting_device"), *add_mul3)
+    run = run_harness(tmp_path, *_driver("rewriting_device"), "-j", "1", *add_mul3)  # one worker: cases in order
     assert run.returncode == 1, run.stderr[-2000:]
     assert [case["verdict"] for case in run.report["cases"]] == ["passed", "failed", "failed", "failed"]
     lines = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
@@ -69,8 +69,8 @@ def test_a_stream_rewritten_under_the_harness_is_a_run_error(tmp_path, add_mul3)
     """In process (no sandbox can help) the driver does rewrite the --jsonl file: exit 2, "results tampered",
     and the JSON report still says what happened (it is rendered from the harness's own record)."""
     jsonl, report = tmp_path / "r.jsonl", tmp_path / "r.json"
-    done = subprocess.run(nnvts_command("run", *_driver("rewriting_device"), "--in-process", "--jsonl", str(jsonl),
-                                        "--json", str(report), *add_mul3),
+    done = subprocess.run(nnvts_command("run", *_driver("rewriting_device"), "--in-process", "-j", "1", "--jsonl",
+                                        str(jsonl), "--json", str(report), *add_mul3),
                           cwd=ROOT, env=nnvts_env(**{STREAM_ENV: str(jsonl)}), capture_output=True, text=True,
                           timeout=120)
     assert jsonl.read_text().count('"verdict":"failed"') == 1  # the driver did rewrite the first two

@@ -57,9 +57,10 @@ def run_session(plan: RunPlan, usage_error: Callable[[str], None]) -> RunOutcome
         ci = prepare_ci(plan.ci, selection, plan.expected_failures, plan.extension_allowlist)
         _sandbox_outputs(plan)
         if plan.isolation.jobs > 1:
-            if plan.driver.is_exec and not plan.isolation.in_process:
-                # A program that does not start, or refuses its options in OPEN, is a usage error as with
-                # -j 1, not every case an error in every worker: started once here and stopped (0.1-0.2 s).
+            if not plan.isolation.in_process:
+                # A driver that does not start (a program refusing its options in OPEN, a factory refusing an
+                # option's value: an unknown execution provider) is a usage error as with -j 1, not every case
+                # an error in every worker: started once here and stopped (0.1-0.3 s).
                 start_driver(plan).close()
             return RunOutcome(_run_parallel(plan, ci, selection), selection)
         driver = start_driver(plan)
