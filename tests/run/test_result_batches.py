@@ -152,7 +152,11 @@ def _records(path) -> list[tuple]:
     ("tests.fakes.misbehaving:raising_device", ("generated", "validation", "deadline")),
     ("tests.fakes.hostile_reports:create", ("generated",)),  # hostile 5 MB messages: cut and cleaned
 ])
-def test_a_run_at_j2_reports_what_a_run_at_j1_reports(tmp_path, add_mul_specs, nnvts, driver, families):  # noqa: F811 - fixtures
+def test_a_run_at_j2_reports_what_a_run_at_j1_reports(tmp_path, add_mul_specs, nnvts, driver, families,  # noqa: F811
+                                                      monkeypatch):
+    # Unsandboxed: under bubblewrap the stderr tail of a host that crashed is not always whole when the case is
+    # described (a known gap, docs/sandbox.md), and this test compares the details word for word.
+    monkeypatch.setenv("NNVTS_SANDBOX", "none")
     summaries = []
     for jobs in ("1", "2"):
         jsonl = tmp_path / f"j{jobs}.jsonl"

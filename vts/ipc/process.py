@@ -329,10 +329,13 @@ class HostProcess:
         process = self._process
         if process is None or self._swept:
             return
+        # The namespace's own init and the driver are no leftovers: under bubblewrap they are still the
+        # sandbox's children (dying) when the tree below it is swept, not gone with the namespace.
+        own = (f"pid {self._init_pid} ", f"pid {self._driver_pid} ") if self._init_pid else ()
         if self._init_pid and process.poll() is None:
             self.leftovers.extend(self._end_namespace())
         killed = tree.kill_tree(process.pid, self._token, self._started_at, known_children())
-        self.leftovers.extend(killed)
+        self.leftovers.extend(entry for entry in killed if not entry.startswith(own))
         if process.poll() is not None:
             self._collect_report()
         if final:
