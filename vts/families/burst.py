@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vts.families._kit.executions import Answer, Executor, PreparedModelCache, execute
+from vts.families._kit.executions import Answer, Executor, PreparedModelCache, answer_outputs, execute
 from vts.families._kit.judge import judge_success
 from vts.families._kit.random_inputs import plan_inputs, random_example, seed_of
 from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
@@ -51,7 +51,7 @@ from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming, OperationType
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel
 from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Request
-from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, TensorData, build_request, dtype_of, element_count
+from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request
 
 SENTINEL = 0xA5
 #: Slots the golden sequence uses: A's input and output, B's input and output.
@@ -209,7 +209,7 @@ def _streaming_random(pair: _Pair, burst: Burst, prepared: PreparedModel, option
         plain = execute(prepared, fresh.request, Executor.SYNC, timeout=options.case_timeout)
         if not plain.ok:
             return []  # the plain path is judged elsewhere; random inputs may leave a driver's domain
-        expected = CaseExample(drawn.name, drawn.inputs, _outputs_of(model, fresh, plain, pair.a_example))
+        expected = CaseExample(drawn.name, drawn.inputs, answer_outputs(model, fresh, plain, pair.a_example))
         fill(a)
         answer = burst_execute(burst, held(a.request), [A_IN, A_OUT])
         return judge_success(model, expected, a, answer, MeasureTiming.NO,
@@ -217,20 +217,6 @@ def _streaming_random(pair: _Pair, burst: Burst, prepared: PreparedModel, option
                              "the same prepared model's plain execution of them)")
     finally:
         fresh.close()
-
-
-def _outputs_of(model: CaseModel, built: BuiltRequest, answer: Answer, sized: CaseExample) -> dict[int, TensorData]:
-    outputs = {}
-    for position, index in enumerate(model.main.outputs):
-        operand = model.main.operands[index]
-        if answer.output_shapes:
-            dims = tuple(answer.output_shapes[position].dimensions)
-        elif position in sized.outputs:
-            dims = tuple(sized.outputs[position].dims)
-        else:
-            dims = tuple(operand.dims)
-        outputs[position] = TensorData(dims, built.read_output(position, dtype_of(operand.type), element_count(dims)))
-    return outputs
 
 
 # -- validation ------------------------------------------------------------------------------------

@@ -26,7 +26,17 @@ from vts.hal.enums import NO_TIMING, ErrorStatus, HalVersion, MeasureTiming, Ope
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel, SyncFence, spoken_version
 from vts.hal.types import NO_TIMING_INFO, Model, Operation, OutputShape, Request, Timing
-from vts.model.casemodel import CaseModel, ConstantPolicy, close_model, to_hal_model
+from vts.model.casemodel import (
+    BuiltRequest,
+    CaseExample,
+    CaseModel,
+    ConstantPolicy,
+    TensorData,
+    close_model,
+    dtype_of,
+    element_count,
+    to_hal_model,
+)
 
 
 class Executor(enum.Enum):
@@ -308,3 +318,18 @@ def prepare_for_case(device: Device, model: CaseModel, options: RunOptions, exte
     if preparation.prepared is None:
         return None, preparation.skip_reason(hal_model)
     return preparation.prepared, ""
+
+
+def answer_outputs(model: CaseModel, built: BuiltRequest, answer: Answer, sized: CaseExample) -> dict[int, TensorData]:
+    """The outputs an execution wrote, as an example's goldens (dims from the answer, else ``sized``)."""
+    outputs = {}
+    for position, index in enumerate(model.main.outputs):
+        operand = model.main.operands[index]
+        if answer.output_shapes:
+            dims = tuple(answer.output_shapes[position].dimensions)
+        elif position in sized.outputs:
+            dims = tuple(sized.outputs[position].dims)
+        else:
+            dims = tuple(operand.dims)
+        outputs[position] = TensorData(dims, built.read_output(position, dtype_of(operand.type), element_count(dims)))
+    return outputs

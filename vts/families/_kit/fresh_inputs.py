@@ -18,31 +18,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from vts.families._kit.executions import Answer, Executor, execute
+from vts.families._kit.executions import Executor, answer_outputs, execute
 from vts.families._kit.judge import compare_outputs
 from vts.families._kit.random_inputs import plan_inputs, random_example, seed_of
 from vts.families.base import RunOptions
 from vts.hal.enums import OperationType
 from vts.hal.interfaces import PreparedModel
-from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, TensorData, build_request, dtype_of, element_count
+from vts.model.casemodel import CaseExample, CaseModel, build_request
 
 #: Random input sets each preparation is compared on.
 DRAWS = 2
-
-
-def answer_outputs(model: CaseModel, built: BuiltRequest, answer: Answer, sized: CaseExample) -> dict[int, TensorData]:
-    """The outputs an execution wrote, as an example's goldens (dims from the answer, else ``sized``)."""
-    outputs = {}
-    for position, index in enumerate(model.main.outputs):
-        operand = model.main.operands[index]
-        if answer.output_shapes:
-            dims = tuple(answer.output_shapes[position].dimensions)
-        elif position in sized.outputs:
-            dims = tuple(sized.outputs[position].dims)
-        else:
-            dims = tuple(operand.dims)
-        outputs[position] = TensorData(dims, built.read_output(position, dtype_of(operand.type), element_count(dims)))
-    return outputs
 
 
 def differences_on_fresh_inputs(model: CaseModel, prepared: PreparedModel, baseline: PreparedModel,
