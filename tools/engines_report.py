@@ -253,6 +253,17 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def failure_rows(label: str, cases: list[dict], reason_width: int) -> list[str]:
+    """One family's failure classes as table rows (family, operation, types, pattern, cases, example), for
+    every engine report (this one and ``tools/plugin_report.py``)."""
+    rows = []
+    for (ops, types, pattern), group in classify(cases, ("failed", "error", "crash", "timeout")).items():
+        example = group.examples[0]
+        rows.append(f"| {label} | {ops} | {types} | {_cell(pattern)} | {group.count} | "
+                    f"`{example['name']}`: {_cell(example.get('reason', '')[:reason_width])} |")
+    return rows
+
+
 def golden_verdict(engine: str, case: dict, generated: dict[str, list[dict]]) -> str:
     """Which side a disagreement is wrong on: whoever fails the golden of the same model (``generated``
     holds each side's generated-family cases, by driver name)."""
@@ -339,11 +350,9 @@ def render(results: dict[str, dict[str, list[dict]]], comparisons: dict[str, lis
                   "| --- | --- | --- | --- | ---: | --- |"]
         any_failure = False
         for family, cases in by_family.items():
-            for (ops, types, pattern), group in classify(cases, ("failed", "error", "crash", "timeout")).items():
-                any_failure = True
-                example = group.examples[0]
-                lines.append(f"| {family} | {ops} | {types} | {_cell(pattern)} | {group.count} | "
-                             f"`{example['name']}`: {_cell(example.get('reason', '')[:220])} |")
+            rows = failure_rows(family, cases, 220)
+            any_failure = any_failure or bool(rows)
+            lines += rows
         if not any_failure:
             lines.append("| - | - | - | no failures | 0 | - |")
         asker = reasons(engine)

@@ -39,6 +39,7 @@ from tools.engines_report import (  # noqa: E402 (after the path set-up, as a sc
     _run,
     classify,
     default_families,
+    failure_rows,
     read_cases,
     split_by_family,
 )
@@ -129,11 +130,9 @@ def render(config: str, ask: bool = True) -> list[str]:
               "| --- | --- | --- | --- | ---: | --- |"]
     found = False
     for label, cases in parts.items():
-        for (ops, types, pattern), group in classify(cases, ("failed", "error", "crash", "timeout")).items():
-            found = True
-            example = group.examples[0]
-            lines.append(f"| {label.split(' ')[0]} | {ops} | {types} | {_cell(pattern)} | {group.count} | "
-                         f"`{example['name']}`: {_cell(example.get('reason', '')[:200])} |")
+        rows = failure_rows(label.split(" ")[0], cases, 200)
+        found = found or bool(rows)
+        lines += rows
     if not found:
         lines.append("| - | - | - | none | 0 | - |")
     generated = parts.get("generated (bundled, all)", [])
