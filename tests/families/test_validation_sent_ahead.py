@@ -21,6 +21,7 @@ from tests.conftest import hand_add_float
 from vts.families.base import RunOptions
 from vts.families.validation import ahead
 from vts.families.validation.family import ValidationFamily
+from vts.families.validation.mutator_base import Mutation
 from vts.ipc import opening
 from vts.ipc.call_batch import CallBatch
 from vts.ipc.client import Connection
@@ -207,3 +208,44 @@ def test_a_driver_hanging_on_a_mutation_sent_ahead_times_out_that_case_and_no_ne
     for name, (verdict, reason) in results.items():
         expected = Verdict.TIMEOUT if _fatal(name) else Verdict.PASSED
         assert verdict is expected, (name, reason)
+
+
+
+class _OrderedHost:
+    """A device taking calls ahead as a driver host does, which answers in the order calls arrive: records
+    that order.  ``full_at``: the mutations whose preparation finds the socket full when sent ahead."""
+
+    def __init__(self, full_at: set[int]) -> None:
+        self.full_at = full_at
+        self.arrived: list[tuple[str, int]] = []
+
+    def get_supported_operations_ahead(self, model: int) -> object:
+        self.arrived.append(("query", model))
+        return object()
+
+    def prepare_model_ahead(self, model: int, preference: object, priority: object) -> object | None:
+        if model in self.full_at:
+            self.full_at.discard(model)
+            return None
+        self.arrived.append(("prepare", model))
+        return object()
+
+
+def test_a_preparation_that_could_not_go_ahead_is_not_overtaken_by_later_mutations():
+    """The socket was full when a mutation's preparation was to go ahead (its query went): its case sends the
+    preparation itself, later, and nothing after it may go first.  Otherwise a driver dying of a later
+    mutation dies before answering it, and that case is charged (failed once on a loaded CI machine)."""
+    items = [Mutation("operand_type", (i,), f"m{i}", f"mutation {i}") for i in range(40)]
+    mutations = ahead.Mutations(items)
+    host = _OrderedHost(full_at={12, 13, 30})
+    window = ahead.SentAhead()
+    for position in range(len(items)):
+        in_flight = window.take(mutations, position, host)  # type: ignore[arg-type]
+        if in_flight is None:
+            host.arrived += [("query", position), ("prepare", position)]  # judged alone
+        elif in_flight.preparation is None:
+            host.arrived.append(("prepare", position))  # the case sends its held-back preparation now
+        window.top_up(position, lambda mutation: items.index(mutation))
+    order = [model for _, model in host.arrived]
+    assert order == sorted(order), host.arrived
+    assert len(host.arrived) == 2 * len(items)

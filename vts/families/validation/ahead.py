@@ -22,7 +22,10 @@ What stays as it was, because the host answers in order:
   after a crash) sends nothing ahead.
 
 A call that cannot be sent ahead (a full socket, a pool to declare, a model
-too large) stops the window; its case sends it in the ordinary way.
+too large) stops the window; its case sends it in the ordinary way, and
+nothing goes ahead of it until that case is judged: a preparation held back
+while its query went ahead would otherwise be answered after later
+mutations, and a driver dying of one of those would be charged to it.
 
 A driver that granted the ``batch`` feature (protocol revision 3) gets the
 mutations ahead ``BATCH`` at a time, each mutation's query and preparation
@@ -81,6 +84,9 @@ class SentAhead:
         self._sent: dict[int, InFlight] = {}
         self._next = 0  # the first position not sent ahead (or judged) yet
         self._fresh_device = False
+        #: A mutation whose query went ahead but whose preparation could not: its case sends the preparation
+        #: itself, so nothing after it may go before that case is judged (the host answers in order).
+        self._hole: int | None = None
         #: Whether the current device takes ``BATCH`` messages (its driver granted ``batch``).
         self._batching = False
 
@@ -91,6 +97,7 @@ class SentAhead:
             self._mutations, self._device = mutations, device
             self._sent.clear()
             self._next = 0
+            self._hole = None
             batch_ahead = getattr(device, "batch_ahead", None)
             self._batching = callable(batch_ahead) and batch_ahead() is not None
         return self._sent.pop(position, None)
@@ -109,6 +116,10 @@ class SentAhead:
             self._fresh_device = False
             self._next = position + 1
             return
+        if self._hole is not None:
+            if position < self._hole:
+                return  # a later call would overtake the preparation that case still has to send
+            self._hole = None
         start = max(self._next, position + 1)
         end = min(len(mutations.items), position + 1 + self.window)
         if self._batching:
@@ -132,6 +143,7 @@ class SentAhead:
             self._sent[index] = InFlight(support, preparation)
             self._next = index + 1
             if preparation is None:
+                self._hole = index
                 return
 
     def _top_up_batched(self, mutations: Mutations, device: Device, start: int, end: int,
