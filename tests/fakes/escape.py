@@ -36,6 +36,8 @@ STREAM_ENV = "NNVTS_ESCAPE_STREAM"
 TARGET_ENV = "NNVTS_ESCAPE_TARGET"
 #: The harness's --memory-limit in MiB, which the six children of ``memory_device`` try to exceed together.
 LIMIT_ENV = "NNVTS_ESCAPE_LIMIT_MIB"
+#: A file only its owner (the root harness) may read, which ``root_files_device`` reads.
+OWNED_ENV = "NNVTS_ESCAPE_OWNED"
 #: Name of the .pth file ``pth_device`` drops into site-packages.
 PTH_NAME = "nnvts-escape-probe.pth"
 
@@ -84,6 +86,14 @@ def _write_target(request: Request, result: ExecutionResult) -> None:
     except OSError:
         return
     _escaped(f"wrote {path}")
+
+
+def _root_files(request: Request, result: ExecutionResult) -> None:
+    """Read a file only its owner may read (what a root harness's keys are), and the machine's password hashes."""
+    for path in (os.environ.get(OWNED_ENV, ""), "/etc/shadow"):
+        with contextlib.suppress(OSError), open(path, "rb") as handle:
+            handle.read(1)
+            _escaped(f"read {path}")
 
 
 def _unmount_proc() -> None:
@@ -219,6 +229,7 @@ rewriting_device = _after(_rewrite, "rewriting")
 pth_device = _after(_pth, "pth")
 target_device = _after(_write_target, "target")
 secrets_device = _after(_secrets, "secrets")
+root_files_device = _after(_root_files, "root-files")
 setns_device = _after(_setns, "setns")
 forks_device = _after(_once(_forks), "forks")
 memory_device = _after(_once(_memory), "memory")

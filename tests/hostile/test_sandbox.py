@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.escape import LIMIT_ENV, PTH_NAME, SECRET_ENV, STREAM_ENV, TARGET_ENV
+from tests.fakes.escape import LIMIT_ENV, OWNED_ENV, PTH_NAME, SECRET_ENV, STREAM_ENV, TARGET_ENV
 from tests.fakes.hostile import PORT_ENV
 from tests.hostile.conftest import run_harness
 from tests.ipc.conftest import ROOT, nnvts_command, nnvts_env
@@ -107,6 +107,24 @@ def test_no_harness_secret_reaches_the_driver(tmp_path, add_mul, monkeypatch):
     """Not in its environment, not in any /proc/PID/environ (even after unmounting its /proc, as root tried)."""
     monkeypatch.setenv(SECRET_ENV, secrets.token_hex(8))
     _contained(run_harness(tmp_path, *_driver("secrets_device"), *add_mul))
+
+
+def test_the_driver_is_not_the_owner_of_the_root_harness_files(tmp_path, add_mul, monkeypatch):
+    """A root harness's driver runs as nobody, even where the harness's Python lives under a folder closed to
+    nobody (a pyenv Python under ``/root``: only that Python is shown to it): as root without capabilities
+    it was still the owner of every root-owned file, and read them."""
+    if os.geteuid() != 0:
+        pytest.skip("the harness is not root: its driver runs as its own user")
+    folder = Path("/var/tmp") / f"nnvts-owned-{secrets.token_hex(4)}"
+    folder.mkdir(mode=0o755)
+    owned = folder / "key"
+    owned.write_text("secret\n")
+    owned.chmod(0o600)
+    monkeypatch.setenv(OWNED_ENV, str(owned))
+    try:
+        _contained(run_harness(tmp_path, *_driver("root_files_device"), *add_mul))
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_driver_env_passes_a_variable_on_purpose(tmp_path, add_mul, monkeypatch):

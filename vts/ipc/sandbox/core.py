@@ -12,7 +12,9 @@ Tried in order (``NNVTS_SANDBOX`` picks one: ``bwrap``, ``nnvts``, ``none``):
 
 Either sandbox runs the driver as an unprivileged user: the harness's own
 when it is not root, else ``nobody`` (``NNVTS_SANDBOX_UID`` names another),
-so that even a file the harness's user owns is out of reach.  The tree's
+so that even a file the harness's user owns is out of reach.  A root
+harness whose Python lives in a folder closed to that user (``/root``)
+shows it the Python alone (``vts.ipc.sandbox.reveal``).  The tree's
 limits are ``vts.ipc.sandbox.limits``'s.  ``notice()`` is the one line
 saying which sandbox is in force (printed once by ``nnvts run``, shown by
 ``nnvts info`` and recorded in every report header).
@@ -31,8 +33,9 @@ from dataclasses import dataclass, field
 from vts.ipc.sandbox import own, seccomp
 from vts.ipc.sandbox.bwrap import bwrap_argv, bwrap_path, bwrap_version
 from vts.ipc.sandbox.limits import TreeLimits, cgroup_kind, task_limit
+from vts.ipc.sandbox.reveal import reveal_argv
 from vts.ipc.sandbox.trial import works
-from vts.ipc.sandbox.view import SCRATCH, MountPlan
+from vts.ipc.sandbox.view import SCRATCH, MountPlan, closed_ancestor
 
 __all__ = ["SANDBOX_ENV", "HostSandbox", "SandboxKind", "notice", "probe", "sandbox_uid"]
 
@@ -51,11 +54,17 @@ def sandbox_uid() -> int | None:
         return NOBODY
 
 
+def _python_plan() -> MountPlan:
+    """The mounts a host running this Python with its import path would get."""
+    return MountPlan.for_host([], os.pathsep.join(p for p in sys.path if p))
+
+
 def _python_uid() -> int | None:
-    """``sandbox_uid()``, unless this Python (its install, its import path) is closed to that user."""
+    """``sandbox_uid()``, unless this Python (its install, its import path) is closed to that user and cannot
+    be shown to it here."""
     if sandbox_uid() is None:
         return None
-    return None if MountPlan.for_host([], os.pathsep.join(p for p in sys.path if p)).closed else sandbox_uid()
+    return None if reveal_argv(_python_plan().closed) is None else sandbox_uid()
 
 
 def _drop_user(uid: int | None) -> list[str]:
@@ -91,9 +100,12 @@ class SandboxKind:
         if not self.sandboxed:
             return f"none ({self.reason}): drivers share the harness's filesystem, user and limits per process"
         uid = sandbox_uid()
-        closed = MountPlan.for_host([], os.pathsep.join(p for p in sys.path if p)).closed
+        closed = _python_plan().closed
         if uid is not None and not closed:
             user = f"uid {uid}"
+        elif uid is not None and reveal_argv(closed) is not None:
+            tops = ", ".join(dict.fromkeys(filter(None, map(closed_ancestor, closed))))
+            user = f"uid {uid} (of {tops}, closed to it, only what the driver needs shown, read-only)"
         elif uid is not None:
             user = f"uid 0 without capabilities (uid {uid} cannot reach {closed[0]})"
         else:
@@ -123,9 +135,12 @@ def _probe() -> SandboxKind:
     wanted = os.environ.get(SANDBOX_ENV, "auto").strip().lower() or "auto"
     if wanted in ("none", "off", "0"):
         return SandboxKind("none", reason=f"{SANDBOX_ENV}={wanted}")
-    drop = _drop_user(_python_uid())
-    if _python_uid() is not None and not drop:
+    uid = _python_uid()
+    drop = _drop_user(uid)
+    if uid is not None and not drop:
         return SandboxKind("none", reason="no setpriv (util-linux) to leave root")
+    if uid is not None:  # tried as a host will leave root: its Python shown to that user first
+        drop = [*(reveal_argv(_python_plan().closed) or []), *drop]
     reasons = []
     path = bwrap_path()
     if wanted in ("auto", "bwrap"):
@@ -168,8 +183,12 @@ class HostSandbox:
     limits: TreeLimits = field(init=False)
     #: Descriptors the host must inherit (the seccomp program's pipe).
     pass_fds: list[int] = field(default_factory=list, init=False)
+    #: The prefix showing the plan's closed paths to the sandbox's user (None: it cannot be, the driver stays
+    #: root without capabilities; []: nothing closed).
+    reveal: list[str] | None = field(init=False)
 
     def __post_init__(self) -> None:
+        self.reveal = reveal_argv(self.plan.closed) if sandbox_uid() is not None else []
         self.limits = TreeLimits(self.memory_limit, task_limit())
         if self.kind.limits != "rlimit":
             self.limits.create()
@@ -182,15 +201,15 @@ class HostSandbox:
         if not kind.sandboxed:
             return None
         plan = MountPlan.for_host(command, pythonpath)
-        if not plan.closed and sandbox_uid() is not None:
+        if sandbox_uid() is not None and reveal_argv(plan.closed) is not None:
             plan = plan.for_other_user()
         return cls(kind, network, memory_limit, plan)
 
     @property
     def uid(self) -> int | None:
         """The user the driver runs as (None: the harness's): nobody when the harness is root, unless a path
-        the driver needs is closed to other users (``MountPlan.closed``)."""
-        return None if self.plan.closed else sandbox_uid()
+        the driver needs is closed to other users (``MountPlan.closed``) and cannot be shown to it here."""
+        return None if self.reveal is None else sandbox_uid()
 
     @property
     def rlimit_tasks(self) -> int:
@@ -208,7 +227,7 @@ class HostSandbox:
                      *init_argv]
         else:
             inner = own.own_argv(self.plan, self.network, seccomp_fd, init_argv, needed)
-        return self.limits.join_argv([*drop, *inner])
+        return self.limits.join_argv([*(self.reveal or []), *drop, *inner])
 
     def _needed_fds(self) -> list[int]:
         """``O_PATH`` descriptors of the plan's needed paths, opened here (root reaches them; the sandbox's

@@ -27,7 +27,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-__all__ = ["DEFAULT_SCRATCH_MIB", "HIDE_ENV", "SCRATCH", "MountPlan", "hidden_paths", "hide_outputs", "scratch_bytes"]
+__all__ = ["DEFAULT_SCRATCH_MIB", "HIDE_ENV", "SCRATCH", "MountPlan", "closed_ancestor", "hidden_paths", "hide_outputs",
+           "scratch_bytes"]
 
 #: Where the scratch directory is mounted in the sandbox (also the driver's TMPDIR and HOME).
 SCRATCH = "/tmp"
@@ -74,7 +75,7 @@ def hidden_paths() -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _closed_ancestor(path: str) -> str | None:
+def closed_ancestor(path: str) -> str | None:
     """The highest folder above ``path`` that other users cannot search (None: they reach it)."""
     parts = os.path.realpath(path).split("/")[1:-1]
     probe = ""
@@ -123,11 +124,12 @@ class MountPlan:
         for path in dict.fromkeys(os.path.realpath(p) for p in wanted):
             if not os.path.exists(path):
                 continue
-            if _closed_ancestor(path) is not None:
+            if closed_ancestor(path) is not None:
                 closed.append(path)
             if any(_under(path, top) for top in (SCRATCH, "/dev", *dirs)):
                 needed.append(path)
         needed = [p for p in needed if not any(_under(p, q) and p != q for q in needed)]
+        closed = [p for p in closed if not any(_under(p, q) and p != q for q in closed)]
         hidden = [p for p in hidden_paths() if not any(_under(n, p) for n in needed)]
         return cls(scratch if scratch is not None else scratch_bytes(), tuple(hidden), tuple(dirs), tuple(needed),
                    tuple(closed))
@@ -137,7 +139,7 @@ class MountPlan:
         (a result file in a folder closed to others) needs no mask, and bubblewrap, run as that user, could
         not even look at it."""
         def reachable(path: str) -> bool:
-            return _closed_ancestor(path) is None
+            return closed_ancestor(path) is None
 
         return replace(self, hidden_files=tuple(filter(reachable, self.hidden_files)),
                        hidden_dirs=tuple(p for p in self.hidden_dirs if reachable(p) and _searchable(p)),
