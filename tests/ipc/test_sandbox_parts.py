@@ -94,22 +94,32 @@ def test_a_tree_limit_is_a_cgroup_the_host_joins_before_it_runs_anything():
 
 
 def test_paths_closed_to_the_sandbox_user_are_shown_alone_and_read_only(monkeypatch):
-    """A root harness's Python under ``/root`` (0700): the prefix covers ``/root`` and binds back that Python,
-    opened before the cover, by descriptor; nothing closed, nothing to do; too many, or not root: it cannot."""
+    """A root harness's Python under ``/root`` (0700): the prefix stages that Python (and a driver there)
+    while they can be reached, covers ``/root``, and moves them back read-only; nothing closed, nothing to
+    do; too many, or not root: it cannot."""
     assert reveal.reveal_argv([]) == []
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
-        pytest.skip("no util-linux unshare and mount here")
+    if shutil.which("unshare") is None or shutil.which("mount") is None or not os.path.isdir("/dev/shm"):
+        pytest.skip("no util-linux unshare and mount, or no /dev/shm, here")
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setattr(reveal, "closed_ancestor", lambda path: "/root")
+    real_isdir = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda path: path == "/root/.pyenv/versions/3.11.7" or (
+        path != "/root/driver.so" and real_isdir(path)))
     argv = reveal.reveal_argv(["/root/.pyenv/versions/3.11.7", "/root/driver.so"])
     assert argv is not None and argv[:4] == [argv[0], "--mount", "--propagation", "private"]
     script = argv[argv.index("-c") + 1].splitlines()
-    opened = script.index("exec 3</root/.pyenv/versions/3.11.7")
-    covered = next(i for i, line in enumerate(script) if "-t tmpfs" in line and line.endswith(" /root"))
-    assert opened < script.index("exec 4</root/driver.so") < covered
-    assert any(line.endswith("--bind /proc/self/fd/3 /root/.pyenv/versions/3.11.7") for line in script)
-    assert any(line.endswith("-o remount,bind,ro /root/driver.so") for line in script)
-    assert script[-2].endswith("-o remount,ro /root") and script[-1] == 'exec "$@"'
+
+    def at(ending: str) -> int:
+        return next(i for i, line in enumerate(script) if line.endswith(ending))
+
+    covered = at("nnvts-reveal /root")
+    assert at("--bind /root/.pyenv/versions/3.11.7 /dev/shm/0") < covered
+    assert at("--bind /root/driver.so /dev/shm/1") < covered
+    assert covered < at("--move /dev/shm/0 /root/.pyenv/versions/3.11.7") < at(
+        "-o remount,bind,ro /root/.pyenv/versions/3.11.7")
+    assert covered < at("--move /dev/shm/1 /root/driver.so") < at("-o remount,bind,ro /root/driver.so")
+    assert script[-3] == "umount /dev/shm" and script[-2].endswith("-o remount,ro /root")
+    assert script[-1] == 'exec "$@"'
     assert reveal.reveal_argv([f"/root/{i}" for i in range(reveal.MAX_PATHS + 1)]) is None
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert reveal.reveal_argv(["/root/x"]) is None

@@ -137,13 +137,16 @@ class MountPlan:
     def for_other_user(self) -> MountPlan:
         """This plan for a driver run as another user than the harness's: what that user cannot reach anyway
         (a result file in a folder closed to others) needs no mask, and bubblewrap, run as that user, could
-        not even look at it."""
+        not even look at it; the closed paths the driver needs are shown to it first (``reveal``)."""
         def reachable(path: str) -> bool:
             return closed_ancestor(path) is None
 
+        def shown(path: str) -> bool:  # a closed path the driver needs is shown to it (``reveal``)
+            return any(_under(path, closed) for closed in self.closed)
+
         return replace(self, hidden_files=tuple(filter(reachable, self.hidden_files)),
                        hidden_dirs=tuple(p for p in self.hidden_dirs if reachable(p) and _searchable(p)),
-                       needed=tuple(filter(reachable, self.needed)))
+                       needed=tuple(p for p in self.needed if reachable(p) or shown(p)))
 
     def workdir(self) -> str:
         """The driver's working directory: the harness's where the sandbox shows it, else the scratch one."""
