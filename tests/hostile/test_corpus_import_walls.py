@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -83,22 +84,39 @@ def test_no_process_is_left_running(attacked):
 
 
 def test_the_first_wall_holds_without_the_hook(tmp_path):
-    """The sandbox alone (no audit hook: a program the child started): writes outside fail and a process
-    left in the background dies with the child."""
-    from vts.spec.aosp.sandbox import isolation, sandbox_command
+    """The sandbox alone (no audit hook: a program the child started): it runs as an unprivileged user (as
+    nobody for a root harness), writes fail inside the import's folder as outside it, a file only root may
+    read stays unread, and a process left in the background dies with the child."""
+    from vts.ipc.sandbox import probe
+    from vts.spec.aosp.sandbox import _release, start_confined
 
-    if isolation() != "bubblewrap":
-        pytest.skip(f"no bubblewrap here (isolation: {isolation()})")
+    if not probe().sandboxed:
+        pytest.skip(f"no sandbox here: {probe().reason}")
     root = tmp_path / "root"
     work = root / "work"
     work.mkdir(parents=True)
     outside = tmp_path / "outside.txt"
     marker = tmp_path / "late.txt"
-    script = (f"touch {outside} 2>/dev/null; (sleep 1; touch {marker}) & touch {work}/inside.txt; exit 0")
-    done = subprocess.run([*sandbox_command(root, work), "sh", "-c", script], capture_output=True, text=True,
-                          timeout=30)
-    assert done.returncode == 0, done.stderr
-    assert (work / "inside.txt").exists() and not outside.exists()
+    owned = Path("/var/tmp") / f"nnvts-owned-{os.getpid()}"
+    owned.write_text("secret")
+    owned.chmod(0o600)
+    script = (f"id -u; touch {outside} 2>/dev/null; (sleep 1; touch {marker}) & touch {work}/inside.txt "
+              f"2>/dev/null; cat {owned} 2>/dev/null; exit 0")
+    read, write = os.pipe()
+    try:
+        proc, launch = start_confined(root, lambda fd: ["/bin/sh", "-c", script], write, {"PATH": "/usr/bin:/bin"},
+                                      1 << 30)
+        os.close(write)
+        out, _ = proc.communicate(timeout=30)
+        _release(launch)
+    finally:
+        os.close(read)
+        owned.unlink()
+    assert proc.returncode == 0, out
+    uid, *rest = out.decode().split()
+    assert uid != "0" or os.geteuid() != 0, out
+    assert rest == [], out  # nothing read
+    assert not (work / "inside.txt").exists() and not outside.exists()
     time.sleep(1.5)
     assert not marker.exists(), "a background process outlived the sandbox"
 

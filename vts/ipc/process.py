@@ -54,6 +54,7 @@ from vts.ipc.errors import DriverCrashed, DriverLost, DriverTimeout, ProtocolErr
 from vts.ipc.protocol import socket_pair
 from vts.ipc.sandbox.core import HostSandbox
 from vts.ipc.sandbox.environment import driver_environment
+from vts.ipc.sandbox.launch import confined
 
 #: The descriptor number a driver finds its socket on.
 SOCKET_FD = 3
@@ -240,30 +241,14 @@ class HostProcess:
         self._close_report()
         self._driver_status = None
         self._close_sandbox()
-        box = self._sandbox = None if contain.disabled() else HostSandbox.for_host(
-            self.network, self.memory_limit, self._command(), self._pythonpath())
-        containment = contain.Containment(()) if contain.disabled() or box else contain.probe(self.network)
-        pass_fds = [child.fileno()]
-        report_write = -1
-        if box is not None:  # the sandbox around contain's init, which runs the driver as under unshare
-            self._report, report_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-            os.set_blocking(report_write, True)
-            pass_fds.append(report_write)
-            argv = box.wrap(contain.contained_argv((), child.fileno(), self.memory_limit, report_write,
-                                                   self._command(), box.rlimit_tasks))
-            pass_fds += box.pass_fds
-        elif containment.available:
-            self._report, report_write = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-            os.set_blocking(report_write, True)
-            pass_fds.append(report_write)
-            argv = contain.contained_argv(containment.prefix, child.fileno(), self.memory_limit, report_write,
-                                          self._command())
-        else:
-            argv = [sys.executable, "-S", "-c", _LAUNCHER, str(child.fileno()), str(self.memory_limit),
-                    str(os.getpid()), *self._command()]
+        launch = confined(self._command(), child.fileno(), self.memory_limit, self.network, self._pythonpath())
+        box = self._sandbox = launch.box
+        self._report = launch.report
+        argv = launch.argv or [sys.executable, "-S", "-c", _LAUNCHER, str(child.fileno()), str(self.memory_limit),
+                               str(os.getpid()), *self._command()]
         try:
             self._process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, pass_fds=pass_fds,
+                argv, stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log, pass_fds=launch.pass_fds,
                 env=self._environment(box), start_new_session=True)
         except OSError as error:
             parent.close()
@@ -272,10 +257,7 @@ class HostProcess:
             raise HostStartError(f"cannot start the driver host: {error}") from error
         finally:
             child.close()
-            if report_write >= 0:
-                os.close(report_write)
-            if box is not None:
-                box.started()
+            launch.started()
         _HOSTS[id(self)] = self
         self._swept = False
         self._started_at = tree.start_time(self._process.pid)

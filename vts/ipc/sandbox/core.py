@@ -194,13 +194,14 @@ class HostSandbox:
             self.limits.create()
 
     @classmethod
-    def for_host(cls, network: bool, memory_limit: int, command: Sequence[str], pythonpath: str
-                 ) -> HostSandbox | None:
-        """The sandbox of a host about to run ``command`` (None: sandboxes are off or unavailable here)."""
+    def for_host(cls, network: bool, memory_limit: int, command: Sequence[str], pythonpath: str,
+                 reads: Sequence[str] = ()) -> HostSandbox | None:
+        """The sandbox of a host about to run ``command`` (None: sandboxes are off or unavailable here);
+        ``reads``: more paths it must see, read-only."""
         kind = probe()
         if not kind.sandboxed:
             return None
-        plan = MountPlan.for_host(command, pythonpath)
+        plan = MountPlan.for_host([*command, *reads], pythonpath)
         if sandbox_uid() is not None and reveal_argv(plan.closed) is not None:
             plan = plan.for_other_user()
         return cls(kind, network, memory_limit, plan)

@@ -9,23 +9,24 @@ hook (``child.wall``, no state a spec could switch off) ends the child at
 the first write, spawn, forbidden import, look into the interpreter's state
 or read outside the import's folder and Python's libraries.
 
-That hook is the second wall.  The first is the sandbox the child runs in
-(``isolation()``): under bubblewrap, where the machine has it, the whole file
-system is read-only but the import's temporary folder, ``/tmp`` is a private
-empty one, and the child has no network and its own PID namespace, so
-nothing it starts outlives it; else, where ``unshare`` can, a PID namespace
-alone (nothing outlives the child); else only a session of its own, whose
-process group is killed (a process that leaves the session survives: said
-by the notice ``nnvts corpus import`` prints).  The parent adds a wall-clock limit per spec,
-bounds what the child prints and what it sends back, and kills the whole
-process group on any breach.  A spec that breaks a limit fails alone: the
-specs after it run in a fresh child.
+That hook is the second wall.  The first is the sandbox drivers run in
+(``vts.ipc.sandbox.launch``): where the machine has one, an unprivileged
+user (``nobody`` for a root harness), a read-only view of the filesystem in
+which the import's temporary folder is all it sees of the harness's
+temporary files, a private ``/tmp``, an allowlisted environment, no network,
+a seccomp filter, a PID namespace (nothing it starts outlives it) and limits
+on the whole tree; else contain's namespaces (PID, mount, network); else
+only a session of its own, whose process group is killed (a process that
+leaves the session survives: said by the notice ``nnvts corpus import``
+prints).  The parent adds a wall-clock limit per spec, bounds what the child
+prints and what it sends back, and kills the whole process group on any
+breach.  A spec that breaks a limit fails alone: the specs after it run in a
+fresh child.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import selectors
@@ -40,6 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vts.ipc import contain
+from vts.ipc.sandbox import probe
+from vts.ipc.sandbox.launch import Launch, confined
+
 _CHILD = Path(__file__).with_name("child.py")
 #: child.py's exit status and output mark for a spec its audit hook stopped (kept in step with child.py,
 #: which imports nothing of nnvts).
@@ -47,42 +52,54 @@ VIOLATION_STATUS = 86
 VIOLATION_MARK = "nnvts-violation: "
 
 
-@functools.cache
 def isolation() -> str:
-    """The sandbox the generator runs in on this machine: "bubblewrap", "pid-namespace" or "none".
+    """The wall around the generator on this machine, in words (``nnvts corpus import`` prints it)."""
+    kind = probe()
+    if kind.sandboxed:
+        return kind.describe()
+    if contain.probe(False).available:
+        return f"a PID namespace only ({kind.reason})"
+    return f"a session of its own only ({kind.reason})"
 
-    Tried once per process with a command that does nothing: a sandbox that cannot start here (no
-    user namespaces for an unprivileged user, no ``bwrap``) is not used.
+
+def start_confined(root: Path, command: Callable[[int], list[str]], results_fd: int, env: dict[str, str],
+                   memory_bytes: int) -> tuple[subprocess.Popen[bytes], Launch]:
+    """``command(fd)`` started in the drivers' sandbox, seeing ``root`` (read-only) and ``results_fd`` as ``fd``.
+
+    Its output (stdout and stderr together) is the process's ``stdout`` pipe.  The caller closes
+    ``results_fd``, waits for the process, then ``_release``s the launch.
     """
-    for name, command in (("bubblewrap", _BWRAP_PROBE), ("pid-namespace", _UNSHARE)):
-        program = shutil.which(command[0])
-        if program is None:
-            continue
-        try:
-            done = subprocess.run([program, *command[1:], "true"], stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=10, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if done.returncode == 0:
-            return name
-    return "none"
+    launch = confined(command(3), results_fd, memory_bytes, network=False, pythonpath="", reads=[str(root)])
+    argv = launch.argv or command(results_fd)
+    if launch.box is not None:
+        env = launch.box.environment(env)
+    try:
+        proc = subprocess.Popen(argv, cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, pass_fds=launch.pass_fds, start_new_session=True)
+    except OSError:
+        _release(launch)
+        raise
+    finally:
+        launch.started()
+    return proc, launch
 
 
-_UNSHARE = ("unshare", "--pid", "--fork", "--kill-child")
-_BWRAP_PROBE = ("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--unshare-pid",
-                "--unshare-net", "--unshare-ipc", "--die-with-parent", "--new-session")
+def _release(launch: Launch) -> None:
+    """After the confined process ended: its report pipe (its init's lifeline) and its sandbox go."""
+    if launch.report >= 0:
+        os.close(launch.report)
+        launch.report = -1
+    if launch.box is not None:
+        launch.box.close()
 
 
-def sandbox_command(root: Path, work: Path) -> list[str]:
-    """The command prefix that puts the child in this machine's sandbox (``isolation``)."""
-    kind = isolation()
-    if kind == "bubblewrap":
-        real = os.path.realpath(root)
-        return [shutil.which("bwrap") or "bwrap", *_BWRAP_PROBE[1:], "--bind", real, real, "--chdir",
-                os.path.realpath(work), "--"]
-    if kind == "pid-namespace":
-        return [shutil.which("unshare") or "unshare", *_UNSHARE[1:], "--"]
-    return []
+def _open_to_others(root: Path) -> None:
+    """The import's folder readable by the sandbox's user (a temporary folder is its creator's alone): it holds
+    copies of the tree's files, nothing of the harness's."""
+    for folder, _, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +173,8 @@ class _ChildRun:
         self.limits = limits
         self.death_reason: str | None = None
         self._tail = b""
+        #: Whether the child ran under contain's init, which reports a death by signal N as status 128 + N.
+        self._contained = False
 
     def _give(self, outcome: Outcome) -> None:
         self.done.add(outcome.file)
@@ -179,25 +198,28 @@ class _ChildRun:
     def _spawn(self, gen_dir: Path, spec_dir: Path, work: Path) -> None:
         read_fd, write_fd = os.pipe()
         root = gen_dir.parent
-        job = {"generator": str(gen_dir), "spec_dir": str(spec_dir), "results_fd": write_fd, "root": str(root),
-               "cpu_seconds": max(1, int(self.limits.seconds)),
-               "memory_bytes": self.limits.memory_mib << 20}
+        _open_to_others(root)
+
+        def command(results_fd: int) -> list[str]:
+            job = {"generator": str(gen_dir), "spec_dir": str(spec_dir), "results_fd": results_fd,
+                   "root": str(root), "cpu_seconds": max(1, int(self.limits.seconds)),
+                   "memory_bytes": self.limits.memory_mib << 20}
+            return [sys.executable, "-I", "-B", str(_CHILD), json.dumps(job)]
+
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "TMPDIR": str(work),
                "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
         try:
-            proc = subprocess.Popen(
-                [*sandbox_command(root, work), sys.executable, "-I", "-B", str(_CHILD), json.dumps(job)], cwd=work,
-                env=env,
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                pass_fds=(write_fd,), start_new_session=True)
+            proc, launch = start_confined(root, command, write_fd, env, self.limits.memory_mib << 20)
         finally:
             os.close(write_fd)
+        self._contained = launch.argv is not None
         try:
             self._collect(proc, read_fd)
         finally:
             os.close(read_fd)
             _kill(proc)
+            _release(launch)
 
     def _collect(self, proc: subprocess.Popen[bytes], read_fd: int) -> None:
         assert proc.stdout is not None
@@ -267,7 +289,7 @@ class _ChildRun:
         last = [line for line in self._tail.decode("utf-8", "replace").splitlines() if line.strip()]
         if status == VIOLATION_STATUS and last and last[-1].startswith(VIOLATION_MARK):
             return last[-1][len(VIOLATION_MARK):].strip()[:300]
-        if isolation() != "none" and status > 128:  # the sandbox reports a signal's death as 128 + its number
+        if self._contained and status > 128:  # contain's init reports a signal's death as 128 + its number
             status = -(status - 128)
         if status == -signal.SIGXCPU:
             return f"ran past the {self.limits.seconds:g} s CPU limit"
