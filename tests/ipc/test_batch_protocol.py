@@ -23,6 +23,7 @@ from tests.conftest import hand_add_float
 from tests.ipc.conftest import ROOT
 from vts.families.base import RunOptions
 from vts.families.validation.family import ValidationFamily
+from vts.hal.enums import HalVersion
 from vts.ipc import protocol as p
 from vts.ipc.call_batch import CallBatch, batch_of
 from vts.ipc.client import connect
@@ -158,7 +159,8 @@ def test_drivers_of_each_revision_pass_the_validation_sweep(spec, request):
         device = host.start()
         second = spec == SECOND_REVISION
         assert device.connection.revision == (2 if second else 3)
-        assert device.connection.features == (frozenset() if second else {p.BATCH_FEATURE})
+        assert device.connection.features == (frozenset() if second else {p.BATCH_FEATURE, "aidl:4"} if
+                                              spec == "reference" else {p.BATCH_FEATURE})
         assert (device.batch_ahead() is None) == second
         verdicts = _validation_sweep(host)
     finally:
@@ -223,27 +225,34 @@ def _scripted_driver(sock: socket.socket, granted: tuple[str, ...]) -> None:
     r = Reader(opened.body)
     p.read_preamble(r)
     revision, _, asked = p.read_open_request(r)
-    assert (revision, asked) == (3, (p.BATCH_FEATURE,))
+    assert (revision, asked) == (3, (p.BATCH_FEATURE, "aidl:1", "aidl:2", "aidl:3", "aidl:4"))
     w = Writer()
     p.write_open_reply(w, p.OpenReply(3, "nnvts-scripted", (), granted))
     p.send_message(sock, opened.seq, Method.OPEN | p.REPLY, 0, w.buf)
     receiver.receive()
 
 
-@pytest.mark.parametrize("granted", [(), ("batch",), ("batch", "aidl:4")])
+@pytest.mark.parametrize("granted", [(), ("batch",), ("batch", "aidl:2"), ("aidl:4",), ("batch", "aidl:5"),
+                                     ("aidl:1", "aidl:4"), ("aidl:9000",)])
 def test_the_harness_uses_only_the_features_it_asked_for_and_was_granted(granted):
     harness, driver = p.socket_pair()
     thread = threading.Thread(target=_scripted_driver, args=(driver, granted), daemon=True)
     thread.start()
     try:
-        if "aidl:4" in granted:
-            with pytest.raises(p.ProtocolError, match="granted features the harness did not ask for: aidl:4"):
+        if "aidl:5" in granted or "aidl:9000" in granted:
+            with pytest.raises(p.ProtocolError, match="granted features the harness did not ask for: aidl:"):
+                connect(harness, timeout=5)
+            return
+        if len([f for f in granted if f.startswith("aidl:")]) > 1:
+            with pytest.raises(p.ProtocolError, match=r"2 AIDL versions \(aidl:1, aidl:4\): a driver speaks one"):
                 connect(harness, timeout=5)
             return
         device = connect(harness, timeout=5)
         assert device.connection.revision == 3
         assert device.connection.features == frozenset(granted)
-        assert (device.batch_ahead() is None) == (granted == ())
+        assert (device.batch_ahead() is None) == ("batch" not in granted)
+        aidl = {("batch", "aidl:2"): HalVersion.FL6, ("aidl:4",): HalVersion.FL8}.get(granted, HalVersion.V1_3)
+        assert device.hal_version is aidl
     finally:
         harness.close()
         thread.join(5)

@@ -11,7 +11,9 @@ cache mappings, never contents).  Four cases per model:
   creation or on every execution (the interface allows either), nothing written.
 * ``one_at_a_time``: while a fenced execution waits on a fence the harness holds, a second execution of the
   same object must be refused or wait for the first ("at most one execution at any given time"): one that
-  completes before the fence is signalled ran at once.  Then the first must still answer right.
+  completes before the fence is signalled ran at once.  Then the first must still answer right.  Out of
+  process the host is asked to serve two calls at once (``SET_CONCURRENCY``), so it is the driver that
+  refuses or serialises the second, not a host serving one call at a time.
 
 A driver speaking less than AIDL v4 has no reusable executions: its cases are skipped, saying so.
 """
@@ -33,6 +35,7 @@ from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel, SyncFence, spoken_version
 from vts.hal.types import NO_TIMING_INFO, Timing
+from vts.ipc.clients import set_concurrency
 from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request
 
 KINDS = ("sync", "fenced", "invalid_request", "one_at_a_time")
@@ -121,7 +124,12 @@ class ReusableExecutionFamily(Family):
         if kind in ("fenced", "one_at_a_time") and fenced_must_refuse(model, 0):
             return skipped("an output zero-sized or not fully specified: the fenced path must refuse it (the "
                            "fenced family judges that)")
-        problems = runs[kind](model, prepared, options)
+        previous = set_concurrency(device, 2) if kind == "one_at_a_time" else None
+        try:
+            problems = runs[kind](model, prepared, options)
+        finally:
+            if previous is not None:
+                set_concurrency(device, previous)
         if problems:
             return failed(problems[0], tuple(problems[:20]))
         return passed()

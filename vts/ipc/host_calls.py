@@ -159,6 +159,11 @@ class HalCalls:
         """The features this host grants when asked in OPEN (revision 3): ``batch``."""
         return (p.BATCH_FEATURE,)
 
+    def grant_aidl(self, asked: Sequence[str]) -> str | None:
+        """The ``aidl:N`` feature granted of those ``asked`` in OPEN (revision 3), None for HAL 1.3; the device
+        speaks it from now on (``vts.ipc.host_interface``)."""
+        return open_interface(self.device, asked)
+
     def _open(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         """OPEN (revision 2): the driver was made with its options when the host started; they must match."""
         revision, options, features = p.read_open_request(r)
@@ -173,7 +178,7 @@ class HalCalls:
         w = Writer()
         name = cut_wire_text(str(getattr(self.device, "name", type(self.device).__name__)))
         granted = tuple(feature for feature in features if feature in self.features())
-        aidl = open_interface(self.device, features)  # the device speaks it from now on (or HAL 1.3)
+        aidl = self.grant_aidl(features)
         self.aidl = p.granted_aidl((aidl,)) if aidl is not None else None
         granted += (aidl,) if aidl is not None else ()
         p.write_open_reply(w, p.OpenReply(revision, name, opened.accepted, granted))
