@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 
 import pytest
 
@@ -18,7 +19,7 @@ from vts.families.generated import GeneratedFamily
 from vts.families.reusable_execution import ReusableExecutionFamily
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import PreparedModel
+from vts.hal.interfaces import Burst, PreparedModel
 from vts.hal.memory import allocate
 from vts.hal.types import ExecutionResult, MemoryToken, Request, Timing
 from vts.ipc import protocol as p
@@ -30,6 +31,7 @@ from vts.ipc.process import HostProcess, HostStartError
 from vts.model.casemodel import parse_spec, to_hal_model
 from vts.results import Verdict
 from vts.run.isolated import IsolatedRunner
+from vts.run.runner import Runner
 
 GENERATED = os.path.join(ROOT, "generated_tests")
 REUSABLE_SPEC = os.path.join(GENERATED, "add_binary.json")
@@ -185,3 +187,31 @@ def test_the_aidl_fallback_burst_passes_token_minus_1_and_driver_buffers_on_and_
             burst.execute(Request([], [], pools), ids)
         assert refused.value.status == ErrorStatus.INVALID_ARGUMENT
 
+
+
+def _burstless_host(hal: str) -> tuple[object, object]:
+    """A reference (``hal``) served from a thread by a host that knows no BURST_* kinds, and the harness's device."""
+    from nnvts.drivers.reference import create_device
+    from vts.ipc.client import connect
+    from vts.ipc.driver_host import DriverHost
+
+    harness, driver = p.socket_pair()
+    host = DriverHost(create_device(hal=hal), driver)
+    for method in (p.Method.BURST_CONFIGURE, p.Method.BURST_EXECUTE, p.Method.BURST_FREE_MEMORY):
+        del host.handlers[method]
+    threading.Thread(target=host.serve, daemon=True).start()
+    return connect(harness, timeout=5), harness
+
+
+@pytest.mark.parametrize(("hal", "stand_in"), [("aidl-v4", AidlFallbackBurst), ("1.3", Burst)])
+def test_the_harness_stands_in_for_a_driver_without_bursts_by_its_versions_rules(hal, stand_in):
+    device, harness = _burstless_host(hal)
+    try:
+        family, runner = BurstFamily(), Runner(device, RunOptions(case_timeout=30.0))
+        (model,) = parse_spec(hand_add_float())
+        burst = device.prepare_model(to_hal_model(model)).configure_execution_burst()
+        assert type(burst) is stand_in
+        results = [runner.run_case(family, case) for case in family.model_cases(model, "<inline>")]
+    finally:
+        harness.close()
+    assert results and {r.verdict for r in results} == {Verdict.PASSED}, [(r.name, r.reason) for r in results]

@@ -139,6 +139,22 @@ def test_a_revision_3_driver_still_opens_at_revision_2(kind, request):
         assert opened.revision == 2 and opened.features == ()
 
 
+@pytest.mark.parametrize("kind", ["python", "c"])
+def test_aidl_4_is_granted_when_asked_and_reusable_executions_need_it(kind, request):
+    sample_path = request.getfixturevalue("sample") if kind == "c" else ""
+    with _raw(kind, sample_path) as sock:
+        opened = _open(sock, 3, ("batch", "aidl:1", "aidl:2", "aidl:3", "aidl:4"))
+        assert opened.features == ("batch", "aidl:4")
+    with _raw(kind, sample_path) as sock:
+        assert _open(sock, 3, ("batch",)).features == ("batch",)  # not asked: HAL 1.3, no REUSABLE_* kinds
+        w = Writer()
+        w.u32(1)
+        w.optional_i64(None)
+        refused = _exchange(sock, 3, Method.REUSABLE_EXECUTE, w.buf)
+        assert refused.status == p.WireStatus.PROTOCOL_ERROR
+        assert "aidl:4" in Reader(refused.body).text()
+
+
 def _hosted(spec: str) -> HostProcess:
     return HostProcess(DriverRef(spec), extra_env={"PYTHONPATH": ROOT})
 
@@ -159,8 +175,7 @@ def test_drivers_of_each_revision_pass_the_validation_sweep(spec, request):
         device = host.start()
         second = spec == SECOND_REVISION
         assert device.connection.revision == (2 if second else 3)
-        assert device.connection.features == (frozenset() if second else {p.BATCH_FEATURE, "aidl:4"} if
-                                              spec == "reference" else {p.BATCH_FEATURE})
+        assert device.connection.features == (frozenset() if second else {p.BATCH_FEATURE, "aidl:4"})
         assert (device.batch_ahead() is None) == second
         verdicts = _validation_sweep(host)
     finally:
@@ -267,7 +282,7 @@ def test_feature_names_are_bounded_and_plain():
 
 
 def test_nnvts_info_names_the_revision_and_the_features(nnvts, sample):
-    for spec, expected in ((f"exec:{sample}", {"revision": 3, "features": ["batch"]}),
+    for spec, expected in ((f"exec:{sample}", {"revision": 3, "features": ["aidl:4", "batch"]}),
                            (SECOND_REVISION, {"revision": 2, "features": []})):
         shown = nnvts("info", "--driver", spec, "--json")
         assert shown.returncode == 0, shown.stderr
