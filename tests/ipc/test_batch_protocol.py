@@ -287,3 +287,23 @@ def test_nnvts_info_names_the_revision_and_the_features(nnvts, sample):
         shown = nnvts("info", "--driver", spec, "--json")
         assert shown.returncode == 0, shown.stderr
         assert json.loads(shown.stdout)["protocol"] == expected
+
+
+@pytest.mark.parametrize("spec", ["reference", "sample"])
+def test_a_harness_asking_for_no_aidl_feature_gets_a_hal_1_3_driver(spec, request, monkeypatch):
+    """An older harness (``batch`` only): the same drivers are judged, and validate, as HAL 1.3 (numberOfConsumers)."""
+    from vts.ipc import opening
+
+    if spec == "sample":
+        spec = f"exec:{request.getfixturevalue('sample')}"
+    monkeypatch.setattr(opening, "WANTED_FEATURES", (p.BATCH_FEATURE,))
+    host = _hosted(spec)
+    try:
+        device = host.start()
+        assert device.hal_version is HalVersion.V1_3 and device.connection.features == {p.BATCH_FEATURE}
+        verdicts = _validation_sweep(host)
+    finally:
+        host.stop()
+    assert set(verdicts.values()) <= {Verdict.PASSED, Verdict.SKIPPED}, verdicts
+    consumers = [name for name in verdicts if "consumers" in name]
+    assert consumers and all(verdicts[name] is Verdict.PASSED for name in consumers)
