@@ -148,6 +148,11 @@ def test_a_reusable_execution_running_two_at_once_is_caught_out_of_process():
     assert verdicts["sync"] is Verdict.PASSED and verdicts["fenced"] is Verdict.PASSED
 
 
+def test_no_execution_over_the_protocol_is_the_null_handle_and_fails_as_in_process():
+    verdicts = _reusable_verdicts("tests.fakes.broken_reusable:returns_no_execution")
+    assert set(verdicts.values()) == {Verdict.FAILED}
+
+
 def test_the_burst_family_judges_an_aidl_driver_out_of_process_by_aidls_rules():
     host = _host("reference")
     try:

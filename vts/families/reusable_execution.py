@@ -66,6 +66,14 @@ def _run(execution: Any, fenced: bool) -> Answer:
         return Answer(error.status, error.output_shapes, error.timing or Timing(), error.message)
 
 
+def _create(prepared: PreparedModel, request: Any, measure: MeasureTiming) -> Any:
+    """``createReusableExecution``; an execution must come back on success (IPreparedModel.aidl)."""
+    execution = prepared.create_reusable_execution(request, measure)
+    if execution is None:
+        raise CaseFailure("createReusableExecution returned no execution and no error")
+    return execution
+
+
 def _clear(built: BuiltRequest) -> None:
     built.output_pool.write(0, bytes([SENTINEL]) * built.output_pool.size)
 
@@ -143,7 +151,7 @@ def _golden_runs(model: CaseModel, prepared: PreparedModel, options: RunOptions,
     target = sources[0]
     try:
         try:
-            execution = prepared.create_reusable_execution(target.request, MeasureTiming.YES)
+            execution = _create(prepared, target.request, MeasureTiming.YES)
         except DriverError as error:
             return [f"createReusableExecution refused a valid request: {error.status.name} ({error.message})"]
         path = "fenced" if fenced else "sync"
@@ -168,7 +176,7 @@ def _invalid_request(model: CaseModel, prepared: PreparedModel, options: RunOpti
         apply_request_mutation(request, built, RequestMutation("remove_input_0", "remove input 0", "remove_input",
                                                                (0,)))
         try:
-            execution = prepared.create_reusable_execution(request, MeasureTiming.YES)
+            execution = _create(prepared, request, MeasureTiming.YES)
         except DriverError as error:
             if error.status == ErrorStatus.INVALID_ARGUMENT:
                 return []
@@ -195,7 +203,7 @@ def _one_at_a_time(model: CaseModel, prepared: PreparedModel, options: RunOption
     built = build_request(model, example, options.pool_kind, extensions=options.extensions)
     try:
         try:
-            execution = prepared.create_reusable_execution(built.request, MeasureTiming.NO)
+            execution = _create(prepared, built.request, MeasureTiming.NO)
         except DriverError as error:
             return [f"createReusableExecution refused a valid request: {error.status.name} ({error.message})"]
         _clear(built)
