@@ -207,7 +207,8 @@ def handles_test(clients: Clients, model: CaseModel, options: RunOptions) -> lis
         def execute_with_a_pools() -> object:
             def write(w: p.Writer) -> None:
                 w.u32(prep_c.handle)  # type: ignore[attr-defined]
-                p.write_request(w, built.request, lambda pool: a_ids[id(pool)])
+                p.write_request(w, built.request, lambda pool: a_ids[id(pool)],
+                                p.carries_padding(c.connection.features))
                 w.i64(0)
                 w.optional_i64(None)
                 w.optional_i64(None)

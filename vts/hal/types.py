@@ -24,9 +24,17 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class DataLocation:
+    """Where an operand's or a request argument's bytes lie in a pool.
+
+    ``padding`` is AIDL's (DataLocation.aidl, feature level 5+): bytes after a request argument's
+    ``length`` that the device may touch to access memory in chunks but never to hold output data; 0
+    in an Operand and everywhere under HAL 1.3, which has no such field (a 1.3 request always has 0).
+    """
+
     pool_index: int = 0
     offset: int = 0
     length: int = 0
+    padding: int = 0
 
 
 @dataclass(slots=True)

@@ -192,6 +192,11 @@ def _check_location_in_pool(location: DataLocation, pool_sizes: Sequence[int], w
             f"{where}: offset {location.offset} + length {location.length} exceeds the size {size} of pool "
             f"{pool_index}"
         )
+    if location.offset + location.length + location.padding > size:
+        raise ValidationError(
+            f"{where}: offset {location.offset} + length {location.length} + padding {location.padding} exceeds "
+            f"the size {size} of pool {pool_index} (DataLocation.aidl)"
+        )
 
 
 def _check_location_fields(location: Any, where: str) -> DataLocation:
@@ -201,6 +206,8 @@ def _check_location_fields(location: Any, where: str) -> DataLocation:
         raise ValidationError(
             f"{where}: location {location} must hold uint32 pool index, offset and length"
         )
+    if not _is_uint(location.padding):
+        raise ValidationError(f"{where}: padding {location.padding!r} must be a uint32 (DataLocation.aidl)")
     return location
 
 
@@ -351,6 +358,9 @@ def validate_operand(
     _check_extra_params(operand, where)
 
     location = _check_location_fields(operand.location, where)
+    if location.padding != 0:
+        raise ValidationError(f"{where}: an operand's location has padding {location.padding}; it must be 0 "
+                              "(DataLocation.aidl)")
     if lifetime == _L.CONSTANT_COPY:
         if location.pool_index != 0:
             raise ValidationError(f"{where}: CONSTANT_COPY must use pool index 0, got {location.pool_index}")
@@ -839,7 +849,7 @@ def _validate_arguments(
         if not isinstance(argument.has_no_value, bool):
             raise ValidationError(f"{where}: hasNoValue must be a bool")
         if argument.has_no_value:
-            if (location.pool_index, location.offset, location.length) != (0, 0, 0) or dims:
+            if (location.pool_index, location.offset, location.length, location.padding) != (0, 0, 0, 0) or dims:
                 raise ValidationError(f"{where}: has no value, so its location and dimensions must be empty")
             continue
         _check_location_in_pool(location, pool_sizes, where)

@@ -376,7 +376,8 @@ class Connection:
         self._models.write_model(w, model, self.memory_id)
 
     def write_request(self, w: Writer, request: Request) -> None:
-        p.write_request(w, request, self.memory_id)
+        """A request as this connection carries it: with AIDL's padding once ``aidl:N`` was granted (§5.3)."""
+        p.write_request(w, request, self.memory_id, p.carries_padding(self.features))
 
 
 def _all_declared(table: PoolTable, pools: Sequence[Any]) -> bool:

@@ -304,7 +304,7 @@ class HalCalls:
 
     def _execution_args(self, r: Reader) -> tuple[PreparedModel, Any]:
         prepared = self.object_of(r.u32(), PreparedModel)
-        request = p.read_request(r, self.pool)
+        request = p.read_request(r, self.pool, self.aidl is not None)
         return prepared, request
 
     def _execute(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:

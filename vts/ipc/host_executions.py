@@ -43,7 +43,7 @@ def execution_handlers(host: DriverHost) -> dict[int, Handler]:
     def create(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         granted(Method.REUSABLE_CREATE)
         prepared = host.object_of(r.u32(), PreparedModel)
-        request = p.read_request(r, host.pool)
+        request = p.read_request(r, host.pool, host.aidl is not None)
         measure, loop_timeout = r.i64(), r.optional_i64()
         r.end()
         execution = prepared.create_reusable_execution(request, measure_timing(measure), loop_timeout)

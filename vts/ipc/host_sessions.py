@@ -70,7 +70,7 @@ def host_handlers(host: DriverHost) -> dict[int, Handler]:
 
     def execute(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         burst = host.object_of(r.u32(), Burst)
-        plain = p.read_request(r, host.pool)
+        plain = p.read_request(r, host.pool, host.aidl is not None)
         pools: list[Any] = []
         for _ in range(r.count(1)):
             tag = r.u8()

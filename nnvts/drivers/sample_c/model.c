@@ -148,6 +148,7 @@ static void read_arguments(struct reader *r, struct arena *a, struct argument **
         arg->pool_index = rd_i64(r);
         arg->offset = rd_i64(r);
         arg->length = rd_i64(r);
+        arg->padding = aidl_rules ? rd_i64(r) : 0; /* docs/protocol.md §5.3: AIDL arguments carry padding */
         arg->dims = read_i64_list(r, a, &arg->rank);
     }
 }
@@ -482,13 +483,13 @@ static const char *check_arguments(const struct request *q, const struct argumen
     for (uint32_t p = 0; p < n; p++) {
         const struct argument *a = &args[p];
         const struct operand *o = &g->operands[idx[p]];
-        if (!is_uint32(a->pool_index) || !is_uint32(a->offset) || !is_uint32(a->length))
+        if (!is_uint32(a->pool_index) || !is_uint32(a->offset) || !is_uint32(a->length) || !is_uint32(a->padding))
             INVALID("request %s %u: location fields must be uint32", what, p);
         for (uint32_t k = 0; k < a->rank; k++)
             if (!is_uint32(a->dims[k]))
                 INVALID("request %s %u: dimension %u is not a uint32", what, p, k);
         if (a->no_value) {
-            if (a->pool_index || a->offset || a->length || a->rank)
+            if (a->pool_index || a->offset || a->length || a->padding || a->rank)
                 INVALID("request %s %u: has no value, so location and dimensions must be empty", what, p);
             continue;
         }
@@ -496,6 +497,8 @@ static const char *check_arguments(const struct request *q, const struct argumen
             INVALID("request %s %u: pool index %lld out of range", what, p, (long long)a->pool_index);
         if ((uint64_t)(a->offset + a->length) > pool_size(&q->pools[a->pool_index]))
             INVALID("request %s %u: offset + length exceeds the pool", what, p);
+        if ((uint64_t)(a->offset + a->length + a->padding) > pool_size(&q->pools[a->pool_index]))
+            INVALID("request %s %u: offset + length + padding exceeds the pool (DataLocation.aidl)", what, p);
         if (!a->rank) {
             if (!allow_unspecified)
                 for (uint32_t k = 0; k < o->rank; k++)

@@ -88,6 +88,7 @@ struct model {
 struct argument {
     int no_value;
     int64_t pool_index, offset, length;
+    int64_t padding; /* AIDL's DataLocation.padding: on the wire only when "aidl:4" was granted, else 0 */
     int64_t *dims;
     uint32_t rank;
 };

@@ -30,6 +30,7 @@ from vts.ipc.protocol.aidl import (
     REUSABLE_EXECUTION_AIDL,
     aidl_feature,
     aidl_grant,
+    carries_padding,
     granted_aidl,
 )
 from vts.ipc.protocol.batch import (
@@ -168,6 +169,7 @@ __all__ = [
     "advertised_revision",
     "aidl_feature",
     "aidl_grant",
+    "carries_padding",
     "check_feature",
     "close_fds",
     "granted_aidl",

@@ -22,6 +22,7 @@ __all__ = [
     "REUSABLE_EXECUTION_AIDL",
     "aidl_feature",
     "aidl_grant",
+    "carries_padding",
     "granted_aidl",
 ]
 
@@ -76,3 +77,12 @@ def aidl_grant(asked: Iterable[str], speaks: HalVersion) -> str | None:
     own = speaks.feature_level - 4
     offered = [v for v in (_version_of(f) for f in asked) if v is not None and v in _AIDL_VERSIONS and v <= own]
     return aidl_feature(max(offered)) if offered else None
+
+
+def carries_padding(features: Iterable[str]) -> bool:
+    """Whether a request on a connection that granted ``features`` carries AIDL's ``DataLocation.padding``.
+
+    Every AIDL version has the field, HAL 1.3 has none: a request argument's head gains one int64 after its
+    length exactly when an ``aidl:N`` was granted (docs/protocol.md §5.3), so a 1.3 driver's bytes never change.
+    """
+    return any(_version_of(feature) is not None for feature in features)

@@ -52,6 +52,9 @@ _LOCATION = struct.Struct("<qqq")
 _TIMING = struct.Struct("<QQ")
 _PERF = struct.Struct("<dd")
 _ARG_HEAD_N = struct.Struct("<BqqqI")
+#: A request argument's head when ``aidl:N`` was granted: AIDL's ``DataLocation.padding`` after the length
+#: (docs/protocol.md §5.3; a HAL 1.3 connection never carries it).
+_ARG_HEAD_PADDED = struct.Struct("<BqqqqI")
 _MEMORY_REF = struct.Struct("<BI")
 _TOKEN_REF = struct.Struct("<Bq")
 
@@ -356,7 +359,8 @@ def read_model(r: Reader, memory: Callable[[int], Any]) -> Model:
     return Model(main, referenced, operand_values, pools, relax, prefixes)
 
 
-def write_request(w: Writer, request: Request, memory_id: Callable[[Any], int]) -> None:
+def write_request(w: Writer, request: Request, memory_id: Callable[[Any], int], padded: bool = False) -> None:
+    """``padded``: the connection granted ``aidl:N``, so each argument carries its ``padding`` (§5.3)."""
     # Inlined: the request is encoded on every execution (same bytes as the generic writers).
     buf = w.buf
     for arguments in (request.inputs, request.outputs):
@@ -365,7 +369,11 @@ def write_request(w: Writer, request: Request, memory_id: Callable[[Any], int]) 
             loc = arg.location
             dims = arg.dimensions
             n = len(dims)
-            buf += _ARG_HEAD_N.pack(1 if arg.has_no_value else 0, loc.pool_index, loc.offset, loc.length, n)
+            if padded:
+                buf += _ARG_HEAD_PADDED.pack(1 if arg.has_no_value else 0, loc.pool_index, loc.offset, loc.length,
+                                             loc.padding, n)
+            else:
+                buf += _ARG_HEAD_N.pack(1 if arg.has_no_value else 0, loc.pool_index, loc.offset, loc.length, n)
             if n:
                 buf += (I64_ARRAYS[n] if n < 8 else struct.Struct(f"<{n}q")).pack(*dims)
     buf += U32.pack(len(request.pools))
@@ -376,20 +384,26 @@ def write_request(w: Writer, request: Request, memory_id: Callable[[Any], int]) 
             buf += _MEMORY_REF.pack(PoolTag.MEMORY, memory_id(pool))
 
 
-def read_request(r: Reader, memory: Callable[[int], Any]) -> Request:
+def read_request(r: Reader, memory: Callable[[int], Any], padded: bool = False) -> Request:
+    """``padded``: the connection granted ``aidl:N``, so each argument carries its ``padding`` (§5.3)."""
     # Inlined for speed (decoded on every execution); any overrun is a ProtocolError.
     data, pos, size = r.data, r.pos, len(r.data)
     sides: list[list[RequestArgument]] = []
+    head = _ARG_HEAD_PADDED if padded else _ARG_HEAD_N
+    padding = 0
     try:
         for _ in range(2):
             (count,) = U32.unpack_from(data, pos)
             pos += 4
-            if count * _ARG_HEAD_N.size > size - pos:
+            if count * head.size > size - pos:
                 raise ProtocolError(f"list of {count} request arguments at offset {pos - 4} overruns the body")
             arguments = []
             for _ in range(count):
-                no_value, pool_index, offset, length, n = _ARG_HEAD_N.unpack_from(data, pos)
-                pos += _ARG_HEAD_N.size
+                if padded:
+                    no_value, pool_index, offset, length, padding, n = head.unpack_from(data, pos)
+                else:
+                    no_value, pool_index, offset, length, n = head.unpack_from(data, pos)
+                pos += head.size
                 if no_value > 1:
                     raise ProtocolError(f"has_no_value holds {no_value}")
                 if n:
@@ -399,7 +413,8 @@ def read_request(r: Reader, memory: Callable[[int], Any]) -> Request:
                     pos += 8 * n
                 else:
                     dims = []
-                arguments.append(RequestArgument(no_value == 1, DataLocation(pool_index, offset, length), dims))
+                arguments.append(RequestArgument(no_value == 1, DataLocation(pool_index, offset, length, padding),
+                                                 dims))
             sides.append(arguments)
         (count,) = U32.unpack_from(data, pos)
         pos += 4
