@@ -28,6 +28,7 @@ FAMILIES: dict[str, bool] = {
     "multi_client": True,
     "priority": True,
     "quantization_coupling": True,
+    "read_only_inputs": False,
     "request_padding": False,
     "reusable_execution": False,
     "validation": True,

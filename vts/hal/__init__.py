@@ -152,7 +152,7 @@ _HOMES = {
     ),
     "vts.hal.memory": (
         "ASHMEM", "HARDWARE_BUFFER_BLOB", "MMAP_FD", "Memory", "POOL_KINDS", "PoolTruncated", "allocate", "from_fd",
-        "unmapped",
+        "read_only_view", "unmapped",
     ),
     "vts.hal.memory_desc": ("BufferOperand", "Dims", "Role", "combine_dims", "fully_specified", "validate_memory_desc"),
     "vts.hal.operations": (
@@ -271,6 +271,7 @@ __all__ = [
     "operation_min_hal_version",
     "operation_name",
     "quantize_multiplier",
+    "read_only_view",
     "rounding_divide_by_pot",
     "run_spec",
     "saturating_rounding_doubling_high_mul",

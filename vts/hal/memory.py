@@ -79,9 +79,10 @@ class Memory:
     through ``pread``/``pwrite`` and cannot fault.
     """
 
-    __slots__ = ("__weakref__", "_lazy", "_map", "fd", "name", "sealed", "size")
+    __slots__ = ("__weakref__", "_lazy", "_map", "fd", "name", "read_only", "sealed", "size")
 
-    def __init__(self, name: str, size: int, fd: int, *, sealed: bool | None = None, lazy: bool = False) -> None:
+    def __init__(self, name: str, size: int, fd: int, *, sealed: bool | None = None, lazy: bool = False,
+                 read_only: bool | None = None) -> None:
         """``sealed``: known by whoever made the pool (None: ask the file).  ``lazy``: a sealed pool
         mapped only when a view of it is asked for (``buffer``, ``array``); until then ``read`` and
         ``write`` are one ``pread``/``pwrite`` each, which is all the harness does with most request
@@ -92,13 +93,22 @@ class Memory:
         if sealed is None:
             sealed = fd >= 0 and _seals_of(fd) & fcntl.F_SEAL_SHRINK != 0
         self.sealed = sealed
+        #: The descriptor was opened read-only (AIDL input memory, ``read_only_view``): the mapping is
+        #: PROT_READ, so a write through ``buffer`` or ``write`` fails instead of changing the client's data.
+        #: ``read_only`` None: ask the descriptor (a pool received from the other side).
+        if read_only is None:
+            read_only = fd >= 0 and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+        self.read_only = read_only
         self._lazy = lazy and sealed and size > 0 and fd >= 0
         # mmap refuses length 0; a zero-sized pool maps nothing.
-        self._map = mmap.mmap(fd, size) if size > 0 and not self._lazy else None
+        self._map = self._mmap() if size > 0 and not self._lazy else None
+
+    def _mmap(self) -> mmap.mmap:
+        return mmap.mmap(self.fd, self.size, access=mmap.ACCESS_READ if self.read_only else mmap.ACCESS_DEFAULT)
 
     def _mapping(self) -> mmap.mmap | None:
         if self._lazy:
-            self._map = mmap.mmap(self.fd, self.size)
+            self._map = self._mmap()
             self._lazy = False
         return self._map
 
@@ -136,6 +146,8 @@ class Memory:
         return self._pread(offset, length)
 
     def write(self, offset: int, data: bytes | memoryview) -> None:
+        if self.read_only:
+            raise PermissionError(f"write of {len(data)} bytes into a read-only {self.name} pool (input memory)")
         if (self.sealed or self._map is None) and not self._lazy:
             self.buffer[offset : offset + len(data)] = data
             return
@@ -211,12 +223,12 @@ def _memfd(label: str, size: int) -> int:
 def allocate(kind: str, size: int) -> Memory:
     """Allocate a zero-filled pool of ``kind`` and ``size`` bytes (memfd kinds sealed at that size)."""
     if kind in (ASHMEM, HARDWARE_BUFFER_BLOB):
-        return Memory(kind, size, _memfd(f"nnvts-{kind}", size), sealed=True, lazy=True)
+        return Memory(kind, size, _memfd(f"nnvts-{kind}", size), sealed=True, lazy=True, read_only=False)
     if kind == MMAP_FD:
         handle, path = tempfile.mkstemp(prefix="nnvts-pool-")
         os.unlink(path)  # the descriptor keeps the file alive
         os.ftruncate(handle, size)
-        return Memory(kind, size, handle)
+        return Memory(kind, size, handle, read_only=False)
     raise ValueError(f"unknown memory pool kind {kind!r}; expected one of {POOL_KINDS}")
 
 
@@ -224,7 +236,21 @@ def unmapped(name: str, size: int, fd: int = -1) -> Memory:
     """A pool that has a name and a size but no bytes (closed, or one that could not be mapped)."""
     pool = Memory.__new__(Memory)
     pool.name, pool.size, pool.fd, pool._map, pool.sealed, pool._lazy = name, size, fd, None, False, False
+    pool.read_only = False
     return pool
+
+
+def read_only_view(pool: Memory) -> Memory:
+    """The same bytes as ``pool`` through a descriptor opened read-only: what an AIDL driver gets for input memory.
+
+    IPreparedModel.aidl gives a driver its inputs read-only (Android's VTS maps input ashmem read-only); the
+    view's mapping is PROT_READ, so a driver writing into it fails (in process: ``TypeError`` or
+    ``PermissionError``; over the protocol the host maps the read-only descriptor it receives read-only and a
+    C driver's PROT_WRITE mapping is refused).  The harness keeps writing through ``pool``; the view is closed
+    on its own.  A guard against a driver's mistakes, not against a hostile one that reopens the file.
+    """
+    fd = os.open(f"/proc/self/fd/{pool.fd}", os.O_RDONLY | os.O_CLOEXEC)
+    return Memory(pool.name, pool.size, fd, sealed=pool.sealed, lazy=pool.sealed, read_only=True)
 
 
 def from_fd(name: str, size: int, fd: int) -> Memory:

@@ -18,6 +18,7 @@
  * otherwise it is a HAL 1.3 driver, as it always was.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -88,7 +89,10 @@ static int pool_declare(uint32_t id, const uint8_t *name, uint32_t name_len, uin
     p->size = size;
     p->fd = fd;
     if (fd >= 0 && size > 0) {
-        void *addr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        /* An AIDL client gives input memory read-only (a descriptor opened O_RDONLY): map it so. */
+        int flags = fcntl(fd, F_GETFL);
+        int prot = flags != -1 && (flags & O_ACCMODE) == O_RDONLY ? PROT_READ : PROT_READ | PROT_WRITE;
+        void *addr = mmap(NULL, size, prot, MAP_SHARED, fd, 0);
         if (addr == MAP_FAILED)
             p->unmappable = 1; /* reported as GENERAL_FAILURE when used, as the sample driver does */
         else
