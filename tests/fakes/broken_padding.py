@@ -1,12 +1,16 @@
-"""A reference driver that takes an AIDL output's padding as part of the output (DataLocation.aidl forbids it).
+"""Reference drivers that break one rule of AIDL's ``DataLocation.padding`` each.
 
-``writes_output_padding``: every output given with padding is treated as ``length + padding`` bytes long:
+``writes_output_padding`` takes an output's padding as part of the output (DataLocation.aidl forbids it): every output given with padding is treated as ``length + padding`` bytes long:
 the driver clears that whole region, then writes its output there, and only an output larger than
 ``length + padding`` is too small.  So it writes into every output's padding and, given an output one
 byte short with the byte moved into the padding, holds output data there and answers NONE.  Requests
 without padding (HAL 1.3, and every family but ``request_padding``) run exactly as the reference's: only
 ``request_padding``'s ``padded`` and ``insufficient`` cases can catch it.  Validation happens before the
 widening, so padding past the pool is still refused.
+
+``ignores_padding`` validates every request as if its padding were 0 (a driver built for HAL 1.3's
+DataLocation): padding past the pool or negative is accepted, caught by ``request_padding``'s
+``input_past_pool``, ``output_past_pool`` and ``negative_padding`` only.
 """
 
 from __future__ import annotations
@@ -52,3 +56,32 @@ class _PaddingAsOutput(ReferenceDevice):
 
 def writes_output_padding() -> Device:
     return _PaddingAsOutput()
+
+
+def _unpadded(request: Request) -> Request:
+    def strip(arguments: list[RequestArgument]) -> list[RequestArgument]:
+        return [RequestArgument(a.has_no_value, DataLocation(a.location.pool_index, a.location.offset,
+                                                             a.location.length), list(a.dimensions))
+                for a in arguments]
+
+    return Request(strip(request.inputs), strip(request.outputs), request.pools)
+
+
+class _PaddingIgnored(ReferenceDevice):
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "broken-padding-ignored"
+
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        prepared = super().prepare_model(model, *args, **kwargs)
+        check = prepared.check_request  # type: ignore[attr-defined]
+
+        def check_without_padding(request: Request, *rest: Any) -> None:
+            check(_unpadded(request), *rest)
+
+        prepared.check_request = check_without_padding  # type: ignore[attr-defined]
+        return prepared
+
+
+def ignores_padding() -> Device:
+    return _PaddingIgnored()

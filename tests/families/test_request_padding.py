@@ -41,9 +41,16 @@ def test_a_driver_using_the_output_padding_fails_padded_and_insufficient_only():
     results = _results(broken_padding.writes_output_padding())
     assert {k: r.verdict for k, r in results.items()} == {
         "padded": Verdict.FAILED, "insufficient": Verdict.FAILED,
-        "input_past_pool": Verdict.PASSED, "output_past_pool": Verdict.PASSED}
+        "input_past_pool": Verdict.PASSED, "output_past_pool": Verdict.PASSED,
+        "negative_padding": Verdict.PASSED}
     assert "padding byte(s) changed" in results["padded"].reason
     assert "held output data in the padding" in results["insufficient"].reason
+
+
+def test_a_driver_validating_without_the_padding_fails_the_wrong_padding_cases_only():
+    verdicts = {k: r.verdict for k, r in _results(broken_padding.ignores_padding()).items()}
+    assert verdicts == {"padded": Verdict.PASSED, "insufficient": Verdict.PASSED, "input_past_pool": Verdict.FAILED,
+                        "output_past_pool": Verdict.FAILED, "negative_padding": Verdict.FAILED}
 
 
 def test_the_same_driver_passes_a_family_that_sends_no_padding():

@@ -6,7 +6,7 @@ the device may use to access memory in chunks, "but must not be used to hold any
 every argument of every generated test 64-byte alignment and padding (GeneratedTestHarness.cpp
 ``createRequest``) and, for an output one byte too small, moves that byte into the padding
 (``makeOutputInsufficientSize``: ``length -= 1; padding += 1``) to "test that the padding is not used
-for output data".  Four cases per model:
+for output data".  Five cases per model:
 
 * ``padded``: every argument given with its padding up to the next multiple of 64, the input and output
   padding filled with a sentinel; the execution must succeed with the outputs right and every padding
@@ -17,7 +17,9 @@ for output data".  Four cases per model:
   its padding: the driver must not succeed (OUTPUT_INSUFFICIENT_SIZE; INVALID_ARGUMENT too where the
   output's dimensions are fully specified, whose length must equal its size).
 * ``input_past_pool`` and ``output_past_pool``: the first input's (output's) padding one byte longer than
-  its pool has room for: INVALID_ARGUMENT, nothing written.
+  its pool has room for: INVALID_ARGUMENT.
+* ``negative_padding``: the first input's padding -1 (AIDL's field is an int64; the canonical conversion
+  refuses a negative size): INVALID_ARGUMENT.
 
 HAL 1.3 has no padding: a driver speaking it skips every case, the rule named.
 """
@@ -36,7 +38,7 @@ from vts.hal.interfaces import Device, PreparedModel, spoken_version
 from vts.hal.types import DataLocation, RequestArgument
 from vts.model.casemodel import BuiltRequest, CaseModel, build_request
 
-KINDS = ("padded", "insufficient", "input_past_pool", "output_past_pool")
+KINDS = ("padded", "insufficient", "input_past_pool", "output_past_pool", "negative_padding")
 #: Clients pad each argument to this many bytes (DataLocation.aidl; Android's kDefaultRequestMemoryPadding).
 PADDING_MULTIPLE = 64
 #: The byte every padding and output byte holds before a run: a driver that writes one is seen.
@@ -92,18 +94,24 @@ def _first_output_over_one_byte(built: BuiltRequest) -> int | None:
                 None)
 
 
-def _past_pool(built: BuiltRequest, side: str) -> str | None:
-    """The first ``side`` argument's padding made one byte longer than its pool allows; what was done."""
+def _wrong_padding(built: BuiltRequest, kind: str) -> str | None:
+    """The first input's (output's) padding made wrong as ``kind`` says; what was done, None if no such argument."""
+    side = kind.split("_")[0] if kind.endswith("past_pool") else "input"
     arguments = built.request.inputs if side == "input" else built.request.outputs
     position = next((i for i, a in enumerate(arguments) if not a.has_no_value), None)
     if position is None:
         return None
     pool = built.input_pool if side == "input" else built.output_pool
     loc = arguments[position].location
-    padding = pool.size - loc.offset - loc.length + 1
+    if kind == "negative_padding":
+        padding, why = -1, "padding -1 (AIDL's int64 field; DataLocation's padding is a size)"
+    else:
+        padding = pool.size - loc.offset - loc.length + 1
+        why = (f"padding {padding}, one byte past its {pool.size}-byte pool (offset + length + padding must not "
+               "exceed the pool)")
     arguments[position] = RequestArgument(False, DataLocation(loc.pool_index, loc.offset, loc.length, padding),
                                           list(arguments[position].dimensions))
-    return f"{side} {position} given padding {padding}, one byte past its {pool.size}-byte pool"
+    return f"{side} {position} given {why}"
 
 
 @register_family
@@ -149,13 +157,12 @@ class RequestPaddingFamily(Family):
             return failed(problems[0], tuple(problems[:20])) if problems else passed()
         if kind == "insufficient":
             return self._insufficient(model, prepared, built, options)
-        done = _past_pool(built, "input" if kind == "input_past_pool" else "output")
+        done = _wrong_padding(built, kind)
         if done is None:
-            return skipped(f"no {kind.split('_')[0]} with a value")
+            return skipped("no argument with a value to give a wrong padding")
         answer = execute(prepared, built.request, Executor.SYNC, timeout=options.case_timeout)
         if answer.status != ErrorStatus.INVALID_ARGUMENT:
-            return failed(f"{done} returned {answer.status.name}, expected INVALID_ARGUMENT (offset + length + "
-                          "padding must not exceed the pool, DataLocation.aidl)")
+            return failed(f"{done} returned {answer.status.name}, expected INVALID_ARGUMENT (DataLocation.aidl)")
         return passed()
 
     def _insufficient(self, model: CaseModel, prepared: PreparedModel, built: BuiltRequest,
