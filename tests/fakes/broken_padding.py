@@ -1,7 +1,7 @@
 """Reference drivers that break one rule of AIDL's ``DataLocation.padding`` each.
 
-``writes_output_padding`` takes an output's padding as part of the output (DataLocation.aidl forbids it): every output given with padding is treated as ``length + padding`` bytes long:
-the driver clears that whole region, then writes its output there, and only an output larger than
+``writes_output_padding`` takes an output's padding as part of the output (DataLocation.aidl forbids it):
+every output given with padding is treated as ``length + padding`` bytes long: the driver clears that whole region, then writes its output there, and only an output larger than
 ``length + padding`` is too small.  So it writes into every output's padding and, given an output one
 byte short with the byte moved into the padding, holds output data there and answers NONE.  Requests
 without padding (HAL 1.3, and every family but ``request_padding``) run exactly as the reference's: only

@@ -28,15 +28,19 @@ class OutputGuard:
     sealed was resized.
     """
 
-    __slots__ = ("saved", "unsealed")
+    __slots__ = ("paddings", "saved", "unsealed")
 
-    def __init__(self, saved: list[tuple[Memory, int, bytes]], unsealed: list[Memory]) -> None:
+    def __init__(self, saved: list[tuple[Memory, int, bytes]], unsealed: list[Memory],
+                 paddings: tuple[tuple[Memory, int, int], ...] = ()) -> None:
         self.saved = saved
         self.unsealed = unsealed
+        #: AIDL outputs' padding spans (pool, start, end): a change there is named as such (DataLocation.aidl).
+        self.paddings = paddings
 
     @classmethod
     def of(cls, request: Request) -> OutputGuard | None:
         regions: dict[Memory, list[tuple[int, int]]] = {}
+        paddings: list[tuple[Memory, int, int]] = []
         pools = request.pools
         for argument in request.outputs:
             if argument.has_no_value:
@@ -47,7 +51,10 @@ class OutputGuard:
             pool = pools[loc.pool_index]
             if isinstance(pool, Memory) and pool.fd >= 0 and pool.size > 0:
                 start = min(max(loc.offset, 0), pool.size)
-                regions.setdefault(pool, []).append((start, min(max(loc.offset + loc.length, start), pool.size)))
+                end = min(max(loc.offset + loc.length, start), pool.size)
+                regions.setdefault(pool, []).append((start, end))
+                if loc.padding:
+                    paddings.append((pool, end, end + loc.padding))
         unsealed = [pool for pool in pools if isinstance(pool, Memory) and not pool.sealed and pool.fd >= 0]
         saved: list[tuple[Memory, int, bytes]] = []
         total = 0
@@ -60,7 +67,7 @@ class OutputGuard:
                         return cls([], unsealed) if unsealed else None
                     saved.append((pool, at, pool.read(at, start - at)))
                 at = max(at, end)
-        return cls(saved, unsealed) if saved or unsealed else None
+        return cls(saved, unsealed, tuple(paddings)) if saved or unsealed else None
 
     def check(self) -> None:
         for pool in self.unsealed:
@@ -69,6 +76,12 @@ class OutputGuard:
             after = pool.read(at, len(before))
             if after != before:
                 changed = [i for i, (x, y) in enumerate(zip(before, after, strict=True)) if x != y]
+                first = at + changed[0]
+                if any(p is pool and start <= first < end for p, start, end in self.paddings):
+                    raise DriverMisbehaved(
+                        f"the driver wrote into an output's padding: {len(changed)} byte(s) of the {pool.name} "
+                        f"output pool changed at offsets {first}..{at + changed[-1]}, after an output's length "
+                        "(DataLocation.aidl: the padding must not hold output data)")
                 raise DriverMisbehaved(
                     f"the driver wrote outside its output regions: {len(changed)} byte(s) of the {pool.name} "
                     f"output pool changed at offsets {at + changed[0]}..{at + changed[-1]}, which belong to no "
