@@ -1,12 +1,13 @@
 """Reference drivers that break one rule of AIDL's ``DataLocation.padding`` each.
 
 ``writes_output_padding`` takes an output's padding as part of the output (DataLocation.aidl forbids it):
-every output given with padding is treated as ``length + padding`` bytes long: the driver clears that whole region, then writes its output there, and only an output larger than
-``length + padding`` is too small.  So it writes into every output's padding and, given an output one
-byte short with the byte moved into the padding, holds output data there and answers NONE.  Requests
-without padding (HAL 1.3, and every family but ``request_padding``) run exactly as the reference's: only
-``request_padding``'s ``padded`` and ``insufficient`` cases can catch it.  Validation happens before the
-widening, so padding past the pool is still refused.
+every output given with padding is treated as ``length + padding`` bytes long: the driver clears that whole
+region, then writes its output there, and only an output larger than ``length + padding`` is too small. So it
+writes into every output's padding and, given an output one byte short with the byte moved into the padding,
+holds output data there and answers NONE. Requests without padding (HAL 1.3, and every family but
+``request_padding``) run exactly as the reference's: only ``request_padding``'s ``padded`` and
+``insufficient`` cases can catch it. Validation happens before the widening, so padding past the pool is still
+refused.
 
 ``ignores_padding`` validates every request as if its padding were 0 (a driver built for HAL 1.3's
 DataLocation): padding past the pool or negative is accepted, caught by ``request_padding``'s
