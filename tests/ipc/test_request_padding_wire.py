@@ -16,12 +16,14 @@ from tests.ipc.conftest import ROOT
 from vts.families.base import RunOptions
 from vts.families.request_padding import KINDS, RequestPaddingFamily
 from vts.hal import memory
+from vts.hal.enums import ErrorStatus
+from vts.hal.errors import DriverError
 from vts.hal.types import DataLocation, MemoryToken, Request, RequestArgument
 from vts.ipc import protocol as p
 from vts.ipc.drivers import DriverRef
 from vts.ipc.errors import ProtocolError
 from vts.ipc.process import HostProcess
-from vts.model.casemodel import parse_spec
+from vts.model.casemodel import build_request, parse_spec, to_hal_model
 from vts.results import Verdict
 from vts.run.isolated import IsolatedRunner
 
@@ -110,3 +112,25 @@ def test_the_c_sample_reads_the_padding_over_aidl_and_passes():
     results = _verdicts(f"exec:{os.path.join(sample, 'sample_driver')}", hand_add_float())
     assert {k: r.verdict for k, r in results.items()} == dict.fromkeys(KINDS, Verdict.PASSED), \
         {k: r.reason for k, r in results.items()}
+
+
+def test_a_burst_carries_the_padding_too():
+    """BURST_EXECUTE's request gains the field as EXECUTE's does: padding past the pool arrives and is refused."""
+    with open(SPEC, encoding="utf-8") as file:
+        model = next(m for m in parse_spec(json.load(file)) if m.name == "relu")
+    host = HostProcess(DriverRef("reference", ()), extra_env={"PYTHONPATH": ROOT})
+    built = build_request(model, model.examples[0])
+    try:
+        host.start()
+        burst = host.device.prepare_model(to_hal_model(model)).configure_execution_burst()
+        request = built.request
+        burst.execute(request, [0, 1])
+        loc = request.inputs[0].location
+        request.inputs[0].location = DataLocation(loc.pool_index, loc.offset, loc.length,
+                                                  built.input_pool.size - loc.offset - loc.length + 1)
+        with pytest.raises(DriverError) as refused:
+            burst.execute(Request(request.inputs, request.outputs, [None, None]), [0, 1])
+        assert refused.value.status == ErrorStatus.INVALID_ARGUMENT and "padding" in refused.value.message
+    finally:
+        built.close()
+        host.stop()
