@@ -54,7 +54,11 @@ class ReadOnlyInputsFamily(Family):
         if prepared is None:
             return skipped(why)
         built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
-        view = read_only_view(built.input_pool)
+        try:
+            view = read_only_view(built.input_pool)
+        except OSError as error:
+            built.close()
+            return skipped(f"harness: no read-only descriptor of the input pool ({error})")
         try:
             before = built.input_pool.read(0, built.input_pool.size)
             request = built.request.copy()
