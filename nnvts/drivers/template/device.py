@@ -27,7 +27,11 @@ docs/driver-guide.md maps each call to the Python method here.  What a vendor co
   creation, as IPreparedModel.aidl asks, and returns the interface's ``Execution``: each of its runs
   reads the request's memory as it is then, one run at a time.
 * Bursts (``configureExecutionBurst``) are the base ``vts.hal.interfaces.Burst`` over ``execute``:
-  correct for any correct ``execute``; override it only to keep mappings per memory token.
+  ``IBurst.executeSynchronously`` with one memory identifier token per pool is ``Burst.execute``,
+  ``releaseMemoryResource`` is ``free_memory``; correct for any correct ``execute``.  Override it only
+  to keep a mapping per token until it is released (never the memory's contents).  The base keeps
+  HIDL's slot rules (token -1 and driver-buffer pools refused), which the harness does not hold an
+  AIDL driver to (docs/driver-guide.md, Bursts).
 
 What an AIDL v4 driver may refuse, and the template does: compilation caching (``(0, 0)`` cache files,
 ``prepare_model_from_cache`` GENERAL_FAILURE), memory domains (``allocate`` GENERAL_FAILURE, a request
