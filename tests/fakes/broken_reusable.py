@@ -4,6 +4,8 @@
   cached the memory's contents, not its mapping): caught by ``reusable_execution`` sync and fenced.
 * ``runs_two_at_once``: a second execution starts while the first is in flight, neither refused nor
   serialised: caught by ``reusable_execution`` one_at_a_time.
+* ``returns_no_execution``: ``createReusableExecution`` answers no execution and no error (over the protocol:
+  the null handle): caught by ``reusable_execution`` sync, fenced and one_at_a_time.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ class _TwoAtOnce(Execution):
         self._in_flight = _NoMark()  # type: ignore[assignment]
 
 
+class _NoExecution(Execution):
+    """Stands for the answer ``None``: ``_ReusableFault`` returns nothing in its place."""
+
+
 class _ReusableFault(ReferenceDevice):
     def __init__(self, name: str, execution: type[Execution]) -> None:
         super().__init__()
@@ -70,7 +76,7 @@ class _ReusableFault(ReferenceDevice):
 
         def create(request: Request, measure: MeasureTiming | int = MeasureTiming.NO,
                    loop_timeout: int | None = None) -> Execution:
-            return kind(prepared, request, measure, loop_timeout)
+            return None if kind is _NoExecution else kind(prepared, request, measure, loop_timeout)  # type: ignore[return-value]
 
         prepared.create_reusable_execution = create  # type: ignore[method-assign]
         return prepared
@@ -82,3 +88,7 @@ def keeps_first_inputs() -> Device:
 
 def runs_two_at_once() -> Device:
     return _ReusableFault("broken-reusable-two-at-once", _TwoAtOnce)
+
+
+def returns_no_execution() -> Device:
+    return _ReusableFault("broken-reusable-no-execution", _NoExecution)

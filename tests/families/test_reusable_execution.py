@@ -44,3 +44,9 @@ def test_two_executions_at_once_fail_one_at_a_time_only():
 
 def test_a_hidl_driver_has_no_reusable_executions():
     assert set(_verdicts(create_device(hal="1.3")).values()) == {Verdict.SKIPPED}
+
+
+def test_no_execution_and_no_error_fails_every_case_that_needs_one():
+    verdicts = _verdicts(broken_reusable.returns_no_execution())
+    assert verdicts == {"sync": Verdict.FAILED, "fenced": Verdict.FAILED, "invalid_request": Verdict.FAILED,
+                        "one_at_a_time": Verdict.FAILED}

@@ -142,8 +142,17 @@ def test_the_driver_cannot_join_the_harness_network_namespace(tmp_path, add_mul,
         _contained(run_harness(tmp_path, *_driver("setns_device"), *add_mul))
 
 
-def test_a_fork_bomb_stays_within_the_task_limit(tmp_path, add_mul):
-    _contained(run_harness(tmp_path, *_driver("forks_device"), *add_mul))
+@pytest.mark.parametrize("limits", ["cgroup", "rlimit"])
+def test_a_fork_bomb_stays_within_the_task_limit(tmp_path, add_mul, monkeypatch, limits):
+    """By the tree's cgroup where one can be made, else by RLIMIT_NPROC under the sandbox's user (forced
+    here with ``NNVTS_TREE_LIMITS=rlimit``: it binds because that user is not root)."""
+    if limits == "rlimit":
+        if os.geteuid() == 0 and "uid 0" in probe().describe():
+            pytest.skip("the driver runs as root here: RLIMIT_NPROC does not bind it")
+        monkeypatch.setenv("NNVTS_TREE_LIMITS", "rlimit")
+    run = run_harness(tmp_path, *_driver("forks_device"), *add_mul)
+    _contained(run)
+    assert ("rlimits" in run.stderr) == (limits == "rlimit" or "rlimits" in probe().describe()), run.stderr[-600:]
 
 
 def test_six_children_share_one_memory_limit(tmp_path, add_mul, monkeypatch):

@@ -23,6 +23,7 @@ from tests.conftest import hand_add_float
 from tests.ipc.conftest import ROOT
 from vts.families.base import RunOptions
 from vts.families.validation.family import ValidationFamily
+from vts.hal.enums import HalVersion
 from vts.ipc import protocol as p
 from vts.ipc.call_batch import CallBatch, batch_of
 from vts.ipc.client import connect
@@ -138,6 +139,22 @@ def test_a_revision_3_driver_still_opens_at_revision_2(kind, request):
         assert opened.revision == 2 and opened.features == ()
 
 
+@pytest.mark.parametrize("kind", ["python", "c"])
+def test_aidl_4_is_granted_when_asked_and_reusable_executions_need_it(kind, request):
+    sample_path = request.getfixturevalue("sample") if kind == "c" else ""
+    with _raw(kind, sample_path) as sock:
+        opened = _open(sock, 3, ("batch", "aidl:1", "aidl:2", "aidl:3", "aidl:4"))
+        assert opened.features == ("batch", "aidl:4")
+    with _raw(kind, sample_path) as sock:
+        assert _open(sock, 3, ("batch",)).features == ("batch",)  # not asked: HAL 1.3, no REUSABLE_* kinds
+        w = Writer()
+        w.u32(1)
+        w.optional_i64(None)
+        refused = _exchange(sock, 3, Method.REUSABLE_EXECUTE, w.buf)
+        assert refused.status == p.WireStatus.PROTOCOL_ERROR
+        assert "aidl:4" in Reader(refused.body).text()
+
+
 def _hosted(spec: str) -> HostProcess:
     return HostProcess(DriverRef(spec), extra_env={"PYTHONPATH": ROOT})
 
@@ -158,7 +175,7 @@ def test_drivers_of_each_revision_pass_the_validation_sweep(spec, request):
         device = host.start()
         second = spec == SECOND_REVISION
         assert device.connection.revision == (2 if second else 3)
-        assert device.connection.features == (frozenset() if second else {p.BATCH_FEATURE})
+        assert device.connection.features == (frozenset() if second else {p.BATCH_FEATURE, "aidl:4"})
         assert (device.batch_ahead() is None) == second
         verdicts = _validation_sweep(host)
     finally:
@@ -223,27 +240,34 @@ def _scripted_driver(sock: socket.socket, granted: tuple[str, ...]) -> None:
     r = Reader(opened.body)
     p.read_preamble(r)
     revision, _, asked = p.read_open_request(r)
-    assert (revision, asked) == (3, (p.BATCH_FEATURE,))
+    assert (revision, asked) == (3, (p.BATCH_FEATURE, "aidl:1", "aidl:2", "aidl:3", "aidl:4"))
     w = Writer()
     p.write_open_reply(w, p.OpenReply(3, "nnvts-scripted", (), granted))
     p.send_message(sock, opened.seq, Method.OPEN | p.REPLY, 0, w.buf)
     receiver.receive()
 
 
-@pytest.mark.parametrize("granted", [(), ("batch",), ("batch", "aidl:4")])
+@pytest.mark.parametrize("granted", [(), ("batch",), ("batch", "aidl:2"), ("aidl:4",), ("batch", "aidl:5"),
+                                     ("aidl:1", "aidl:4"), ("aidl:9000",)])
 def test_the_harness_uses_only_the_features_it_asked_for_and_was_granted(granted):
     harness, driver = p.socket_pair()
     thread = threading.Thread(target=_scripted_driver, args=(driver, granted), daemon=True)
     thread.start()
     try:
-        if "aidl:4" in granted:
-            with pytest.raises(p.ProtocolError, match="granted features the harness did not ask for: aidl:4"):
+        if "aidl:5" in granted or "aidl:9000" in granted:
+            with pytest.raises(p.ProtocolError, match="granted features the harness did not ask for: aidl:"):
+                connect(harness, timeout=5)
+            return
+        if len([f for f in granted if f.startswith("aidl:")]) > 1:
+            with pytest.raises(p.ProtocolError, match=r"2 AIDL versions \(aidl:1, aidl:4\): a driver speaks one"):
                 connect(harness, timeout=5)
             return
         device = connect(harness, timeout=5)
         assert device.connection.revision == 3
         assert device.connection.features == frozenset(granted)
-        assert (device.batch_ahead() is None) == (granted == ())
+        assert (device.batch_ahead() is None) == ("batch" not in granted)
+        aidl = {("batch", "aidl:2"): HalVersion.FL6, ("aidl:4",): HalVersion.FL8}.get(granted, HalVersion.V1_3)
+        assert device.hal_version is aidl
     finally:
         harness.close()
         thread.join(5)
@@ -258,8 +282,28 @@ def test_feature_names_are_bounded_and_plain():
 
 
 def test_nnvts_info_names_the_revision_and_the_features(nnvts, sample):
-    for spec, expected in ((f"exec:{sample}", {"revision": 3, "features": ["batch"]}),
+    for spec, expected in ((f"exec:{sample}", {"revision": 3, "features": ["aidl:4", "batch"]}),
                            (SECOND_REVISION, {"revision": 2, "features": []})):
         shown = nnvts("info", "--driver", spec, "--json")
         assert shown.returncode == 0, shown.stderr
         assert json.loads(shown.stdout)["protocol"] == expected
+
+
+@pytest.mark.parametrize("spec", ["reference", "sample"])
+def test_a_harness_asking_for_no_aidl_feature_gets_a_hal_1_3_driver(spec, request, monkeypatch):
+    """An older harness (``batch`` only): the same drivers are judged, and validate, as HAL 1.3 (numberOfConsumers)."""
+    from vts.ipc import opening
+
+    if spec == "sample":
+        spec = f"exec:{request.getfixturevalue('sample')}"
+    monkeypatch.setattr(opening, "WANTED_FEATURES", (p.BATCH_FEATURE,))
+    host = _hosted(spec)
+    try:
+        device = host.start()
+        assert device.hal_version is HalVersion.V1_3 and device.connection.features == {p.BATCH_FEATURE}
+        verdicts = _validation_sweep(host)
+    finally:
+        host.stop()
+    assert set(verdicts.values()) <= {Verdict.PASSED, Verdict.SKIPPED}, verdicts
+    consumers = [name for name in verdicts if "consumers" in name]
+    assert consumers and all(verdicts[name] is Verdict.PASSED for name in consumers)

@@ -102,16 +102,17 @@ def test_many_crashes_in_one_run(nnvts, tmp_path):
     assert report["summary"]["crash"] == 3 and report["summary"]["passed"] == 1
 
 
-def test_in_and_out_of_process_results_are_identical_on_the_reference_driver(nnvts, add_mul_specs, tmp_path):
+@pytest.mark.parametrize("hal", ["aidl-v4", "1.3"])
+def test_in_and_out_of_process_results_are_identical_on_the_reference_driver(nnvts, add_mul_specs, tmp_path, hal):
     families = ["--family", "generated", "--family", "validation", "--family", "fenced",
                 "--family", "dynamic_output_shape", "--family", "memory_domain"]
     runs = {}
     for mode in ("process", "in_process"):
         path = tmp_path / f"{mode}.json"
         extra = ["--in-process"] if mode == "in_process" else []
-        # HIDL 1.3 both ways: across the protocol a driver is held to 1.3 (in process the reference speaks AIDL v4);
+        # Either interface both ways (across the protocol the reference grants aidl:4, or none with hal=1.3);
         # one worker: the report lists the cases in the order they ran.
-        result = nnvts("run", "--driver", "reference", "--driver-option", "hal=1.3", "-j", "1", *families, "--json",
+        result = nnvts("run", "--driver", "reference", "--driver-option", f"hal={hal}", "-j", "1", *families, "--json",
                        str(path), *extra, *add_mul_specs)
         assert result.returncode == 0, result.stdout + result.stderr
         runs[mode] = [(c["name"], c["verdict"], c["reason"], c.get("details")) for c in

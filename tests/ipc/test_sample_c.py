@@ -52,6 +52,21 @@ def test_c_driver_passes_every_family_on_add_and_mul(built, nnvts, tmp_path):
     assert json.loads(report.read_text())["driver"]["name"] == "nnvts-sample_c"
 
 
+def test_c_driver_speaks_aidl_v4_with_reusable_executions_and_aidl_bursts(built, nnvts, tmp_path):
+    """It grants aidl:4 (docs/protocol.md §5.3): judged as AIDL v4, its REUSABLE_* kinds pass the family."""
+    specs = [write_spec(tmp_path, hand_add_float()), write_spec(tmp_path, hand_mul_float())]
+    report = tmp_path / "r.json"
+    result = nnvts("run", "--driver", built, "--family", "reusable_execution", "--family", "burst",
+                   "--family", "validation", "--json", str(report), *specs)
+    assert result.returncode == 0, result.stdout + result.stderr
+    cases = _cases(report)
+    assert {c["verdict"] for c in cases.values()} <= {"passed", "skipped"}
+    reusable = [c for c in cases.values() if c["family"] == "reusable_execution"]
+    assert len(reusable) == 8 and all(c["verdict"] == "passed" for c in reusable)
+    shown = nnvts("info", "--driver", built, "--json")
+    assert json.loads(shown.stdout)["interface"] == "AIDL v4, feature level 8"
+
+
 def test_unsupported_operations_are_skipped_not_failed(built, nnvts, tmp_path):
     specs = [write_spec(tmp_path, hand_sub_float())]
     report = tmp_path / "r.json"

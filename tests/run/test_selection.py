@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import operator
+import os
 
 import pytest
 
@@ -69,3 +71,13 @@ def test_expectation_list(tmp_path):
     assert expectations.expects_failure("conv2d.nchw_quant8")
     assert not expectations.expects_failure("add.add")
     assert expectations.unmatched() == ["never.matches"]
+
+
+def test_an_expectation_list_swapped_for_a_fifo_is_refused_not_waited_on(tmp_path):
+    """The option checked a regular file; a FIFO put in its place before the list is read (a worker reads it
+    again) is refused at once: opened without blocking, judged by its descriptor."""
+    fifo = tmp_path / "expected.txt"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError) as refused:
+        ExpectationList.from_file(str(fifo))
+    assert refused.value.errno == errno.EINVAL and "not a regular file" in str(refused.value)

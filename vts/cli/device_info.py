@@ -174,12 +174,13 @@ def device_info(device: Device) -> dict[str, Any]:
 
 def interface_text(device: Device) -> str:
     """The interface the driver speaks, ``AIDL v4, feature level 8``; a program reached through the nnvts protocol
-    is held to HAL 1.3 (the protocol does not carry the interface yet), and the line says so."""
+    that granted no ``aidl:N`` feature (docs/protocol.md §5.3) is judged as HAL 1.3, and the line says why."""
     from vts.ipc.proxies import ProxyDevice
 
     text = spoken_version(device).describe
-    return f"{text} (the nnvts protocol's: it does not carry the interface yet)" if isinstance(
-        device, ProxyDevice) else text
+    if isinstance(device, ProxyDevice) and not device.hal_version.is_aidl:
+        return f"{text} (the nnvts protocol's: the driver granted no aidl feature)"
+    return text
 
 
 _QUERY_NAMES = {"type": "type", "version": "version_string", "status": "status", "capabilities": "capabilities",

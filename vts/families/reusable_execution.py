@@ -11,7 +11,9 @@ cache mappings, never contents).  Four cases per model:
   creation or on every execution (the interface allows either), nothing written.
 * ``one_at_a_time``: while a fenced execution waits on a fence the harness holds, a second execution of the
   same object must be refused or wait for the first ("at most one execution at any given time"): one that
-  completes before the fence is signalled ran at once.  Then the first must still answer right.
+  completes before the fence is signalled ran at once.  Then the first must still answer right.  Out of
+  process the host is asked to serve two calls at once (``SET_CONCURRENCY``), so it is the driver that
+  refuses or serialises the second, not a host serving one call at a time.
 
 A driver speaking less than AIDL v4 has no reusable executions: its cases are skipped, saying so.
 """
@@ -33,6 +35,7 @@ from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel, SyncFence, spoken_version
 from vts.hal.types import NO_TIMING_INFO, Timing
+from vts.ipc.clients import set_concurrency
 from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request
 
 KINDS = ("sync", "fenced", "invalid_request", "one_at_a_time")
@@ -61,6 +64,14 @@ def _run(execution: Any, fenced: bool) -> Answer:
         return Answer(ErrorStatus(status), (), launched)
     except DriverError as error:
         return Answer(error.status, error.output_shapes, error.timing or Timing(), error.message)
+
+
+def _create(prepared: PreparedModel, request: Any, measure: MeasureTiming) -> Any:
+    """``createReusableExecution``; an execution must come back on success (IPreparedModel.aidl)."""
+    execution = prepared.create_reusable_execution(request, measure)
+    if execution is None:
+        raise CaseFailure("createReusableExecution returned no execution and no error")
+    return execution
 
 
 def _clear(built: BuiltRequest) -> None:
@@ -121,7 +132,12 @@ class ReusableExecutionFamily(Family):
         if kind in ("fenced", "one_at_a_time") and fenced_must_refuse(model, 0):
             return skipped("an output zero-sized or not fully specified: the fenced path must refuse it (the "
                            "fenced family judges that)")
-        problems = runs[kind](model, prepared, options)
+        previous = set_concurrency(device, 2) if kind == "one_at_a_time" else None
+        try:
+            problems = runs[kind](model, prepared, options)
+        finally:
+            if previous is not None:
+                set_concurrency(device, previous)
         if problems:
             return failed(problems[0], tuple(problems[:20]))
         return passed()
@@ -135,7 +151,7 @@ def _golden_runs(model: CaseModel, prepared: PreparedModel, options: RunOptions,
     target = sources[0]
     try:
         try:
-            execution = prepared.create_reusable_execution(target.request, MeasureTiming.YES)
+            execution = _create(prepared, target.request, MeasureTiming.YES)
         except DriverError as error:
             return [f"createReusableExecution refused a valid request: {error.status.name} ({error.message})"]
         path = "fenced" if fenced else "sync"
@@ -160,7 +176,7 @@ def _invalid_request(model: CaseModel, prepared: PreparedModel, options: RunOpti
         apply_request_mutation(request, built, RequestMutation("remove_input_0", "remove input 0", "remove_input",
                                                                (0,)))
         try:
-            execution = prepared.create_reusable_execution(request, MeasureTiming.YES)
+            execution = _create(prepared, request, MeasureTiming.YES)
         except DriverError as error:
             if error.status == ErrorStatus.INVALID_ARGUMENT:
                 return []
@@ -187,7 +203,7 @@ def _one_at_a_time(model: CaseModel, prepared: PreparedModel, options: RunOption
     built = build_request(model, example, options.pool_kind, extensions=options.extensions)
     try:
         try:
-            execution = prepared.create_reusable_execution(built.request, MeasureTiming.NO)
+            execution = _create(prepared, built.request, MeasureTiming.NO)
         except DriverError as error:
             return [f"createReusableExecution refused a valid request: {error.status.name} ({error.message})"]
         _clear(built)

@@ -5,6 +5,12 @@ bursts.  A burst is a handle like a prepared model (released through the
 preamble).  A burst request names each pool by an identifier (slot) and
 carries the memory only for slots the client gives now; a pool the client
 expects the burst to hold already travels as "held" (tag 0).
+
+Memory identifiers travel as ``i64`` and pools as ``PoolRef`` (a driver-buffer token included), so the
+driver sees exactly what the family sends: AIDL's token -1 and driver-buffer pools reach an AIDL driver
+(``aidl:N`` granted) as they are, and the driver judges them by its version's rules.  Where the driver has
+no bursts of its own the harness stands in with the base ``Burst`` and the rules of the version granted
+(``AidlFallbackBurst`` for AIDL: -1 is a memory with no identity, a driver buffer is a pool like any).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from vts.hal.enums import MeasureTiming
 from vts.hal.interfaces import Burst, PreparedModel
-from vts.hal.types import ExecutionResult, Request
+from vts.hal.types import ExecutionResult, MemoryToken, Request
 from vts.ipc import protocol as p
 from vts.ipc.errors import ProtocolError, RequestRejected
 from vts.ipc.protocol import Method, Writer
@@ -62,12 +68,37 @@ class ProxyBurst(Burst):
         self._connection.call(Method.BURST_FREE_MEMORY, lambda w: (w.u32(self.handle), w.i64(int(slot))))
 
 
+#: AIDL's memory identifier token for a memory with no identity (IBurst.aidl).
+NO_IDENTITY = -1
+
+
+class AidlFallbackBurst(Burst):
+    """The base ``Burst`` by AIDL's rules (IBurst.aidl), for an AIDL driver without bursts of its own.
+
+    A pool given with token -1 has no identity: it serves this execution and is never kept (several may
+    come in one request).  A driver-managed buffer (a token pool) is a pool like any other, passed on and
+    never kept.  Every other pool follows the base rules (slots, held memories).
+    """
+
+    def resolve(self, request: Request, memory_ids: Sequence[int]) -> list[object]:
+        pools, ids = list(request.pools), list(memory_ids)
+        if len(ids) != len(pools):
+            return super().resolve(request, memory_ids)  # refused there, with the base message
+        passed = {index for index, (slot, pool) in enumerate(zip(ids, pools, strict=True))
+                  if isinstance(pool, MemoryToken) or (slot == NO_IDENTITY and pool is not None)}
+        kept = [index for index in range(len(pools)) if index not in passed]
+        resolved = iter(super().resolve(Request(request.inputs, request.outputs, [pools[i] for i in kept]),
+                                        [ids[i] for i in kept]))
+        return [pools[index] if index in passed else next(resolved) for index in range(len(pools))]
+
+
 def configure_burst(connection: Connection, prepared: Any) -> Burst:
     """The driver's burst, or for a driver without ``BURST_CONFIGURE`` the base ``Burst`` over its
-    executions (Android's runtime falls back to plain executions the same way)."""
+    executions (Android's runtime falls back to plain executions the same way), by the rules of the AIDL
+    version the driver granted (``AidlFallbackBurst``) or HAL 1.3's."""
     try:
         handle = connection.call(Method.BURST_CONFIGURE, lambda w: w.u32(prepared.handle),
                                  decode=lambda r, _taken: r.u32())
     except (ProtocolError, RequestRejected):
-        return Burst(prepared)
+        return AidlFallbackBurst(prepared) if p.granted_aidl(connection.features) else Burst(prepared)
     return ProxyBurst(connection, handle, prepared) if handle != p.NULL_HANDLE else None  # type: ignore[return-value]

@@ -26,15 +26,17 @@ from concurrent.futures import Future
 from typing import Any
 
 from vts.hal.clients import CALLING_CLIENT
-from vts.hal.enums import ErrorStatus, HalVersion
+from vts.hal.enums import ErrorStatus
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Device, spoken_version
+from vts.hal.interfaces import Device
 from vts.hal.memory import Memory, from_fd, unmapped
 from vts.ipc import protocol as p
 from vts.ipc.answers import driver_error_answer, exception_body, text_body
 from vts.ipc.errors import ProtocolError
 from vts.ipc.host_calls import HalCalls, Handler, OpenedWith
+from vts.ipc.host_executions import execution_handlers
 from vts.ipc.host_exit import EXIT_OK, exit_after_grace, log, out_of_memory
+from vts.ipc.host_interface import PROTOCOL_INTERFACE, hold_to_protocol
 from vts.ipc.host_limits import ConnectionLimits
 from vts.ipc.host_sessions import host_handlers
 from vts.ipc.protocol import Method, Reader, WireStatus, Writer
@@ -50,23 +52,6 @@ _Answer = tuple[int, bytes | bytearray, Sequence[int], Writer | None, Callable[[
 DEFAULT_THREADS = 1
 
 
-#: The interface the nnvts protocol carries today (docs/protocol.md: HIDL 1.3's calls, and no word of the
-#: interface): the harness holds a driver reached through it to HAL 1.3.
-PROTOCOL_INTERFACE = HalVersion.V1_3
-
-
-def hold_to_protocol(device: object) -> None:
-    """Have a Python driver served over the protocol speak HAL 1.3 (the reference speaks AIDL v4 in process).
-
-    The harness judges a driver it reaches through the protocol by HAL 1.3's rules; a driver that went on
-    validating by AIDL's (no numberOfConsumers) would be failed for following its own contract.  When the
-    protocol carries the interface, the driver's own version goes through instead.
-    """
-    if spoken_version(device) > PROTOCOL_INTERFACE:
-        with contextlib.suppress(AttributeError, TypeError):
-            device.hal_version = PROTOCOL_INTERFACE  # type: ignore[attr-defined]
-
-
 class DriverHost(HalCalls):
     """Serves ``device`` on the connected stream socket ``sock`` until the harness hangs up."""
 
@@ -74,8 +59,9 @@ class DriverHost(HalCalls):
                  owns_process: bool = False, limits: ConnectionLimits | None = None,
                  opened_with: OpenedWith | None = None) -> None:
         if owns_process:
-            # A host process's device is seen only through the protocol; a host in a thread of the harness
-            # (in-process multi-client cases, tests) shares its device with the harness, which sees its version.
+            # A host process's device is seen only through the protocol: HAL 1.3 until OPEN grants an AIDL
+            # version (``host_interface``); a host in a thread of the harness (in-process multi-client cases,
+            # tests) shares its device with the harness, which sees its version.
             hold_to_protocol(device)
         super().__init__(device, opened_with)
         #: What this connection may hold, where it is one of ``nnvts serve``'s clients (None: spawned host).
@@ -95,7 +81,8 @@ class DriverHost(HalCalls):
         #: Bumped by every preamble that may change the pool table (see ``HalCalls._read_model``).
         self.pools_generation = 0
         #: Method code -> handler: the HAL's methods and the session kinds (``host_sessions``).
-        self.handlers: dict[int, Handler] = {**self.hal_handlers(), **host_handlers(self), p.Method.BATCH: self._batch}
+        self.handlers: dict[int, Handler] = {**self.hal_handlers(), **host_handlers(self), **execution_handlers(self),
+                                             p.Method.BATCH: self._batch}
         #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).
         self._live_threads: set[int] = {0}
         #: Serving ``nnvts serve``'s clients: HELLO is due by then (monotonic), and calls being served.

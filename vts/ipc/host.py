@@ -157,7 +157,7 @@ def serve(driver: DriverRef | str, *, fd: int | None = None, path: str | None = 
     try:
         ref = DriverRef.of(driver)
         device = ref.load()
-        hold_to_protocol(device)  # this process serves it only over the protocol (``nnvts serve`` too)
+        hold_to_protocol(device)  # served only over the protocol: HAL 1.3 until an OPEN grants its aidl:N
         opened_with = OpenedWith(ref.options, accepted_options(ref))
     except DriverNotFound as error:
         log(str(error))

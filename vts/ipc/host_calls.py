@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from vts import bounds
-from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer, Device, FencedExecutionCallback, PreparedModel
 from vts.hal.memory import Memory
@@ -40,6 +40,7 @@ from vts.ipc.driver_options import DriverOption
 from vts.ipc.errors import ProtocolError
 from vts.ipc.fences import read_fence, write_fence
 from vts.ipc.host_exit import out_of_memory
+from vts.ipc.host_interface import open_interface
 from vts.ipc.host_limits import ConnectionLimits
 from vts.ipc.protocol import Method, Reader, WireStatus, Writer
 
@@ -88,6 +89,8 @@ class HalCalls:
         self.opened_with = opened_with or OpenedWith()
         #: The last model read: the pool generation it was decoded in, its bytes, the model.
         self._last_model: tuple[int, bytes, Model] | None = None
+        #: The AIDL interface this connection's OPEN granted (``aidl:N``; None: HAL 1.3, docs/protocol.md §5.3).
+        self.aidl: HalVersion | None = None
 
     def pool(self, pool_id: int) -> Memory:
         """The pool declared under ``pool_id`` (``ProtocolError`` if none)."""
@@ -156,6 +159,11 @@ class HalCalls:
         """The features this host grants when asked in OPEN (revision 3): ``batch``."""
         return (p.BATCH_FEATURE,)
 
+    def grant_aidl(self, asked: Sequence[str]) -> str | None:
+        """The ``aidl:N`` feature granted of those ``asked`` in OPEN (revision 3), None for HAL 1.3; the device
+        speaks it from now on (``vts.ipc.host_interface``)."""
+        return open_interface(self.device, asked)
+
     def _open(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         """OPEN (revision 2): the driver was made with its options when the host started; they must match."""
         revision, options, features = p.read_open_request(r)
@@ -170,6 +178,9 @@ class HalCalls:
         w = Writer()
         name = cut_wire_text(str(getattr(self.device, "name", type(self.device).__name__)))
         granted = tuple(feature for feature in features if feature in self.features())
+        aidl = self.grant_aidl(features)
+        self.aidl = p.granted_aidl((aidl,)) if aidl is not None else None
+        granted += (aidl,) if aidl is not None else ()
         p.write_open_reply(w, p.OpenReply(revision, name, opened.accepted, granted))
         return w, None
 
@@ -348,16 +359,20 @@ class HalCalls:
         r.end()
         answer = prepared.execute_fenced(request, wait_for, measure_timing(measure), deadline, loop_timeout,
                                          after_fence)
+        return self.fenced_reply(answer, "execute_fenced"), None
+
+    def fenced_reply(self, answer: object, call: str) -> Writer:
+        """The reply to a fenced execution: its ``(fence, callback)`` answer, the callback named by a new handle."""
         try:
-            fence, callback = answer
+            fence, callback = answer  # type: ignore[misc]
         except (TypeError, ValueError):
-            raise MalformedAnswer(f"execute_fenced returned {answer!r}, not (fence, callback)") from None
+            raise MalformedAnswer(f"{call} returned {answer!r}, not (fence, callback)") from None
         w = Writer()
-        encode_answer(lambda out: write_fence(out, fence), "execute_fenced fence", fence, w)
+        encode_answer(lambda out: write_fence(out, fence), f"{call} fence", fence, w)
         if callback is not None and not isinstance(callback, FencedExecutionCallback):
-            raise MalformedAnswer(f"execute_fenced returned a {type(callback).__name__} as its callback")
+            raise MalformedAnswer(f"{call} returned a {type(callback).__name__} as its callback")
         w.u32(self.register(callback))
-        return w, None
+        return w
 
     def _fenced_info(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         callback = self.object_of(r.u32(), FencedExecutionCallback)

@@ -25,7 +25,8 @@ from vts.ipc.protocol.framing import Refused
 
 _MODEL_KINDS = frozenset({Method.PREPARE_MODEL, Method.PREPARE_MODEL_FROM_CACHE})
 _REQUEST_KINDS = frozenset({Method.EXECUTE, Method.EXECUTE_ASYNC, Method.EXECUTE_FENCED, Method.BURST_EXECUTE,
-                            Method.ALLOCATE, Method.BUFFER_COPY_TO, Method.BUFFER_COPY_FROM})
+                            Method.ALLOCATE, Method.BUFFER_COPY_TO, Method.BUFFER_COPY_FROM,
+                            Method.REUSABLE_CREATE})
 
 
 def max_body(code: int) -> int:

@@ -7,8 +7,10 @@ both speak and, from revision 2, sends OPEN: the driver options, answered
 with the options the driver accepts and its device name as opened.  Options
 given to a driver that speaks only revision 1 are a usage error, as are
 options the driver refuses (``DriverOptionError``, exit status 2).  From
-revision 3 OPEN also asks for the features the harness uses (``batch``) and
-the driver grants those it serves; a feature not granted is never used.
+revision 3 OPEN also asks for the features the harness uses (``batch``, and
+``aidl:1`` to ``aidl:4``: the AIDL interface the driver speaks, at most one
+granted) and the driver grants those it serves; a feature not granted is
+never used.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ __all__ = ["WANTED_FEATURES", "hello", "open_driver"]
 #: What the harness calls itself in HELLO (informative only).
 CLIENT_NAME = "nnvts"
 #: The features the harness asks for in a revision-3 OPEN (docs/protocol.md §5.3).
-WANTED_FEATURES: tuple[str, ...] = (p.BATCH_FEATURE,)
+WANTED_FEATURES: tuple[str, ...] = (p.BATCH_FEATURE, *p.AIDL_FEATURES)
 
 
 def hello(connection: Connection) -> None:
@@ -77,6 +79,7 @@ def open_driver(connection: Connection, options: Sequence[tuple[str, str]], driv
     unasked = sorted(set(reply.features) - set(wanted))
     if unasked:
         raise ProtocolError(f"OPEN granted features the harness did not ask for: {', '.join(unasked)}")
+    p.granted_aidl(reply.features)  # at most one AIDL version (ProtocolError): ProxyDevice speaks it
     connection.features = frozenset(reply.features)
     connection.device_name = reply.device_name
     connection.accepted_options = reply.accepted

@@ -20,13 +20,22 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
 from vts import bounds
-from vts.hal.enums import DeviceStatus, DeviceType, ErrorStatus, ExecutionPreference, MeasureTiming, Priority
+from vts.hal.enums import (
+    DeviceStatus,
+    DeviceType,
+    ErrorStatus,
+    ExecutionPreference,
+    HalVersion,
+    MeasureTiming,
+    Priority,
+)
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import (
     Buffer,
     Burst,
     CacheFiles,
     Device,
+    Execution,
     FencedExecutionCallback,
     PreparedModel,
     SyncFence,
@@ -48,6 +57,7 @@ from vts.ipc.call_batch import CallBatch, batch_of
 from vts.ipc.connection import Connection, PendingCall
 from vts.ipc.driver_options import DriverOption
 from vts.ipc.errors import DriverLost, EncodingError, RequestRejected
+from vts.ipc.execution_proxy import create_execution, has_reusable_executions
 from vts.ipc.fences import read_fence, write_fence
 from vts.ipc.output_guard import OutputGuard
 from vts.ipc.protocol import Method, Reader, Writer
@@ -164,9 +174,17 @@ class ProxyPreparedModel(PreparedModel):
         callback = ProxyFencedCallback(conn, handle) if handle != p.NULL_HANDLE else None
         return fence, callback  # type: ignore[return-value]
 
-
     def configure_execution_burst(self) -> Burst:
         return configure_burst(self.connection, self)
+
+    def create_reusable_execution(self, request: Request, measure: MeasureTiming | int = MeasureTiming.NO,
+                                  loop_timeout: int | None = None) -> Execution:
+        """The driver's own reusable execution when it granted ``aidl:4`` (docs/protocol.md §5.5); else the base
+        ``Execution`` over this model's executions (a driver below AIDL v4 has none: families skip it)."""
+        if not has_reusable_executions(self.connection):
+            return super().create_reusable_execution(request, measure, loop_timeout)
+        return create_execution(self.connection, self, self.handle, request, measure, loop_timeout,
+                                ProxyFencedCallback)
 
 
 class ProxyDevice(Device):
@@ -177,6 +195,9 @@ class ProxyDevice(Device):
         self.name = connection.device_name
         #: The options the driver accepts, from the opening exchange (None: any; ``()`` for a revision-1 driver).
         self.accepted_options: tuple[DriverOption, ...] | None = connection.accepted_options
+        #: The AIDL version the driver granted (``aidl:N``, docs/protocol.md §5.3), else HAL 1.3: the rules it is
+        #: judged by.
+        self.hal_version = p.granted_aidl(connection.features) or HalVersion.V1_3
         for flag in p.DEVICE_FLAGS:
             setattr(self, flag, flag in connection.device_flags)
 

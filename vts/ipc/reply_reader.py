@@ -84,6 +84,8 @@ class ReplyReader:
         self._replies: dict[int, Slot] = {}
         self._futures: dict[int, RemoteFuture] = {}
         self._pump: threading.Thread | None = None
+        #: Whether the stream reported a reset once (``_read_one``).
+        self._reset_seen = False
 
     def expect(self, seq: int, slot: Slot, future: RemoteFuture | None = None) -> None:
         """Request ``seq`` is about to be sent: its reply goes to ``slot``, its completion to ``future``."""
@@ -181,6 +183,14 @@ class ReplyReader:
                 return
             message = self._receiver.receive()
         except (BlockingIOError, InterruptedError):
+            return
+        except ConnectionResetError as error:
+            # The host ended with requests of ours still unread (calls sent ahead, or in flight on another
+            # thread).  Linux says so once, before the answers the host did send, which are still queued:
+            # read them first (each is its call's own answer), then the end of the stream.
+            if self._reset_seen:
+                self.lose(error)
+            self._reset_seen = True
             return
         except (OSError, ProtocolError) as error:
             self.lose(error)

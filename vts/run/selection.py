@@ -13,6 +13,7 @@ asks its second term about a name the first one refused).
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import hashlib
 import re
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from vts.run.globset import GlobSet
+from vts.run.option_checks import OptionValueError, read_input_file
 
 _TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
 
@@ -277,8 +279,14 @@ class ExpectationList:
 
     @classmethod
     def from_file(cls, path: str) -> ExpectationList:
-        with open(path, encoding="utf-8") as handle:
-            entries = [(number, line.split("#", 1)[0].strip()) for number, line in enumerate(handle, start=1)]
+        """The list in file ``path``, read without ever blocking (``read_input_file``: a FIFO put in its place
+        after the option was checked is refused, not waited on); OSError or UnicodeDecodeError if unreadable."""
+        try:
+            data = read_input_file(path)
+        except OptionValueError as error:
+            raise OSError(errno.EINVAL, str(error), path) from None
+        lines = data.decode("utf-8").splitlines()
+        entries = [(number, line.split("#", 1)[0].strip()) for number, line in enumerate(lines, start=1)]
         return cls([Glob(text, number) for number, text in entries if text], path)
 
     def expects_failure(self, name: str) -> bool:

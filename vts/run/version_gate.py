@@ -7,9 +7,9 @@ drivers; a case whose model needs more than the driver speaks ends SKIPPED,
 naming both, before the family sends anything.
 
 The driver's version is its ``hal_version`` (``vts.hal.interfaces.spoken_version``);
-a driver that does not say is held to HAL 1.3, the contract of the nnvts
-protocol as it stands, so a driver reached through it is not asked for newer
-operations until the protocol carries its version.
+a driver that does not say is held to HAL 1.3, and so is a driver reached
+through the nnvts protocol that grants no ``aidl:N`` feature when it opens
+(docs/protocol.md §5.3); one that grants ``aidl:N`` speaks feature level N + 4.
 """
 
 from __future__ import annotations

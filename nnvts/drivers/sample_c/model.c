@@ -194,6 +194,14 @@ static int known_prefix(const struct model *m, int64_t t)
 
 static int is_uint32(int64_t v) { return v >= 0 && v <= 0xFFFFFFFFLL; }
 
+int aidl_rules;
+
+/* OEM operand and operation types are HAL 1.3's; AIDL has none (OperandType.aidl, OperationType.aidl). */
+static int oem_allowed(void) { return !aidl_rules; }
+/* The highest operation type of the interface spoken: HAL 1.3's 101 (RESIZE_NEAREST_NEIGHBOR), AIDL v4's 105
+ * (REVERSE; BATCH_MATMUL, PACK, MIRROR_PAD came between). */
+static int64_t max_operation_type(void) { return aidl_rules ? 105 : 101; }
+
 /* ---- model validation ------------------------------------------------------------------------ */
 
 static char why[320];
@@ -226,7 +234,8 @@ static const char *check_pool(const struct pool_ref *ref, int allow_tokens, cons
 static const char *check_operand(const struct model *m, const struct operand *o, uint32_t i)
 {
     int64_t t = o->type;
-    if (!((t >= 0 && t <= 15) || t == T_OEM || t == T_TENSOR_OEM_BYTE || (is_extension(t) && is_uint32(t))))
+    if (!((t >= 0 && t <= 15) || (oem_allowed() && (t == T_OEM || t == T_TENSOR_OEM_BYTE))
+          || (is_extension(t) && is_uint32(t))))
         INVALID("operand %u: invalid operand type %lld", i, (long long)t);
     if (is_extension(t) && !known_prefix(m, t))
         INVALID("operand %u: extension prefix %lld is not declared by the model", i, (long long)(t >> 16));
@@ -313,7 +322,7 @@ static const char *check_operand(const struct model *m, const struct operand *o,
             INVALID("operand %u: constant needs %lld bytes, location length is %lld", i, (long long)size,
                     (long long)o->length);
     }
-    if (!is_uint32(o->consumers))
+    if (!aidl_rules && !is_uint32(o->consumers))
         INVALID("operand %u: numberOfConsumers is not a uint32", i);
     return NULL;
 }
@@ -374,7 +383,8 @@ static const char *check_subgraph(const struct model *m, const struct subgraph *
     for (uint32_t i = 0; i < g->noperations; i++) {
         const struct operation *op = &g->operations[i];
         int64_t t = op->type;
-        if (!((t >= 0 && t <= 101) || t == 10000 || (is_extension(t) && is_uint32(t) && known_prefix(m, t))))
+        if (!((t >= 0 && t <= max_operation_type()) || (oem_allowed() && t == 10000)
+              || (is_extension(t) && is_uint32(t) && known_prefix(m, t))))
             INVALID("operation %u: invalid operation type %lld", i, (long long)t);
         for (uint32_t k = 0; k < op->ninputs; k++)
             if (op->inputs[k] < 0 || op->inputs[k] >= (int64_t)g->noperands)
@@ -427,7 +437,7 @@ static const char *check_subgraph(const struct model *m, const struct subgraph *
         }
     }
     for (uint32_t k = 0; k < g->noperands && !bad; k++) {
-        if (g->operands[k].consumers != uses[k]) {
+        if (!aidl_rules && g->operands[k].consumers != uses[k]) { /* AIDL has no numberOfConsumers */
             snprintf(why, sizeof why, "operand %u declares %lld consumers, %lld operation inputs read it", k,
                      (long long)g->operands[k].consumers, (long long)uses[k]);
             bad = why;
@@ -451,8 +461,8 @@ const char *validate_model(const struct model *m)
         if ((e = check_pool(&m->pools[i], 0, "pool", i)))
             return e;
     for (uint32_t i = 0; i < m->nprefixes; i++)
-        if (m->prefixes[i] < 0 || m->prefixes[i] > 0xFFFF)
-            return "extension prefix is not a uint16";
+        if (m->prefixes[i] < 0 || m->prefixes[i] > (aidl_rules ? 0x7FFF : 0xFFFF))
+            return aidl_rules ? "extension prefix does not fit AIDL's 15 bits" : "extension prefix is not a uint16";
     if ((e = check_subgraph(m, &m->main)))
         return e;
     for (uint32_t i = 0; i < m->nreferenced; i++)

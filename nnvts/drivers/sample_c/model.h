@@ -99,6 +99,11 @@ struct request {
     uint32_t npools;
 };
 
+/* Set when the harness granted "aidl:4" (docs/protocol.md §5.3): validate by AIDL v4's rules (no OEM operand or
+ * operation types, no numberOfConsumers, 15-bit extension prefixes, operation types up to REVERSE) instead of
+ * HAL 1.3's. */
+extern int aidl_rules;
+
 int read_model(struct reader *r, struct arena *a, struct model *m);
 int read_request(struct reader *r, struct arena *a, struct request *q);
 

@@ -13,6 +13,9 @@
  * revisions 2 and 3 (whichever the harness agrees on) and grants the "batch"
  * feature: a BATCH's calls are served one after the other by ``serve``, their
  * replies collected by ``wire_send`` into one answer (docs/protocol.md §5.4).
+ * Asked for "aidl:4", it grants it: it then validates by AIDL v4's rules
+ * (``aidl_rules``, model.c) and serves reusable executions (REUSABLE_*, §5.5);
+ * otherwise it is a HAL 1.3 driver, as it always was.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -103,7 +106,10 @@ static int pool_declare(uint32_t id, const uint8_t *name, uint32_t name_len, uin
 
 /* ---- handles (prepared models, fenced-execution callbacks) ----------------------------------- */
 
-enum kind { K_PREPARED = 1, K_CALLBACK };
+enum kind { K_PREPARED = 1, K_CALLBACK, K_EXECUTION };
+
+/* Whether OPEN granted "aidl:4": the REUSABLE_* kinds are served only then (docs/protocol.md §5.5). */
+static int aidl_granted;
 
 struct prepared {
     struct arena arena;
@@ -115,6 +121,26 @@ struct callback {
     int64_t status;
     uint64_t launched[2], fenced[2];
 };
+
+/*
+ * A reusable execution (AIDL v4 IExecution): its request and timing fixed at creation.  Its prepared model and
+ * pools are named by handle and id and looked up at each run (the harness keeps them while the execution lives;
+ * one released meanwhile is GENERAL_FAILURE, never a dangling pointer), and the inputs are read from the pools
+ * as they are then.  One run at a time holds by construction: this driver serves one call at a time.
+ */
+struct reusable {
+    struct arena arena;
+    uint32_t prepared;  /* handle of its prepared model */
+    struct request q;
+    uint32_t *pool_ids; /* per request pool: its id (0 for a driver-buffer token) */
+    int measure;
+};
+
+static void reusable_free(struct reusable *e)
+{
+    arena_free(&e->arena);
+    free(e);
+}
 
 struct handle {
     uint32_t id;
@@ -155,6 +181,8 @@ static void handle_release(uint32_t id)
             struct prepared *pm = handles[i].object;
             arena_free(&pm->arena);
             free(pm);
+        } else if (handles[i].kind == K_EXECUTION) {
+            reusable_free(handles[i].object);
         } else {
             free(handles[i].object);
         }
@@ -623,14 +651,17 @@ static void open_driver(uint32_t seq, struct reader *r, struct writer *w)
             return;
         }
     }
-    /* Revision 3: the features asked for; this driver grants "batch" (BATCH messages, §5.4). */
-    int batch = 0;
+    /* Revision 3: the features asked for; this driver grants "batch" (BATCH messages, §5.4) and "aidl:4" (AIDL
+     * v4's rules and reusable executions, §5.3, §5.5). */
+    int batch = 0, aidl = 0;
     uint32_t nfeatures = revision >= FEATURES_REVISION ? rd_count(r, 4) : 0;
     for (uint32_t i = 0; i < nfeatures && !r->err; i++) {
         uint32_t n;
         const uint8_t *feature = rd_bytes(r, &n);
         if (!r->err && n == 5 && memcmp(feature, "batch", 5) == 0)
             batch = 1;
+        if (!r->err && n == 6 && memcmp(feature, "aidl:4", 6) == 0)
+            aidl = 1;
     }
     if (!rd_end(r)) {
         send_protocol_error(seq, reply, r->err ? r->err : "malformed OPEN");
@@ -641,6 +672,7 @@ static void open_driver(uint32_t seq, struct reader *r, struct writer *w)
         return;
     }
     snprintf(device_name, sizeof device_name, NAME_PREFIX "%s", name);
+    aidl_granted = aidl_rules = aidl; /* none granted: HAL 1.3 */
     wr_u32(w, revision);
     wr_str(w, device_name);
     wr_u8(w, 0); /* only the options listed */
@@ -650,10 +682,64 @@ static void open_driver(uint32_t seq, struct reader *r, struct writer *w)
     wr_str(w, DEFAULT_NAME);
     wr_str(w, "the device name after nnvts- (1 to 64 letters, digits, _ . -)");
     if (revision >= FEATURES_REVISION) {
-        wr_u32(w, (uint32_t)batch); /* the features granted: those asked for that this driver serves */
+        wr_u32(w, (uint32_t)(batch + aidl)); /* the features granted: those asked for that this driver serves */
         if (batch)
             wr_str(w, "batch");
+        if (aidl)
+            wr_str(w, "aidl:4");
     }
+    wire_send(sock, seq, reply, S_NONE, w);
+}
+
+/*
+ * A validated request executed synchronously or fenced, and answered: EXECUTE, EXECUTE_FENCED and the reusable
+ * executions' runs (REUSABLE_EXECUTE, REUSABLE_EXECUTE_FENCED, docs/protocol.md §5.5) share it.  Fenced: wait for
+ * the fences, run now, return no fence (the work is done) and a callback.
+ */
+static void run_and_answer(uint32_t seq, uint16_t reply, int fenced, const struct prepared *pm,
+                           const struct request *q, const struct fences *fences, int measure, int has_deadline,
+                           int64_t deadline, int has_duration, int64_t duration, uint64_t launched, struct writer *w)
+{
+    const char *why = NULL;
+    struct outcome o;
+    if (has_deadline && (int64_t)now_ns() >= deadline) {
+        send_error(seq, reply, S_MISSED_DEADLINE_PERSISTENT, "deadline passed before execution", NULL, 0);
+        return;
+    }
+    if (!fenced) {
+        execute(pm, q, measure, deadline, has_deadline, &o);
+        send_outcome(seq, reply, &o);
+        return;
+    }
+    uint16_t status = wait_fences(fences, &why);
+    if (status) {
+        send_error(seq, reply, status, why, NULL, 0);
+        return;
+    }
+    uint64_t fenced_at = now_ns();
+    if (has_duration) {
+        int64_t limit = (int64_t)fenced_at + duration;
+        if (!has_deadline || limit < deadline)
+            deadline = limit;
+        has_deadline = 1;
+    }
+    execute(pm, q, 0, deadline, has_deadline, &o);
+    if (o.status) {
+        send_outcome(seq, reply, &o);
+        return;
+    }
+    struct callback *cb = calloc(1, sizeof *cb);
+    if (!cb)
+        abort();
+    uint64_t end = now_ns();
+    cb->launched[0] = cb->launched[1] = cb->fenced[0] = cb->fenced[1] = NO_TIMING;
+    if (measure) {
+        cb->launched[0] = (end - fenced_at) / 1000;
+        cb->launched[1] = (end - launched) / 1000;
+        cb->fenced[0] = cb->fenced[1] = (end - fenced_at) / 1000;
+    }
+    wr_u8(w, 0); /* no sync fence: the work is done */
+    wr_u32(w, handle_add(K_CALLBACK, cb));
     wire_send(sock, seq, reply, S_NONE, w);
 }
 
@@ -811,9 +897,9 @@ static void serve(uint32_t seq, uint16_t code, const struct reader *args)
             send_error(seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
             goto out;
         }
-        int missed = has_deadline && (int64_t)now_ns() >= deadline;
-        struct outcome o;
         if (code == M_EXECUTE_ASYNC) {
+            struct outcome o;
+            int missed = has_deadline && (int64_t)now_ns() >= deadline;
             wire_send(sock, seq, reply, S_NONE, &w); /* the launch status */
             uint16_t notify = (uint16_t)(M_EXECUTE_ASYNC | CODE_NOTIFY);
             if (missed) {
@@ -824,46 +910,94 @@ static void serve(uint32_t seq, uint16_t code, const struct reader *args)
             send_outcome(seq, notify, &o);
             goto out;
         }
-        if (missed) {
-            send_error(seq, reply, S_MISSED_DEADLINE_PERSISTENT, "deadline passed before execution", NULL, 0);
+        run_and_answer(seq, reply, code == M_EXECUTE_FENCED, pm, &q, &fences, measure == 1, has_deadline, deadline,
+                       has_duration, duration, launched, &w);
+        goto out;
+    }
+    case M_REUSABLE_CREATE: {
+        if (!aidl_granted) {
+            send_protocol_error(seq, reply, "REUSABLE_CREATE needs the aidl:4 feature, not granted");
             goto out;
         }
-        if (code == M_EXECUTE) {
-            execute(pm, &q, measure == 1, deadline, has_deadline, &o);
-            send_outcome(seq, reply, &o);
-            goto out;
-        }
-        /* Fenced: wait for the fences, run now, return no fence (the work is done). */
-        uint16_t status = wait_fences(&fences, &why);
-        if (status) {
-            send_error(seq, reply, status, why, NULL, 0);
-            goto out;
-        }
-        uint64_t fenced = now_ns();
-        if (has_duration) {
-            int64_t limit = (int64_t)fenced + duration;
-            if (!has_deadline || limit < deadline)
-                deadline = limit;
-            has_deadline = 1;
-        }
-        execute(pm, &q, 0, deadline, has_deadline, &o);
-        if (o.status) {
-            send_outcome(seq, reply, &o);
-            goto out;
-        }
-        struct callback *cb = calloc(1, sizeof *cb);
-        if (!cb)
+        uint32_t id = rd_u32(&r);
+        struct reusable *e = calloc(1, sizeof *e);
+        if (!e)
             abort();
-        uint64_t end = now_ns();
-        cb->launched[0] = cb->launched[1] = cb->fenced[0] = cb->fenced[1] = NO_TIMING;
-        if (measure == 1) {
-            cb->launched[0] = (end - fenced) / 1000;
-            cb->launched[1] = (end - launched) / 1000;
-            cb->fenced[0] = cb->fenced[1] = (end - fenced) / 1000;
+        read_request(&r, &e->arena, &e->q);
+        int64_t measure = rd_i64(&r);
+        if (rd_bool(&r))
+            rd_i64(&r); /* loop timeout: no WHILE here */
+        if (!rd_end(&r)) {
+            reusable_free(e);
+            break;
         }
-        wr_u8(&w, 0); /* no sync fence: the work is done */
-        wr_u32(&w, handle_add(K_CALLBACK, cb));
+        struct prepared *pm = handle_get(id, K_PREPARED);
+        if (!pm) {
+            reusable_free(e);
+            send_protocol_error(seq, reply, "not a live prepared-model handle");
+            goto out;
+        }
+        /* Refused at creation (IPreparedModel.aidl allows this or a refusal of every run); output sizes may
+         * still be unknown here: a fenced run checks them, as EXECUTE_FENCED does. */
+        const char *why = validate_request(&e->q, &pm->model.main, 1);
+        if (why) {
+            reusable_free(e);
+            send_error(seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
+            goto out;
+        }
+        e->prepared = id;
+        e->measure = measure == 1;
+        e->pool_ids = arena_alloc(&e->arena, e->q.npools * sizeof *e->pool_ids);
+        if (!e->pool_ids)
+            abort();
+        for (uint32_t i = 0; i < e->q.npools; i++)
+            e->pool_ids[i] = e->q.pools[i].is_token ? 0 : e->q.pools[i].pool->id;
+        wr_u32(&w, handle_add(K_EXECUTION, e));
         wire_send(sock, seq, reply, S_NONE, &w);
+        goto out;
+    }
+    case M_REUSABLE_EXECUTE:
+    case M_REUSABLE_EXECUTE_FENCED: {
+        uint64_t launched = now_ns();
+        int fenced = code == M_REUSABLE_EXECUTE_FENCED;
+        if (!aidl_granted) {
+            send_protocol_error(seq, reply, "REUSABLE_EXECUTE needs the aidl:4 feature, not granted");
+            goto out;
+        }
+        struct reusable *e = handle_get(rd_u32(&r), K_EXECUTION);
+        struct fences fences = {0};
+        if (fenced)
+            read_fences(&r, &arena, &fences);
+        int has_deadline = rd_bool(&r);
+        int64_t deadline = has_deadline ? rd_i64(&r) : 0;
+        int has_duration = 0;
+        int64_t duration = 0;
+        if (fenced && (has_duration = rd_bool(&r)))
+            duration = rd_i64(&r);
+        if (!rd_end(&r))
+            break;
+        if (!e) {
+            send_protocol_error(seq, reply, "not a live execution handle");
+            goto out;
+        }
+        struct prepared *pm = handle_get(e->prepared, K_PREPARED);
+        const char *why = pm ? NULL : "the execution's prepared model was released";
+        for (uint32_t i = 0; !why && i < e->q.npools; i++) {
+            if (e->q.pools[i].is_token)
+                continue;
+            if (!(e->q.pools[i].pool = pool_lookup(e->pool_ids[i])))
+                why = "a pool of the execution's request was released";
+        }
+        if (why) {
+            send_error(seq, reply, S_GENERAL_FAILURE, why, NULL, 0);
+            goto out;
+        }
+        if ((why = validate_request(&e->q, &pm->model.main, !fenced))) {
+            send_error(seq, reply, S_INVALID_ARGUMENT, why, NULL, 0);
+            goto out;
+        }
+        run_and_answer(seq, reply, fenced, pm, &e->q, &fences, e->measure, has_deadline, deadline, has_duration,
+                       duration, launched, &w);
         goto out;
     }
     case M_FENCED_GET_EXECUTION_INFO: {

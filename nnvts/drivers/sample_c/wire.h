@@ -35,6 +35,8 @@ enum method {
     M_EXECUTE_FENCED, M_FENCED_GET_EXECUTION_INFO, M_BUFFER_COPY_TO, M_BUFFER_COPY_FROM, M_CLOSE,
     M_OPEN = 24, /* revision 2: the driver options */
     M_BATCH = 25, /* revision 3, feature "batch": several calls in one message (docs/protocol.md §5.4) */
+    /* Feature "aidl:4": reusable executions, AIDL v4 IExecution (docs/protocol.md §5.5). */
+    M_REUSABLE_CREATE = 26, M_REUSABLE_EXECUTE = 27, M_REUSABLE_EXECUTE_FENCED = 28,
 };
 
 /* Reply statuses: ErrorStatus 0-8, then the protocol's own. */

@@ -18,11 +18,20 @@ driver in C needs only a cursor over little-endian integers:
 Three modules, each on the one below: ``framing`` (header, descriptors, message
 kinds), ``primitives`` (``Writer`` and ``Reader``) and ``codec`` (HAL structures);
 beside the codec, ``opening`` (the negotiated revision, ``OPEN``'s driver options and features) and
-``batch`` (several calls in one message, revision 3).
+``batch`` (several calls in one message, revision 3) and ``aidl`` (the ``aidl:N`` features: which AIDL
+interface a driver speaks).
 Everything is named here too, so ``from vts.ipc import protocol as p`` reaches it all.
 """
 
 from vts.ipc.errors import ProtocolError  # what a reader raises, named with the protocol
+from vts.ipc.protocol.aidl import (
+    AIDL_FEATURE_PREFIX,
+    AIDL_FEATURES,
+    REUSABLE_EXECUTION_AIDL,
+    aidl_feature,
+    aidl_grant,
+    granted_aidl,
+)
 from vts.ipc.protocol.batch import (
     BATCH_METHODS,
     MAX_BATCH_ITEMS,
@@ -116,6 +125,8 @@ from vts.ipc.protocol.primitives import (
 )
 
 __all__ = [
+    "AIDL_FEATURES",
+    "AIDL_FEATURE_PREFIX",
     "BATCH_FEATURE",
     "BATCH_METHODS",
     "BODY_IN_FD",
@@ -134,6 +145,7 @@ __all__ = [
     "PROTOCOL_REVISION",
     "PROTOCOL_VERSION",
     "REPLY",
+    "REUSABLE_EXECUTION_AIDL",
     "REVISION_FLAG_PREFIX",
     "SOCKET_TYPE",
     "ExtraTag",
@@ -154,8 +166,11 @@ __all__ = [
     "WireStatus",
     "Writer",
     "advertised_revision",
+    "aidl_feature",
+    "aidl_grant",
     "check_feature",
     "close_fds",
+    "granted_aidl",
     "read_batch_reply",
     "read_batch_request",
     "read_buffer_desc",

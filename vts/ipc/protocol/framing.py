@@ -78,6 +78,10 @@ class Method(enum.IntEnum):
     OPEN = 24
     # Several calls in one message, from revision 3 with the ``batch`` feature (docs/protocol.md §5.4).
     BATCH = 25
+    # Reusable executions (AIDL v4 ``IExecution``), with the ``aidl:4`` feature (docs/protocol.md §5.5).
+    REUSABLE_CREATE = 26
+    REUSABLE_EXECUTE = 27
+    REUSABLE_EXECUTE_FENCED = 28
 
 
 class WireStatus(enum.IntEnum):

@@ -103,9 +103,16 @@ def _v1_parents() -> dict[str, str] | None:
 _kind: str | None = None
 
 
+#: ``NNVTS_TREE_LIMITS=rlimit`` uses the rlimit fallback even where a cgroup could be made (to see what a
+#: machine without one gets: the fallback is tested on this one).
+TREE_LIMITS_ENV = "NNVTS_TREE_LIMITS"
+
+
 def cgroup_kind() -> str:
     """``cgroup2``, ``cgroup1`` or ``rlimit``: what this process can bound a tree with (found once)."""
     global _kind
+    if os.environ.get(TREE_LIMITS_ENV, "").strip().lower() == "rlimit":
+        return "rlimit"
     if _kind is None:
         probe = TreeLimits(1 << 30, 16)
         _kind = probe.kind if probe.create() else "rlimit"
