@@ -376,7 +376,9 @@ class Execution:
     as it is at its own start (IExecution.aidl lets a driver cache mappings, never contents).  A second
     execution while one is in flight is refused here (INVALID_ARGUMENT); a driver may serialise it instead.
     The base runs each execution as ``PreparedModel.execute`` / ``execute_fenced`` of the fixed request, the
-    in-flight mark held until the fenced execution's fence signals.
+    in-flight mark held until the fenced execution's fence signals: the next execution finds the fence
+    signalled and takes the mark over, so a client that waited for the fence is never refused (a thread
+    releasing the mark when the fence signals lost that race to a client woken by the same fence).
     """
 
     def __init__(self, prepared: PreparedModel, request: Request, measure: MeasureTiming | int = MeasureTiming.NO,
@@ -386,11 +388,20 @@ class Execution:
         self.measure = MeasureTiming(int(measure))
         self.loop_timeout = loop_timeout
         self._in_flight = threading.Lock()
+        #: The fence of the fenced execution holding the mark, until an execution finds it signalled.
+        self._pending: SyncFence | None = None
+        self._handover = threading.Lock()
 
     def _begin(self) -> None:
-        if not self._in_flight.acquire(blocking=False):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "another execution of this reusable execution is in "
-                                                            "flight (IExecution: at most one at a time)")
+        if self._in_flight.acquire(blocking=False):
+            return
+        with self._handover:
+            pending = self._pending
+            if pending is not None and pending.signalled:  # the last fenced execution is over: its mark is ours
+                self._pending = None
+                return
+        raise DriverError(ErrorStatus.INVALID_ARGUMENT, "another execution of this reusable execution is in "
+                                                        "flight (IExecution: at most one at a time)")
 
     def execute(self, deadline: int | None = None) -> ExecutionResult:
         """``executeSynchronously``."""
@@ -413,12 +424,9 @@ class Execution:
         if fence is None or fence.signalled:
             self._in_flight.release()
         else:
-            threading.Thread(target=self._release_after, args=(fence,), daemon=True).start()
+            with self._handover:
+                self._pending = fence
         return fence, callback
-
-    def _release_after(self, fence: SyncFence) -> None:
-        fence.wait()
-        self._in_flight.release()
 
 
 def spoken_version(device: object) -> HalVersion:
