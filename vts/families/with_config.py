@@ -1,0 +1,84 @@
+"""Golden executions through AIDL v4's ``*WithConfig`` calls (Android 13's VTS, GeneratedTestHarness.cpp).
+
+On a driver of AIDL v4 or later, Android's VTS runs each generated model twice: once prepared and executed
+through the older calls, then prepared again through ``prepareModelWithConfig`` (``{preference, priority,
+no deadline, no caches, an empty token, no hints, no extension table}``) and executed through
+``executeSynchronouslyWithConfig`` and ``executeFencedWithConfig`` (``{measureTiming, loopTimeout, {}, {}}``:
+``testConfig.useConfig``).  This family is that second run: one case per example, prepared with an empty
+``PrepareModelConfig``, executed on both calls with timing off and on and judged like the generated
+family's executions (status, timing, shapes, values; the fenced call refuses outputs it cannot describe).
+No hints here: the ``hints`` family owns what hints may not change.
+
+The matrix is the generated family's economy: the first example of each model runs all four (call, timing)
+pairs, later examples two, alternating.  A driver below AIDL v4 has no such calls: every case is skipped
+with the rule named (opt-in family: ``--family with_config``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from vts.families._kit.executions import Answer, Executor, prepare_for_case
+from vts.families._kit.fenced_path import judge_golden
+from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
+from vts.families._kit.with_config import WithConfigPath, config_rule_lacking, execute_with_config
+from vts.families.base import Case, Outcome, RunOptions, skipped
+from vts.families.registry import register_family
+from vts.hal.config import ExecutionConfig, PrepareModelConfig
+from vts.hal.enums import MeasureTiming
+from vts.hal.interfaces import Device, PreparedModel
+from vts.model.casemodel import BuiltRequest, CaseModel
+
+#: What messages call an execution of this family (``with_config sync execution (timing NO)``).
+MODE = "with_config"
+
+#: The (call, timing) pairs, the first example of a model runs all of them.
+FULL_MATRIX = ((Executor.SYNC, MeasureTiming.NO), (Executor.FENCED, MeasureTiming.YES),
+               (Executor.SYNC, MeasureTiming.YES), (Executor.FENCED, MeasureTiming.NO))
+
+
+def executions_for(example_index: int) -> tuple[tuple[Executor, MeasureTiming], ...]:
+    """(call, timing) pairs an example runs through: all on the first example, then two, alternating."""
+    if example_index == 0:
+        return FULL_MATRIX
+    return FULL_MATRIX[2:] if example_index % 2 else FULL_MATRIX[:2]
+
+
+def path_of(executor: Executor) -> WithConfigPath:
+    """The ``*WithConfig`` call standing for a kit executor (sync or fenced)."""
+    return WithConfigPath.FENCED if executor is Executor.FENCED else WithConfigPath.SYNC
+
+
+@register_family
+class WithConfigFamily(PerExampleFamily):
+    name = "with_config"
+    description = ("AIDL v4: every example prepared through prepareModelWithConfig and executed through "
+                   "executeSynchronouslyWithConfig and executeFencedWithConfig, timing off and on")
+    #: Every case of a HIDL or older AIDL driver is a skip: not run unless asked (``--family``).
+    default = False
+
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        lacking = config_rule_lacking(device)
+        if lacking is not None:
+            return skipped(lacking)
+        assert case.model is not None
+        model = case.model
+        prepared, why = prepare_for_case(device, model, options, with_config=PrepareModelConfig())
+        if prepared is None:
+            return self.refused(model, why)
+        return self.run_executions(model, case.example or 0, prepared, options)
+
+    def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
+        return [Execution(executor, measure, mode=MODE) for executor, measure in executions_for(example_index)]
+
+    def execute(self, prepared: PreparedModel, built: BuiltRequest, execution: Execution,
+                options: RunOptions) -> Answer:
+        config = ExecutionConfig(measure=execution.measure)
+        return execute_with_config(prepared, built.request, path_of(execution.executor), config,
+                                   timeout=options.case_timeout)
+
+    def judge(self, model: CaseModel, example_index: int, executed: Executed,
+              earlier: Sequence[Executed]) -> Judgement:
+        execution = executed.execution
+        return judge_golden(model, example_index, executed.built, executed.answer, execution.executor,
+                            execution.measure, executed.where)
