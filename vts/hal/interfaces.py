@@ -350,7 +350,7 @@ class PreparedModel(abc.ABC):
         The default runs ``execute`` with the config's timing and loop timeout and ignores the execution hints
         and the extension table, as a driver that knows none of the hints must (ExecutionConfig.aidl).
         """
-        return self.execute(request, MeasureTiming(int(config.measure)), deadline, config.loop_timeout)
+        return self.execute(request, config.measure, deadline, config.loop_timeout)  # type: ignore[arg-type]
 
     def execute_fenced_with_config(
         self,
@@ -361,7 +361,7 @@ class PreparedModel(abc.ABC):
         timeout_after_fence: int | None = None,
     ) -> tuple[SyncFence | None, FencedExecutionCallback]:
         """AIDL v4 ``executeFencedWithConfig``: ``execute_fenced`` with the config's settings; hints ignored."""
-        return self.execute_fenced(request, wait_for, MeasureTiming(int(config.measure)), deadline,
+        return self.execute_fenced(request, wait_for, config.measure, deadline,  # type: ignore[arg-type]
                                    config.loop_timeout, timeout_after_fence)
 
     def configure_execution_burst(self) -> Burst:
