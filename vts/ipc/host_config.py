@@ -41,7 +41,7 @@ def config_handlers(host: DriverHost) -> dict[int, Handler]:
 
     def prepare(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         granted(Method.PREPARE_MODEL_WITH_CONFIG)
-        model = host._read_model(r)
+        model = p.read_model(r, host.pool)
         preference, priority, deadline = r.i64(), r.i64(), r.optional_i64()
         model_cache, data_cache, token = r.fd_list(), r.fd_list(), r.raw()
         hints, table = p.read_hints(r)
@@ -52,7 +52,7 @@ def config_handlers(host: DriverHost) -> dict[int, Handler]:
 
     def execute(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         granted(Method.EXECUTE_WITH_CONFIG)
-        prepared, request = host._execution_args(r)
+        prepared, request = host.object_of(r.u32(), PreparedModel), p.read_request(r, host.pool)
         measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
         hints, table = p.read_hints(r)
         r.end()
@@ -62,7 +62,7 @@ def config_handlers(host: DriverHost) -> dict[int, Handler]:
 
     def execute_fenced(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         granted(Method.EXECUTE_FENCED_WITH_CONFIG)
-        prepared, request = host._execution_args(r)
+        prepared, request = host.object_of(r.u32(), PreparedModel), p.read_request(r, host.pool)
         wait_for = [read_fence(r, taken) for _ in range(r.count(1))]
         measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
         after_fence = r.optional_i64()
