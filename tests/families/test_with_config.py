@@ -8,7 +8,7 @@ import json
 import os
 
 from nnvts.drivers.reference import create_device
-from tests.fakes import broken_hints
+from tests.fakes import broken_config, broken_hints
 from vts.families.base import RunOptions
 from vts.families.hints import HintsFamily
 from vts.families.with_config import WithConfigFamily
@@ -75,3 +75,25 @@ def test_the_base_classes_map_the_config_calls_onto_the_older_ones():
         assert int(callback.get_execution_info()[0]) == 0
     finally:
         built.close()
+
+
+LOOP_SPEC = os.path.join(os.path.dirname(__file__), "..", "..", "generated_tests", "while_infinite_loop.json")
+
+
+def _loop_results(device) -> list:
+    with open(LOOP_SPEC, encoding="utf-8") as file:
+        models = parse_spec(json.load(file))
+    family, runner = WithConfigFamily(), Runner(device, RunOptions())
+    cases = [case for model in models for case in family.model_cases(model, LOOP_SPEC)]
+    assert cases and all(case.config == {"kind": "loop_timeout"} for case in cases)
+    return [runner.run_case(family, case) for case in cases[:1]]
+
+
+def test_the_configs_loop_timeout_aborts_a_never_ending_loop():
+    assert {r.verdict for r in _loop_results(create_device())} == {Verdict.PASSED}
+
+
+def test_a_driver_dropping_the_configs_loop_timeout_fails_with_config():
+    (result,) = _loop_results(broken_config.drops_loop_timeout())
+    assert result.verdict is Verdict.FAILED
+    assert "the config's loop timeout must abort the loop" in result.reason

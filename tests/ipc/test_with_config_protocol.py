@@ -80,3 +80,18 @@ def test_without_aidl_4_the_kinds_are_refused_and_never_sent():
     finally:
         host.stop()
     assert _verdicts("reference", hal="1.3") == {"with_config": {Verdict.SKIPPED}, "hints": {Verdict.SKIPPED}}
+
+
+def test_the_configs_loop_timeout_crosses_the_protocol():
+    # Dropped on the way, the reference would abort the loop at its 2 s default: the case would fail.
+    with open(os.path.join(ROOT, "generated_tests", "while_infinite_loop.json"), encoding="utf-8") as file:
+        model = parse_spec(json.load(file))[0]
+    host = _host("reference")
+    try:
+        host.start()
+        family = WithConfigFamily()
+        runner = IsolatedRunner(host.device, RunOptions(case_timeout=30.0), host=host)
+        results = [runner.run_case(family, case) for case in family.model_cases(model, "x")]
+    finally:
+        host.stop()
+    assert [r.verdict for r in results] == [Verdict.PASSED], [r.reason for r in results]

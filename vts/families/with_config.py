@@ -10,27 +10,43 @@ family's executions (status, timing, shapes, values; the fenced call refuses out
 No hints here: the ``hints`` family owns what hints may not change.
 
 The matrix is the generated family's economy: the first example of each model runs all four (call, timing)
-pairs, later examples two, alternating.  A driver below AIDL v4 has no such calls: every case is skipped
-with the rule named (opt-in family: ``--family with_config``).
+pairs, later examples two, alternating.
+
+The VTS's InfiniteLoopTimeoutTest runs through the config calls too: a model marked ``expect_failure`` whose
+first operation is a WHILE that never ends gets one case, executed through both calls (timing off, then on)
+with ``ExecutionConfig.loopTimeoutDurationNs`` 1 ms: the driver must abort the loop and answer
+MISSED_DEADLINE_TRANSIENT or _PERSISTENT (GENERAL_FAILURE skips the case, as the suite's rule), within the
+timeout plus ``LOOP_TIMEOUT_SLACK_S`` (the ``infinite_loop_timeout`` family's bound, its docstring says
+why): the loop timeout of the config, not the driver's 2 s default, must reach the loop.
+
+A driver below AIDL v4 has no such calls: every case is skipped with the rule named (opt-in family:
+``--family with_config``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
-from vts.families._kit.executions import Answer, Executor, prepare_for_case
+from vts.families._kit.executions import Answer, Executor, prepare_for_case, timing_problems
 from vts.families._kit.fenced_path import judge_golden
 from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
 from vts.families._kit.with_config import WithConfigPath, config_rule_lacking, execute_with_config
-from vts.families.base import Case, Outcome, RunOptions, skipped
+from vts.families.base import Case, Outcome, RunOptions, failed, skipped
 from vts.families.registry import register_family
 from vts.hal.config import ExecutionConfig, PrepareModelConfig
-from vts.hal.enums import MeasureTiming
+from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
 from vts.hal.interfaces import Device, PreparedModel
 from vts.model.casemodel import BuiltRequest, CaseModel
 
 #: What messages call an execution of this family (``with_config sync execution (timing NO)``).
 MODE = "with_config"
+
+#: What messages call an execution of a never-ending loop's case.
+LOOP_MODE = "with_config 1 ms loop timeout"
+#: The loop timeout of those executions, and how far past it they may end (as ``infinite_loop_timeout``'s).
+LOOP_TIMEOUT_NS = 1_000_000
+LOOP_TIMEOUT_SLACK_S = 0.5
+MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
 
 #: The (call, timing) pairs, the first example of a model runs all of them.
 FULL_MATRIX = ((Executor.SYNC, MeasureTiming.NO), (Executor.FENCED, MeasureTiming.YES),
@@ -57,6 +73,12 @@ class WithConfigFamily(PerExampleFamily):
     #: Every case of a HIDL or older AIDL driver is a skip: not run unless asked (``--family``).
     default = False
 
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
+        if never_ends(model):
+            yield Case(f"{self.name}/{model.case_name()}", self.name, model, 0, spec_path, {"kind": "loop_timeout"})
+            return
+        yield from super().model_cases(model, spec_path)
+
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         lacking = config_rule_lacking(device)
         if lacking is not None:
@@ -69,16 +91,46 @@ class WithConfigFamily(PerExampleFamily):
         return self.run_executions(model, case.example or 0, prepared, options)
 
     def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
+        if never_ends(model):
+            return [Execution(Executor.SYNC, MeasureTiming.NO, mode=LOOP_MODE),
+                    Execution(Executor.FENCED, MeasureTiming.YES, mode=LOOP_MODE)]
         return [Execution(executor, measure, mode=MODE) for executor, measure in executions_for(example_index)]
 
     def execute(self, prepared: PreparedModel, built: BuiltRequest, execution: Execution,
                 options: RunOptions) -> Answer:
-        config = ExecutionConfig(measure=execution.measure)
+        loop_timeout = LOOP_TIMEOUT_NS if execution.mode == LOOP_MODE else None
+        config = ExecutionConfig(measure=execution.measure, loop_timeout=loop_timeout)
         return execute_with_config(prepared, built.request, path_of(execution.executor), config,
                                    timeout=options.case_timeout)
 
     def judge(self, model: CaseModel, example_index: int, executed: Executed,
               earlier: Sequence[Executed]) -> Judgement:
         execution = executed.execution
+        if execution.mode == LOOP_MODE:
+            return _loop_judgement(executed)
         return judge_golden(model, example_index, executed.built, executed.answer, execution.executor,
                             execution.measure, executed.where)
+
+
+def never_ends(model: CaseModel) -> bool:
+    """A model of the suite's InfiniteLoopTimeoutTest: ``expect_failure``, its first operation a WHILE."""
+    ops = model.main.operations
+    return bool(model.expect_failure and ops and ops[0].type == OperationType.WHILE)
+
+
+def _loop_judgement(executed: Executed) -> Judgement:
+    """A never-ending loop under the config's 1 ms loop timeout: aborted in time with a missed deadline."""
+    answer, where = executed.answer, executed.where
+    if answer.status == ErrorStatus.GENERAL_FAILURE:
+        return skipped(f"{where}: GENERAL_FAILURE")
+    if answer.status not in MISSED:
+        return failed(f"{where} returned {answer.status.name}, expected MISSED_DEADLINE_TRANSIENT or "
+                      "MISSED_DEADLINE_PERSISTENT")
+    problems = timing_problems(answer, executed.execution.measure)
+    if problems:
+        return failed(f"{where}: {problems[0]}")
+    bound = LOOP_TIMEOUT_NS / 1e9 + LOOP_TIMEOUT_SLACK_S
+    if executed.seconds > bound:
+        return failed(f"{where} took {executed.seconds:.3f} s; the config's loop timeout must abort the loop "
+                      f"within it (allowed: {bound:.3f} s)")
+    return []
