@@ -95,3 +95,27 @@ def test_the_configs_loop_timeout_crosses_the_protocol():
     finally:
         host.stop()
     assert [r.verdict for r in results] == [Verdict.PASSED], [r.reason for r in results]
+
+
+def test_each_config_call_sends_its_own_kind_with_aidl_4():
+    model = parse_spec(hand_add_float())[0]
+    host = _host("reference")
+    try:
+        device = host.start()
+        sent: list[int] = []
+        call = device.connection.call
+
+        def recording(method, *args, **kwargs):
+            sent.append(method)
+            return call(method, *args, **kwargs)
+
+        device.connection.call = recording
+        family = WithConfigFamily()
+        runner = IsolatedRunner(device, RunOptions(case_timeout=30.0), host=host)
+        results = [runner.run_case(family, case) for case in family.model_cases(model, "x")]
+    finally:
+        host.stop()
+    assert {r.verdict for r in results} == {Verdict.PASSED}
+    assert {p.Method.PREPARE_MODEL_WITH_CONFIG, p.Method.EXECUTE_WITH_CONFIG, p.Method.EXECUTE_FENCED_WITH_CONFIG,
+            p.Method.BURST_EXECUTE_WITH_CONFIG} <= set(sent)
+    assert not {p.Method.PREPARE_MODEL, p.Method.EXECUTE, p.Method.EXECUTE_FENCED, p.Method.BURST_EXECUTE} & set(sent)

@@ -14,8 +14,8 @@ One case per model (its first example), on a driver of AIDL v4 or later (older: 
    family's to judge; the case is skipped);
 2. the same model prepared again with the *ignored* hints as compilation hints: it must prepare;
 3. executions with the ignored hints as execution hints, on both prepared models, synchronous and fenced,
-   timing off and on: each must succeed (timing rules as always) and write outputs byte for byte equal to
-   the baseline's.
+   timing off and on, and once on a burst (``IBurst.executeSynchronouslyWithConfig``): each must succeed
+   (timing rules as always) and write outputs byte for byte equal to the baseline's.
 
 The ignored hints: tokens whose prefix no table entry names, with and without values (1 KiB of bytes, an
 empty value), a token of prefix 0, and tokens of an extension the table names but no driver supports
@@ -180,6 +180,7 @@ class HintsFamily(Family):
         yield HintedRun("prepared with compilation hints, executed without hints", hinted, WithConfigPath.SYNC,
                         ExecutionConfig())
         yield HintedRun("executed with execution hints", plain, WithConfigPath.SYNC, ignored)
+        yield HintedRun("executed on a burst with execution hints", plain, WithConfigPath.BURST, ignored)
         if fenced:
             yield HintedRun("executed fenced with execution hints", plain, WithConfigPath.FENCED, timed)
             yield HintedRun("prepared with compilation hints, executed fenced with execution hints", hinted,

@@ -3,14 +3,16 @@
 On a driver of AIDL v4 or later, Android's VTS runs each generated model twice: once prepared and executed
 through the older calls, then prepared again through ``prepareModelWithConfig`` (``{preference, priority,
 no deadline, no caches, an empty token, no hints, no extension table}``) and executed through
-``executeSynchronouslyWithConfig`` and ``executeFencedWithConfig`` (``{measureTiming, loopTimeout, {}, {}}``:
-``testConfig.useConfig``).  This family is that second run: one case per example, prepared with an empty
-``PrepareModelConfig``, executed on both calls with timing off and on and judged like the generated
-family's executions (status, timing, shapes, values; the fenced call refuses outputs it cannot describe).
+``executeSynchronouslyWithConfig``, ``executeFencedWithConfig`` and ``IBurst.executeSynchronouslyWithConfig``
+(``{measureTiming, loopTimeout, {}, {}}``: ``testConfig.useConfig``).  This family is that second run: one case
+per example, prepared with an empty ``PrepareModelConfig``, executed on the three calls with timing off and
+on and judged like the generated family's executions (status, timing, shapes, values; the fenced call
+refuses outputs it cannot describe).  Each burst execution runs on a burst of its own, every pool given
+with a slot (the ``burst`` family owns the slot rules).
 No hints here: the ``hints`` family owns what hints may not change.
 
-The matrix is the generated family's economy: the first example of each model runs all four (call, timing)
-pairs, later examples two, alternating.
+The matrix is the generated family's economy: the first example of each model runs all six (call, timing)
+pairs, later examples each call once, the timing alternating by example.
 
 The VTS's InfiniteLoopTimeoutTest runs through the config calls too: a model marked ``expect_failure`` whose
 first operation is a WHILE that never ends gets one case, executed through both calls (timing off, then on)
@@ -48,28 +50,42 @@ LOOP_TIMEOUT_NS = 1_000_000
 LOOP_TIMEOUT_SLACK_S = 0.5
 MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
 
-#: The (call, timing) pairs, the first example of a model runs all of them.
-FULL_MATRIX = ((Executor.SYNC, MeasureTiming.NO), (Executor.FENCED, MeasureTiming.YES),
-               (Executor.SYNC, MeasureTiming.YES), (Executor.FENCED, MeasureTiming.NO))
+#: What messages call a burst execution of this family (the burst runs synchronously).
+BURST_MODE = "with_config burst"
+
+#: The (call, timing) pairs, the first example of a model runs all of them: three calls, timing off then on.
+FULL_MATRIX = ((WithConfigPath.SYNC, MeasureTiming.NO), (WithConfigPath.FENCED, MeasureTiming.YES),
+               (WithConfigPath.BURST, MeasureTiming.NO), (WithConfigPath.SYNC, MeasureTiming.YES),
+               (WithConfigPath.FENCED, MeasureTiming.NO), (WithConfigPath.BURST, MeasureTiming.YES))
 
 
-def executions_for(example_index: int) -> tuple[tuple[Executor, MeasureTiming], ...]:
-    """(call, timing) pairs an example runs through: all on the first example, then two, alternating."""
+def executions_for(example_index: int) -> tuple[tuple[WithConfigPath, MeasureTiming], ...]:
+    """(call, timing) pairs an example runs through: all on the first example, then each call once, the timing
+    choices alternating by example."""
     if example_index == 0:
         return FULL_MATRIX
-    return FULL_MATRIX[2:] if example_index % 2 else FULL_MATRIX[:2]
+    return FULL_MATRIX[3:] if example_index % 2 else FULL_MATRIX[:3]
 
 
-def path_of(executor: Executor) -> WithConfigPath:
-    """The ``*WithConfig`` call standing for a kit executor (sync or fenced)."""
-    return WithConfigPath.FENCED if executor is Executor.FENCED else WithConfigPath.SYNC
+def execution_of(path: WithConfigPath, measure: MeasureTiming) -> Execution:
+    """The kit's ``Execution`` for a call: fenced on the fenced path, else synchronous (the burst's mode says so)."""
+    if path is WithConfigPath.FENCED:
+        return Execution(Executor.FENCED, measure, mode=MODE)
+    return Execution(Executor.SYNC, measure, mode=BURST_MODE if path is WithConfigPath.BURST else MODE)
+
+
+def path_of(execution: Execution) -> WithConfigPath:
+    """The ``*WithConfig`` call an execution of this family goes through."""
+    if execution.executor is Executor.FENCED:
+        return WithConfigPath.FENCED
+    return WithConfigPath.BURST if execution.mode == BURST_MODE else WithConfigPath.SYNC
 
 
 @register_family
 class WithConfigFamily(PerExampleFamily):
     name = "with_config"
     description = ("AIDL v4: every example prepared through prepareModelWithConfig and executed through "
-                   "executeSynchronouslyWithConfig and executeFencedWithConfig, timing off and on")
+                   "executeSynchronouslyWithConfig, executeFencedWithConfig and a burst's, timing off and on")
     #: Every case of a HIDL or older AIDL driver is a skip: not run unless asked (``--family``).
     default = False
 
@@ -94,13 +110,13 @@ class WithConfigFamily(PerExampleFamily):
         if never_ends(model):
             return [Execution(Executor.SYNC, MeasureTiming.NO, mode=LOOP_MODE),
                     Execution(Executor.FENCED, MeasureTiming.YES, mode=LOOP_MODE)]
-        return [Execution(executor, measure, mode=MODE) for executor, measure in executions_for(example_index)]
+        return [execution_of(path, measure) for path, measure in executions_for(example_index)]
 
     def execute(self, prepared: PreparedModel, built: BuiltRequest, execution: Execution,
                 options: RunOptions) -> Answer:
         loop_timeout = LOOP_TIMEOUT_NS if execution.mode == LOOP_MODE else None
         config = ExecutionConfig(measure=execution.measure, loop_timeout=loop_timeout)
-        return execute_with_config(prepared, built.request, path_of(execution.executor), config,
+        return execute_with_config(prepared, built.request, path_of(execution), config,
                                    timeout=options.case_timeout)
 
     def judge(self, model: CaseModel, example_index: int, executed: Executed,

@@ -262,6 +262,12 @@ class Burst:
         resolved = Request(request.inputs, request.outputs, pools)
         return self.prepared_model.execute(resolved, measure, deadline, loop_timeout)
 
+    def execute_with_config(self, request: Request, memory_ids: Sequence[int], config: ExecutionConfig,
+                            deadline: int | None = None) -> ExecutionResult:
+        """AIDL v4 ``IBurst.executeSynchronouslyWithConfig``: ``execute`` with the config's timing and loop timeout;
+        the default ignores the execution hints and the extension table (ExecutionConfig.aidl lets it)."""
+        return self.execute(request, memory_ids, config.measure, deadline, config.loop_timeout)  # type: ignore[arg-type]
+
     def free_memory(self, slot: int) -> None:
         """``freeMemory``: forget the memory of ``slot`` (no effect for a slot not held)."""
         with self._lock:

@@ -5,7 +5,9 @@ kind followed by the hints trailer (``vts.ipc.protocol.hints``):
 
 * ``PREPARE_MODEL_WITH_CONFIG``: ``PREPARE_MODEL``'s body + compilation hints -> ``prepare_model_with_config``;
 * ``EXECUTE_WITH_CONFIG``: ``EXECUTE``'s body + execution hints -> ``execute_synchronously_with_config``;
-* ``EXECUTE_FENCED_WITH_CONFIG``: ``EXECUTE_FENCED``'s body + execution hints -> ``execute_fenced_with_config``.
+* ``EXECUTE_FENCED_WITH_CONFIG``: ``EXECUTE_FENCED``'s body + execution hints -> ``execute_fenced_with_config``;
+* ``BURST_EXECUTE_WITH_CONFIG``: ``BURST_EXECUTE``'s body + execution hints -> the burst's ``execute_with_config``
+  (AIDL v4 ``IBurst.executeSynchronouslyWithConfig``).
 
 Each is answered as the older kind is.  What the hints may change (nothing, for a hint the driver does not
 know) is the driver's to keep and the ``hints`` family's to judge; the host passes them on untouched.
@@ -23,6 +25,7 @@ from vts.ipc.answers import encode_result, measure_timing
 from vts.ipc.errors import ProtocolError
 from vts.ipc.fences import read_fence
 from vts.ipc.host_calls import Handler
+from vts.ipc.host_sessions import read_burst_execution
 from vts.ipc.protocol import Method, Reader, Writer
 
 if TYPE_CHECKING:
@@ -72,7 +75,17 @@ def config_handlers(host: DriverHost) -> dict[int, Handler]:
         answer = prepared.execute_fenced_with_config(request, wait_for, config, deadline, after_fence)
         return host.fenced_reply(answer, "execute_fenced_with_config"), None
 
+    def burst_execute(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
+        granted(Method.BURST_EXECUTE_WITH_CONFIG)
+        burst, request, memory_ids, measure, deadline, loop_timeout = read_burst_execution(r, host)
+        hints, table = p.read_hints(r)
+        r.end()
+        config = ExecutionConfig(measure, loop_timeout, hints, table)
+        return encode_result(burst.execute_with_config(request, memory_ids, config, deadline),
+                             "burst execute_with_config"), None
+
     return {
+        Method.BURST_EXECUTE_WITH_CONFIG: burst_execute,
         Method.PREPARE_MODEL_WITH_CONFIG: prepare,
         Method.EXECUTE_WITH_CONFIG: execute,
         Method.EXECUTE_FENCED_WITH_CONFIG: execute_fenced,

@@ -33,6 +33,9 @@ class WithConfigPath(enum.Enum):
 
     SYNC = "sync_with_config"
     FENCED = "fenced_with_config"
+    #: ``IBurst.executeSynchronouslyWithConfig`` on a burst configured for the execution, every pool given
+    #: with a slot of its own (GeneratedTestHarness.cpp, Executor::BURST with ``useConfig``).
+    BURST = "burst_with_config"
 
 
 def config_rule_lacking(device: object) -> str | None:
@@ -51,6 +54,8 @@ def execute_with_config(prepared: PreparedModel, request: Request, path: WithCon
         if path is WithConfigPath.SYNC:
             result = prepared.execute_synchronously_with_config(request, config, deadline)
             return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)
+        if path is WithConfigPath.BURST:
+            return _burst_with_config(prepared, request, config, deadline)
         fence, callback = prepared.execute_fenced_with_config(request, [], config, deadline, None)
         if fence is not None and not fence.wait(timeout):
             return Answer(ErrorStatus.GENERAL_FAILURE, (), NO_TIMING_INFO,
@@ -62,3 +67,19 @@ def execute_with_config(prepared: PreparedModel, request: Request, path: WithCon
         return Answer(ErrorStatus(status), (), launched)
     except DriverError as error:
         return Answer(error.status, error.output_shapes, error.timing or Timing(), error.message)
+
+
+def _burst_with_config(prepared: PreparedModel, request: Request, config: ExecutionConfig,
+                       deadline: int | None) -> Answer:
+    """One burst execution with config on a fresh burst, its slots freed after (a DriverError propagates)."""
+    burst = prepared.configure_execution_burst()
+    if burst is None:
+        return Answer(ErrorStatus.GENERAL_FAILURE, (), NO_TIMING_INFO,
+                      "configureExecutionBurst returned no burst and no error")
+    slots = list(range(len(request.pools)))
+    try:
+        result = burst.execute_with_config(request, slots, config, deadline)
+    finally:
+        for slot in slots:
+            burst.free_memory(slot)
+    return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)

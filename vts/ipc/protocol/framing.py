@@ -86,6 +86,7 @@ class Method(enum.IntEnum):
     PREPARE_MODEL_WITH_CONFIG = 29
     EXECUTE_WITH_CONFIG = 30
     EXECUTE_FENCED_WITH_CONFIG = 31
+    BURST_EXECUTE_WITH_CONFIG = 32
 
 
 class WireStatus(enum.IntEnum):
