@@ -71,7 +71,7 @@ def test_without_aidl_4_the_kinds_are_refused_and_never_sent():
         device = host.start()
         model = to_hal_model(parse_spec(hand_add_float())[0])
         for method in (p.Method.PREPARE_MODEL_WITH_CONFIG, p.Method.EXECUTE_WITH_CONFIG,
-                       p.Method.EXECUTE_FENCED_WITH_CONFIG):
+                       p.Method.EXECUTE_FENCED_WITH_CONFIG, p.Method.BURST_EXECUTE_WITH_CONFIG):
             with pytest.raises(RequestRejected, match="needs the aidl:4 feature"):
                 device.connection.call(method, lambda w: w.u32(1))
         # The proxy falls back to PREPARE_MODEL (a compilation hint it cannot carry is ignored, as the HAL lets it).
