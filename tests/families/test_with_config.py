@@ -97,3 +97,12 @@ def test_a_driver_dropping_the_configs_loop_timeout_fails_with_config():
     (result,) = _loop_results(broken_config.drops_loop_timeout())
     assert result.verdict is Verdict.FAILED
     assert "the config's loop timeout must abort the loop" in result.reason
+
+
+def test_config_calls_that_skip_the_checks_fail_the_invalid_case_only():
+    results = {r.name: r for r in _results(WithConfigFamily(), broken_config.skips_checks_with_config())}
+    invalid = [r for name, r in results.items() if name.endswith(".invalid")]
+    assert len(invalid) == 1 and invalid[0].verdict is Verdict.FAILED
+    assert "accepted preference 3" in invalid[0].reason
+    assert any("sync_with_config of a request with its input 0 removed returned NONE" in d for d in invalid[0].details)
+    assert {r.verdict for name, r in results.items() if not name.endswith(".invalid")} == {Verdict.PASSED}

@@ -21,6 +21,14 @@ MISSED_DEADLINE_TRANSIENT or _PERSISTENT (GENERAL_FAILURE skips the case, as the
 timeout plus ``LOOP_TIMEOUT_SLACK_S`` (the ``infinite_loop_timeout`` family's bound, its docstring says
 why): the loop timeout of the config, not the driver's 2 s default, must reach the loop.
 
+The VTS also sends what must be refused through the config calls (ValidateModel.cpp
+``validatePrepareModelWithConfig``, ValidateRequest.cpp "synchronous / fenced / burst with empty hints"):
+each model gets one ``.invalid`` case, after a valid preparation: ``prepareModelWithConfig`` with preference 3,
+then with priority 3 (neither is an enum value), must answer INVALID_ARGUMENT; the example's request with
+its first input removed (its first output, for a model without inputs) must be refused with
+INVALID_ARGUMENT by each of the three execution calls.  The ``validation`` family owns the full mutation
+sweep on the older calls; this case shows the config calls do not bypass the checks.
+
 A driver below AIDL v4 has no such calls: every case is skipped with the rule named (opt-in family:
 ``--family with_config``).
 """
@@ -32,13 +40,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from vts.families._kit.executions import Answer, Executor, prepare_for_case, timing_problems
 from vts.families._kit.fenced_path import judge_golden
 from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
+from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
 from vts.families._kit.with_config import WithConfigPath, config_rule_lacking, execute_with_config
-from vts.families.base import Case, Outcome, RunOptions, failed, skipped
+from vts.families.base import Case, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.hal.config import ExecutionConfig, PrepareModelConfig
 from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
+from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
-from vts.model.casemodel import BuiltRequest, CaseModel
+from vts.model.casemodel import BuiltRequest, CaseModel, ConstantPolicy, build_request, close_model, to_hal_model
 
 #: What messages call an execution of this family (``with_config sync execution (timing NO)``).
 MODE = "with_config"
@@ -94,6 +104,8 @@ class WithConfigFamily(PerExampleFamily):
             yield Case(f"{self.name}/{model.case_name()}", self.name, model, 0, spec_path, {"kind": "loop_timeout"})
             return
         yield from super().model_cases(model, spec_path)
+        if not model.expect_failure and model.examples:
+            yield Case(f"{self.name}/{model.case_name()}.invalid", self.name, model, 0, spec_path, {"kind": "invalid"})
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         lacking = config_rule_lacking(device)
@@ -104,6 +116,9 @@ class WithConfigFamily(PerExampleFamily):
         prepared, why = prepare_for_case(device, model, options, with_config=PrepareModelConfig())
         if prepared is None:
             return self.refused(model, why)
+        if case.config.get("kind") == "invalid":
+            problems = _invalid_problems(device, model, prepared, options)
+            return failed(problems[0], tuple(problems)) if problems else passed()
         return self.run_executions(model, case.example or 0, prepared, options)
 
     def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
@@ -150,3 +165,40 @@ def _loop_judgement(executed: Executed) -> Judgement:
         return failed(f"{where} took {executed.seconds:.3f} s; the config's loop timeout must abort the loop "
                       f"within it (allowed: {bound:.3f} s)")
     return []
+
+
+#: Configs ``prepareModelWithConfig`` must refuse: a preference and a priority that are no enum value.
+INVALID_CONFIGS = (("preference 3", PrepareModelConfig(preference=3)), ("priority 3", PrepareModelConfig(priority=3)))
+
+
+def _invalid_problems(device: Device, model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    """What the config calls failed to refuse: invalid configs, then a request missing an argument."""
+    problems = []
+    hal_model = to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions)
+    try:
+        for what, config in INVALID_CONFIGS:
+            try:
+                device.prepare_model_with_config(hal_model, config)
+            except DriverError as error:
+                if error.status != ErrorStatus.INVALID_ARGUMENT:
+                    problems.append(f"prepareModelWithConfig with {what} returned {error.status.name}, expected "
+                                    "INVALID_ARGUMENT")
+            else:
+                problems.append(f"prepareModelWithConfig accepted {what}: not an enum value, INVALID_ARGUMENT "
+                                "expected")
+    finally:
+        close_model(hal_model)
+    side = "input" if model.main.inputs else "output"
+    mutation = RequestMutation(f"remove_{side}", f"{side} 0 removed", f"remove_{side}", (0,))
+    for path in WithConfigPath:
+        built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
+        try:
+            apply_request_mutation(built.request, built, mutation)
+            answer = execute_with_config(prepared, built.request, path, ExecutionConfig(),
+                                         timeout=options.case_timeout)
+        finally:
+            built.close()
+        if answer.status != ErrorStatus.INVALID_ARGUMENT:
+            problems.append(f"{path.value} of a request with its {mutation.description} returned "
+                            f"{answer.status.name}, expected INVALID_ARGUMENT")
+    return problems
