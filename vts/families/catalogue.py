@@ -23,6 +23,7 @@ FAMILIES: dict[str, bool] = {
     "fenced": True,
     "fuzz_replay": True,
     "generated": True,
+    "hints": False,
     "infinite_loop_timeout": True,
     "memory_domain": True,
     "multi_client": True,
@@ -30,6 +31,7 @@ FAMILIES: dict[str, bool] = {
     "quantization_coupling": True,
     "reusable_execution": False,
     "validation": True,
+    "with_config": False,
 }
 
 

@@ -50,6 +50,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
+from vts.hal.config import ExecutionConfig, PrepareModelConfig
 from vts.hal.enums import (
     DeviceStatus,
     DeviceType,
@@ -261,6 +262,12 @@ class Burst:
         resolved = Request(request.inputs, request.outputs, pools)
         return self.prepared_model.execute(resolved, measure, deadline, loop_timeout)
 
+    def execute_with_config(self, request: Request, memory_ids: Sequence[int], config: ExecutionConfig,
+                            deadline: int | None = None) -> ExecutionResult:
+        """AIDL v4 ``IBurst.executeSynchronouslyWithConfig``: ``execute`` with the config's timing and loop timeout;
+        the default ignores the execution hints and the extension table (ExecutionConfig.aidl lets it)."""
+        return self.execute(request, memory_ids, config.measure, deadline, config.loop_timeout)  # type: ignore[arg-type]
+
     def free_memory(self, slot: int) -> None:
         """``freeMemory``: forget the memory of ``slot`` (no effect for a slot not held)."""
         with self._lock:
@@ -341,6 +348,27 @@ class PreparedModel(abc.ABC):
         deadline, fenced = wait_for_fences(wait_for, deadline, timeout_after_fence)
         self.execute(request, MeasureTiming.NO, deadline, loop_timeout)
         return None, completed_callback(measure, launched, fenced)
+
+    def execute_synchronously_with_config(self, request: Request, config: ExecutionConfig,
+                                          deadline: int | None = None) -> ExecutionResult:
+        """AIDL v4 ``executeSynchronouslyWithConfig``: ``execute`` with its settings in one parcel, plus hints.
+
+        The default runs ``execute`` with the config's timing and loop timeout and ignores the execution hints
+        and the extension table, as a driver that knows none of the hints must (ExecutionConfig.aidl).
+        """
+        return self.execute(request, config.measure, deadline, config.loop_timeout)  # type: ignore[arg-type]
+
+    def execute_fenced_with_config(
+        self,
+        request: Request,
+        wait_for: Sequence[SyncFence | None],
+        config: ExecutionConfig,
+        deadline: int | None = None,
+        timeout_after_fence: int | None = None,
+    ) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        """AIDL v4 ``executeFencedWithConfig``: ``execute_fenced`` with the config's settings; hints ignored."""
+        return self.execute_fenced(request, wait_for, config.measure, deadline,  # type: ignore[arg-type]
+                                   config.loop_timeout, timeout_after_fence)
 
     def configure_execution_burst(self) -> Burst:
         """``configureExecutionBurst``: a burst session on this model (the base ``Burst`` by default)."""
@@ -487,6 +515,16 @@ class Device(abc.ABC):
         data_cache: CacheFiles = (),
         token: bytes = bytes(32),
     ) -> PreparedModel: ...
+
+    def prepare_model_with_config(self, model: Model, config: PrepareModelConfig) -> PreparedModel:
+        """AIDL v4 ``prepareModelWithConfig``: ``prepare_model`` with its arguments in one parcel, plus hints.
+
+        The default runs ``prepare_model`` with the config's preference, priority, deadline, caches and token,
+        and ignores the compilation hints and the extension table, as a driver that knows none of the hints
+        must (PrepareModelConfig.aidl).
+        """
+        return self.prepare_model(model, config.preference, config.priority, config.deadline,
+                                  config.model_cache, config.data_cache, config.token)
 
     def prepare_model_from_cache(
         self,
