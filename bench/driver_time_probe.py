@@ -27,6 +27,10 @@ from collections.abc import Callable
 from typing import Any
 
 _spent = [0.0]
+#: Where the figures go, and when they were last written (``_EVERY`` seconds apart at most while calls come).
+_directory = [""]
+_written = [0.0]
+_EVERY = 0.5
 _lock = threading.Lock()
 _inside = threading.local()
 
@@ -45,6 +49,11 @@ def _timed(call: Callable[..., Any]) -> Callable[..., Any]:
             _inside.depth = 0
             with _lock:
                 _spent[0] += spent
+                due = _directory[0] and time.monotonic() >= _written[0] + _EVERY
+                if due:
+                    _written[0] = time.monotonic()
+            if due:  # also now and then: a host still exiting when the harness's grace ran out is killed
+                _write(_directory[0])
 
     return timed
 
@@ -73,4 +82,6 @@ def install() -> None:
     _wrap(CheckedDevice, ("get_supported_operations", "prepare_model"))
     _wrap(CheckedPreparedModel, ("execute", "execute_async", "execute_fenced"))
     _wrap(ReferenceDevice, ("allocate", "prepare_model_from_cache"))
+    _directory[0] = directory
+    _written[0] = time.monotonic()
     atexit.register(_write, directory)

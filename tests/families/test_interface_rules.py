@@ -52,3 +52,28 @@ def test_burst_validation_passes_under_both_and_names_what_aidl_lacks(hal):
     outcome = Runner(create_device(hal=hal), RunOptions()).run_case(family, case)
     assert outcome.verdict is Verdict.PASSED, outcome.reason
     assert ("token -1" in outcome.reason) is (hal != "1.3")
+
+
+@pytest.mark.parametrize("hal", ["1.3", "aidl-v4"])
+def test_an_extra_output_of_an_extension_operation_is_judged_by_hidl_and_skipped_under_aidl(hal):
+    """Only HIDL's numberOfConsumers makes it invalid for a driver that does not know the extension: the
+    template (declaring none) passed it under 1.3 and was failed for accepting it under AIDL v4."""
+    from nnvts.drivers.template import create_device as template
+    from vts.model.extensions import default_registry
+
+    spec = os.path.join(os.path.dirname(SPEC), "fibonacci.json")
+    with open(spec, encoding="utf-8") as file:
+        model = next(m for m in parse_spec(json.load(file)) if m.name == "constant_n_add")
+    family = ValidationFamily()
+    cases = {c.name.rsplit(".", 1)[-1]: c for c in family.model_cases(model, spec)
+             if ".add_operation_output_" in c.name}
+    device = template()
+    device.hal_version = HalVersion.parse("1.3") if hal == "1.3" else HalVersion.FL8
+    runner = Runner(device, RunOptions(extensions=default_registry()))
+    extension, builtin = (runner.run_case(family, cases[f"add_operation_output_{k}"]) for k in (0, 1))
+    assert builtin.verdict is Verdict.PASSED  # ADD's signature is nnvts's to judge under either
+    if hal == "1.3":
+        assert extension.verdict is Verdict.PASSED, extension.reason
+    else:
+        assert extension.verdict is Verdict.SKIPPED
+        assert extension.reason.startswith("not a rule of AIDL v4: an extension operation's signature")

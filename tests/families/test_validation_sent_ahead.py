@@ -26,6 +26,7 @@ from vts.ipc import opening
 from vts.ipc.call_batch import CallBatch
 from vts.ipc.client import Connection
 from vts.ipc.process import HostProcess
+from vts.ipc.protocol import BATCH_FEATURE
 from vts.model.casemodel import parse_spec
 from vts.results import CaseResult, Verdict
 from vts.run.isolated import IsolatedRunner
@@ -64,9 +65,9 @@ def _model_mutation(name: str) -> bool:
 
 @pytest.fixture(autouse=True, params=["batched", "one_by_one"])
 def batched(request, monkeypatch) -> bool:
-    """Every test runs with batches (the harness asks for ``batch``) and without (it asks for nothing)."""
-    if request.param == "one_by_one":
-        monkeypatch.setattr(opening, "WANTED_FEATURES", ())
+    """Every test runs with batches (the harness asks for ``batch``) and without (it asks for nothing); never for
+    ``aidl:N``, so the reference is judged by HAL 1.3's rules both ways (every mutation a rule of its version)."""
+    monkeypatch.setattr(opening, "WANTED_FEATURES", (BATCH_FEATURE,) if request.param == "batched" else ())
     return request.param == "batched"
 
 

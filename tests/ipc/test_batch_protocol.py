@@ -307,3 +307,18 @@ def test_a_harness_asking_for_no_aidl_feature_gets_a_hal_1_3_driver(spec, reques
     assert set(verdicts.values()) <= {Verdict.PASSED, Verdict.SKIPPED}, verdicts
     consumers = [name for name in verdicts if "consumers" in name]
     assert consumers and all(verdicts[name] is Verdict.PASSED for name in consumers)
+
+
+@pytest.mark.parametrize("kind", ["python", "c"])
+@pytest.mark.parametrize("method", [Method.PREPARE_MODEL_WITH_CONFIG, Method.EXECUTE_WITH_CONFIG,
+                                    Method.EXECUTE_FENCED_WITH_CONFIG])
+def test_the_with_config_kinds_need_aidl_4(kind, method, request):
+    """docs/protocol.md §5.5: a connection that did not grant aidl:4 refuses the *_WITH_CONFIG kinds."""
+    sample_path = request.getfixturevalue("sample") if kind == "c" else ""
+    with _raw(kind, sample_path) as sock:
+        assert _open(sock, 3, ("batch",)).features == ("batch",)
+        w = Writer()
+        w.u32(1)
+        refused = _exchange(sock, 3, method, w.buf)
+        assert refused.status == p.WireStatus.PROTOCOL_ERROR
+        assert "aidl:4" in Reader(refused.body).text()

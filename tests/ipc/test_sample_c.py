@@ -88,3 +88,16 @@ def test_c_driver_on_the_corpus_add_spec(built, nnvts, tmp_path):
     summary = json.loads(report.read_text())["summary"]
     assert summary["failed"] == summary["crash"] == summary["timeout"] == summary["error"] == 0
     assert summary["passed"] > 200
+
+
+def test_c_driver_passes_the_with_config_kinds_ignoring_every_hint(built, nnvts, tmp_path):
+    """It serves PREPARE_MODEL_WITH_CONFIG / EXECUTE_WITH_CONFIG / EXECUTE_FENCED_WITH_CONFIG (docs/protocol.md
+    §5.5) as the kinds they extend, its hints read and ignored: with_config and hints pass."""
+    specs = [write_spec(tmp_path, hand_add_float()), write_spec(tmp_path, hand_mul_float())]
+    report = tmp_path / "r.json"
+    result = nnvts("run", "--driver", built, "--family", "with_config", "--family", "hints", "--json", str(report),
+                   *specs)
+    assert result.returncode == 0, result.stdout + result.stderr
+    cases = _cases(report).values()
+    assert {c["family"] for c in cases} == {"with_config", "hints"}
+    assert cases and {c["verdict"] for c in cases} == {"passed"}

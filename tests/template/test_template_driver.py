@@ -97,3 +97,61 @@ def test_a_driver_inheriting_every_default_path_fails_nothing_for_it(specs, tmp_
     assert bad == [] and code == 0
     families_passed = {c["family"] for c in report["cases"] if c["verdict"] == "passed"}
     assert {"fenced", "validation"} <= families_passed
+
+
+def test_the_template_speaks_aidl_v4_in_nnvts_info():
+    result = CliRunner().invoke(main, ["info", "--driver", "template", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["interface"] == "AIDL v4, feature level 8"
+
+
+def test_the_template_passes_reusable_executions(specs, tmp_path):
+    """Every kind of reusable_execution case runs and passes on its four operations (not all skipped)."""
+    code, report = _run(specs, str(tmp_path), "template", "--family", "reusable_execution", "-j", "1",
+                        "-k", "add_binary.broadcast or conv_2d_hand.dilation_nhwc")
+    bad = [(c["name"], c["verdict"], c.get("reason")) for c in report["cases"]
+           if c["verdict"] not in ("passed", "skipped")]
+    assert bad == [] and code == 0
+    kinds = {c["name"].rsplit(".", 1)[-1] for c in report["cases"] if c["verdict"] == "passed"}
+    assert kinds == {"sync", "fenced", "invalid_request", "one_at_a_time"}
+    assert any(c["name"].startswith("reusable_execution/conv_2d_hand.") and c["verdict"] == "passed"
+               for c in report["cases"])
+
+
+def test_a_request_the_template_cannot_run_is_refused_when_the_reusable_execution_is_created():
+    """IPreparedModel.aidl: createReusableExecution verifies its inputs at once; a driver-buffer token the
+    template never allocated (it has no memory domains) is INVALID_ARGUMENT there, not on each run."""
+    from nnvts.drivers.template import create_device
+    from vts.hal.enums import ErrorStatus, FusedActivationFunc, OperandLifeTime, OperandType, OperationType
+    from vts.hal.errors import DriverError
+    from vts.hal.memory import allocate
+    from vts.hal.types import DataLocation, MemoryToken, Model, Operand, Operation, Request, RequestArgument, Subgraph
+
+    def tensor(lifetime: OperandLifeTime) -> Operand:
+        consumers = 0 if lifetime == OperandLifeTime.SUBGRAPH_OUTPUT else 1
+        return Operand(OperandType.TENSOR_FLOAT32, [2], consumers, 0.0, 0, lifetime, DataLocation(0, 0, 0))
+
+    act = np.int32(FusedActivationFunc.NONE).tobytes()
+    operands = [tensor(OperandLifeTime.SUBGRAPH_INPUT), tensor(OperandLifeTime.SUBGRAPH_INPUT),
+                Operand(OperandType.INT32, [], 1, 0.0, 0, OperandLifeTime.CONSTANT_COPY, DataLocation(0, 0, 4)),
+                tensor(OperandLifeTime.SUBGRAPH_OUTPUT)]
+    model = Model(Subgraph(operands, [Operation(OperationType.ADD, [0, 1, 2], [3])], [0, 1], [3]),
+                  operand_values=act)
+    prepared = create_device().prepare_model(model)
+    memory = allocate("ashmem", 64)
+    try:
+        def argument(offset: int) -> RequestArgument:
+            return RequestArgument(False, DataLocation(0, offset, 8), [])
+
+        good = Request([argument(0), argument(8)], [argument(16)], [memory])
+        memory.write(0, np.array([1, 2, 3, 4], np.float32).tobytes())
+        execution = prepared.create_reusable_execution(good)
+        execution.execute()
+        assert np.frombuffer(memory.read(16, 8), np.float32).tolist() == [4.0, 6.0]
+        token = Request([argument(0), argument(8)], [RequestArgument(False, DataLocation(1, 0, 0), [])],
+                        [memory, MemoryToken(7)])
+        with pytest.raises(DriverError) as refused:
+            prepared.create_reusable_execution(token)
+        assert refused.value.status == ErrorStatus.INVALID_ARGUMENT
+    finally:
+        memory.close()

@@ -23,6 +23,7 @@ FAMILIES: dict[str, bool] = {
     "fenced": True,
     "fuzz_replay": True,
     "generated": True,
+    "hints": False,
     "infinite_loop_timeout": True,
     "memory_domain": True,
     "multi_client": True,
@@ -32,6 +33,7 @@ FAMILIES: dict[str, bool] = {
     "request_padding": False,
     "reusable_execution": False,
     "validation": True,
+    "with_config": False,
 }
 
 

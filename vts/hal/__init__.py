@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from vts.hal.cache_files import CacheRejected, ModelCache
     from vts.hal.checked import CheckedDevice, CheckedPreparedModel, DeviceTimer, check_model, deadline_passed
     from vts.hal.clients import CALLING_CLIENT
+    from vts.hal.config import ExecutionConfig, PrepareModelConfig, TokenValuePair, hint_token
     from vts.hal.enums import (
         BYTE_SIZE_OF_CACHE_TOKEN,
         ELEMENT_SIZE,
@@ -141,6 +142,7 @@ _HOMES = {
         "OperandTypeRange", "OperationType", "OperationTypeRange", "PaddingScheme", "Priority", "SCALAR_TYPES",
         "enum_name", "is_extension_type", "is_scalar_type",
     ),
+    "vts.hal.config": ("ExecutionConfig", "PrepareModelConfig", "TokenValuePair", "hint_token"),
     "vts.hal.errors": ("DriverError",),
     "vts.hal.fixedpoint": (
         "INT32_MAX", "INT32_MIN", "quantize_multiplier", "rounding_divide_by_pot",
@@ -217,6 +219,7 @@ __all__ = [
     "DriverError",
     "ErrorStatus",
     "Execution",
+    "ExecutionConfig",
     "ExecutionPreference",
     "ExecutionResult",
     "Extension",
@@ -245,6 +248,7 @@ __all__ = [
     "PaddingScheme",
     "PerformanceInfo",
     "PoolTruncated",
+    "PrepareModelConfig",
     "PreparedModel",
     "Priority",
     "Request",
@@ -255,6 +259,7 @@ __all__ = [
     "SymmPerChannelQuantParams",
     "SyncFence",
     "Timing",
+    "TokenValuePair",
     "ValidationError",
     "allocate",
     "beyond_hal_rule_broken",
@@ -265,6 +270,7 @@ __all__ = [
     "enum_name",
     "from_fd",
     "fully_specified",
+    "hint_token",
     "is_extension_type",
     "is_scalar_type",
     "operand_byte_size",

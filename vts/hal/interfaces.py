@@ -50,6 +50,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
+from vts.hal.config import ExecutionConfig, PrepareModelConfig
 from vts.hal.enums import (
     DeviceStatus,
     DeviceType,
@@ -261,6 +262,12 @@ class Burst:
         resolved = Request(request.inputs, request.outputs, pools)
         return self.prepared_model.execute(resolved, measure, deadline, loop_timeout)
 
+    def execute_with_config(self, request: Request, memory_ids: Sequence[int], config: ExecutionConfig,
+                            deadline: int | None = None) -> ExecutionResult:
+        """AIDL v4 ``IBurst.executeSynchronouslyWithConfig``: ``execute`` with the config's timing and loop timeout;
+        the default ignores the execution hints and the extension table (ExecutionConfig.aidl lets it)."""
+        return self.execute(request, memory_ids, config.measure, deadline, config.loop_timeout)  # type: ignore[arg-type]
+
     def free_memory(self, slot: int) -> None:
         """``freeMemory``: forget the memory of ``slot`` (no effect for a slot not held)."""
         with self._lock:
@@ -342,6 +349,27 @@ class PreparedModel(abc.ABC):
         self.execute(request, MeasureTiming.NO, deadline, loop_timeout)
         return None, completed_callback(measure, launched, fenced)
 
+    def execute_synchronously_with_config(self, request: Request, config: ExecutionConfig,
+                                          deadline: int | None = None) -> ExecutionResult:
+        """AIDL v4 ``executeSynchronouslyWithConfig``: ``execute`` with its settings in one parcel, plus hints.
+
+        The default runs ``execute`` with the config's timing and loop timeout and ignores the execution hints
+        and the extension table, as a driver that knows none of the hints must (ExecutionConfig.aidl).
+        """
+        return self.execute(request, config.measure, deadline, config.loop_timeout)  # type: ignore[arg-type]
+
+    def execute_fenced_with_config(
+        self,
+        request: Request,
+        wait_for: Sequence[SyncFence | None],
+        config: ExecutionConfig,
+        deadline: int | None = None,
+        timeout_after_fence: int | None = None,
+    ) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        """AIDL v4 ``executeFencedWithConfig``: ``execute_fenced`` with the config's settings; hints ignored."""
+        return self.execute_fenced(request, wait_for, config.measure, deadline,  # type: ignore[arg-type]
+                                   config.loop_timeout, timeout_after_fence)
+
     def configure_execution_burst(self) -> Burst:
         """``configureExecutionBurst``: a burst session on this model (the base ``Burst`` by default)."""
         return Burst(self)
@@ -376,7 +404,9 @@ class Execution:
     as it is at its own start (IExecution.aidl lets a driver cache mappings, never contents).  A second
     execution while one is in flight is refused here (INVALID_ARGUMENT); a driver may serialise it instead.
     The base runs each execution as ``PreparedModel.execute`` / ``execute_fenced`` of the fixed request, the
-    in-flight mark held until the fenced execution's fence signals.
+    in-flight mark held until the fenced execution's fence signals: the next execution finds the fence
+    signalled and takes the mark over, so a client that waited for the fence is never refused (a thread
+    releasing the mark when the fence signals lost that race to a client woken by the same fence).
     """
 
     def __init__(self, prepared: PreparedModel, request: Request, measure: MeasureTiming | int = MeasureTiming.NO,
@@ -386,11 +416,20 @@ class Execution:
         self.measure = MeasureTiming(int(measure))
         self.loop_timeout = loop_timeout
         self._in_flight = threading.Lock()
+        #: The fence of the fenced execution holding the mark, until an execution finds it signalled.
+        self._pending: SyncFence | None = None
+        self._handover = threading.Lock()
 
     def _begin(self) -> None:
-        if not self._in_flight.acquire(blocking=False):
-            raise DriverError(ErrorStatus.INVALID_ARGUMENT, "another execution of this reusable execution is in "
-                                                            "flight (IExecution: at most one at a time)")
+        if self._in_flight.acquire(blocking=False):
+            return
+        with self._handover:
+            pending = self._pending
+            if pending is not None and pending.signalled:  # the last fenced execution is over: its mark is ours
+                self._pending = None
+                return
+        raise DriverError(ErrorStatus.INVALID_ARGUMENT, "another execution of this reusable execution is in "
+                                                        "flight (IExecution: at most one at a time)")
 
     def execute(self, deadline: int | None = None) -> ExecutionResult:
         """``executeSynchronously``."""
@@ -413,12 +452,9 @@ class Execution:
         if fence is None or fence.signalled:
             self._in_flight.release()
         else:
-            threading.Thread(target=self._release_after, args=(fence,), daemon=True).start()
+            with self._handover:
+                self._pending = fence
         return fence, callback
-
-    def _release_after(self, fence: SyncFence) -> None:
-        fence.wait()
-        self._in_flight.release()
 
 
 def spoken_version(device: object) -> HalVersion:
@@ -479,6 +515,16 @@ class Device(abc.ABC):
         data_cache: CacheFiles = (),
         token: bytes = bytes(32),
     ) -> PreparedModel: ...
+
+    def prepare_model_with_config(self, model: Model, config: PrepareModelConfig) -> PreparedModel:
+        """AIDL v4 ``prepareModelWithConfig``: ``prepare_model`` with its arguments in one parcel, plus hints.
+
+        The default runs ``prepare_model`` with the config's preference, priority, deadline, caches and token,
+        and ignores the compilation hints and the extension table, as a driver that knows none of the hints
+        must (PrepareModelConfig.aidl).
+        """
+        return self.prepare_model(model, config.preference, config.priority, config.deadline,
+                                  config.model_cache, config.data_cache, config.token)
 
     def prepare_model_from_cache(
         self,

@@ -16,13 +16,15 @@ no bursts of its own the harness stands in with the base ``Burst`` and the rules
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from vts.hal.config import ExecutionConfig
 from vts.hal.enums import MeasureTiming
 from vts.hal.interfaces import Burst, PreparedModel
 from vts.hal.types import ExecutionResult, MemoryToken, Request
 from vts.ipc import protocol as p
+from vts.ipc.config_proxy import has_config_calls, with_hints
 from vts.ipc.errors import ProtocolError, RequestRejected
 from vts.ipc.protocol import Method, Writer
 
@@ -45,6 +47,22 @@ class ProxyBurst(Burst):
 
     def execute(self, request: Request, memory_ids: Sequence[int], measure: MeasureTiming = MeasureTiming.NO,
                 deadline: int | None = None, loop_timeout: int | None = None) -> ExecutionResult:
+        write = self._writer(request, memory_ids, measure, deadline, loop_timeout)
+        return self._connection.call(Method.BURST_EXECUTE, write, decode=lambda r, _taken: p.read_execution_result(r))
+
+    def execute_with_config(self, request: Request, memory_ids: Sequence[int], config: ExecutionConfig,
+                            deadline: int | None = None) -> ExecutionResult:
+        """``BURST_EXECUTE_WITH_CONFIG`` when the driver granted ``aidl:4`` (docs/protocol.md §5.5), else the
+        default."""
+        if not has_config_calls(self._connection):
+            return super().execute_with_config(request, memory_ids, config, deadline)
+        write = with_hints(self._writer(request, memory_ids, config.measure, deadline, config.loop_timeout),
+                           config.execution_hints, config.extension_name_to_prefix)
+        return self._connection.call(Method.BURST_EXECUTE_WITH_CONFIG, write,
+                                     decode=lambda r, _taken: p.read_execution_result(r))
+
+    def _writer(self, request: Request, memory_ids: Sequence[int], measure: MeasureTiming | int,
+                deadline: int | None, loop_timeout: int | None) -> Callable[[Writer], None]:
         conn = self._connection
 
         def write(w: Writer) -> None:
@@ -62,7 +80,7 @@ class ProxyBurst(Burst):
             w.optional_i64(deadline)
             w.optional_i64(loop_timeout)
 
-        return conn.call(Method.BURST_EXECUTE, write, decode=lambda r, _taken: p.read_execution_result(r))
+        return write
 
     def free_memory(self, slot: int) -> None:
         self._connection.call(Method.BURST_FREE_MEMORY, lambda w: (w.u32(self.handle), w.i64(int(slot))))

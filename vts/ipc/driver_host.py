@@ -34,6 +34,7 @@ from vts.ipc import protocol as p
 from vts.ipc.answers import driver_error_answer, exception_body, text_body
 from vts.ipc.errors import ProtocolError
 from vts.ipc.host_calls import HalCalls, Handler, OpenedWith
+from vts.ipc.host_config import config_handlers
 from vts.ipc.host_executions import execution_handlers
 from vts.ipc.host_exit import EXIT_OK, exit_after_grace, log, out_of_memory
 from vts.ipc.host_interface import PROTOCOL_INTERFACE, hold_to_protocol
@@ -82,7 +83,7 @@ class DriverHost(HalCalls):
         self.pools_generation = 0
         #: Method code -> handler: the HAL's methods and the session kinds (``host_sessions``).
         self.handlers: dict[int, Handler] = {**self.hal_handlers(), **host_handlers(self), **execution_handlers(self),
-                                             p.Method.BATCH: self._batch}
+                                             **config_handlers(self), p.Method.BATCH: self._batch}
         #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).
         self._live_threads: set[int] = {0}
         #: Serving ``nnvts serve``'s clients: HELLO is due by then (monotonic), and calls being served.

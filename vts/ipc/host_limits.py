@@ -23,10 +23,11 @@ from vts.ipc.errors import ProtocolError
 from vts.ipc.protocol import Method
 from vts.ipc.protocol.framing import Refused
 
-_MODEL_KINDS = frozenset({Method.PREPARE_MODEL, Method.PREPARE_MODEL_FROM_CACHE})
+_MODEL_KINDS = frozenset({Method.PREPARE_MODEL, Method.PREPARE_MODEL_FROM_CACHE, Method.PREPARE_MODEL_WITH_CONFIG})
 _REQUEST_KINDS = frozenset({Method.EXECUTE, Method.EXECUTE_ASYNC, Method.EXECUTE_FENCED, Method.BURST_EXECUTE,
                             Method.ALLOCATE, Method.BUFFER_COPY_TO, Method.BUFFER_COPY_FROM,
-                            Method.REUSABLE_CREATE})
+                            Method.REUSABLE_CREATE, Method.EXECUTE_WITH_CONFIG, Method.EXECUTE_FENCED_WITH_CONFIG,
+                            Method.BURST_EXECUTE_WITH_CONFIG})
 
 
 def max_body(code: int) -> int:

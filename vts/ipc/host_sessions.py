@@ -60,6 +60,26 @@ def _close_shared(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
     return Writer(), None
 
 
+def read_burst_execution(r: Reader, host: DriverHost) -> tuple[Burst, Request, list[int], Any, int | None, int | None]:
+    """``BURST_EXECUTE``'s arguments (also the head of ``BURST_EXECUTE_WITH_CONFIG``'s body): (burst, request with
+    its pools by slot, memory identifiers, measure, deadline, loop timeout)."""
+    burst = host.object_of(r.u32(), Burst)
+    plain = p.read_request(r, host.pool, host.aidl is not None)
+    pools: list[Any] = []
+    for _ in range(r.count(1)):
+        tag = r.u8()
+        if tag == HELD:
+            pools.append(None)
+        elif tag == GIVEN:
+            pools.append(p.read_pool_ref(r, host.pool))
+        else:
+            raise ProtocolError(f"unknown burst pool tag {tag}")
+    memory_ids = r.i64_list()
+    measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
+    request = Request(plain.inputs, plain.outputs, pools)
+    return burst, request, memory_ids, measure_timing(measure), deadline, loop_timeout
+
+
 def host_handlers(host: DriverHost) -> dict[int, Handler]:
     """The handlers of this module's kinds for one connection's host."""
     def configure(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
@@ -69,22 +89,9 @@ def host_handlers(host: DriverHost) -> dict[int, Handler]:
         return host.handle_reply(burst, Burst, "configure_execution_burst"), None
 
     def execute(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
-        burst = host.object_of(r.u32(), Burst)
-        plain = p.read_request(r, host.pool, host.aidl is not None)
-        pools: list[Any] = []
-        for _ in range(r.count(1)):
-            tag = r.u8()
-            if tag == HELD:
-                pools.append(None)
-            elif tag == GIVEN:
-                pools.append(p.read_pool_ref(r, host.pool))
-            else:
-                raise ProtocolError(f"unknown burst pool tag {tag}")
-        memory_ids = r.i64_list()
-        measure, deadline, loop_timeout = r.i64(), r.optional_i64(), r.optional_i64()
+        burst, request, memory_ids, measure, deadline, loop_timeout = read_burst_execution(r, host)
         r.end()
-        result = burst.execute(Request(plain.inputs, plain.outputs, pools), memory_ids, measure_timing(measure),
-                               deadline, loop_timeout)
+        result = burst.execute(request, memory_ids, measure, deadline, loop_timeout)
         return encode_result(result, "burst execute"), None
 
     def free_memory(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
 from vts import bounds
+from vts.hal.config import ExecutionConfig, PrepareModelConfig
 from vts.hal.enums import (
     DeviceStatus,
     DeviceType,
@@ -54,6 +55,7 @@ from vts.hal.types import (
 from vts.ipc import protocol as p
 from vts.ipc.burst_proxy import configure_burst
 from vts.ipc.call_batch import CallBatch, batch_of
+from vts.ipc.config_proxy import has_config_calls, with_hints
 from vts.ipc.connection import Connection, PendingCall
 from vts.ipc.driver_options import DriverOption
 from vts.ipc.errors import DriverLost, EncodingError, RequestRejected
@@ -156,6 +158,12 @@ class ProxyPreparedModel(PreparedModel):
                        measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,
                        loop_timeout: int | None = None,
                        timeout_after_fence: int | None = None) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        write = self._fenced_writer(request, wait_for, measure, deadline, loop_timeout, timeout_after_fence)
+        return self._fenced_call(Method.EXECUTE_FENCED, write)
+
+    def _fenced_writer(self, request: Request, wait_for: Sequence[SyncFence | None], measure: MeasureTiming | int,
+                       deadline: int | None, loop_timeout: int | None,
+                       timeout_after_fence: int | None) -> Callable[[Writer], None]:
         conn = self.connection
 
         def write(w: Writer) -> None:
@@ -169,10 +177,40 @@ class ProxyPreparedModel(PreparedModel):
             w.optional_i64(loop_timeout)
             w.optional_i64(timeout_after_fence)
 
-        fence, handle = conn.call(Method.EXECUTE_FENCED, write, lambda r, taken: (read_fence(r, taken), r.u32()),
+        return write
+
+    def _fenced_call(self, method: Method, write: Callable[[Writer], None]
+                     ) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        conn = self.connection
+        fence, handle = conn.call(method, write, lambda r, taken: (read_fence(r, taken), r.u32()),
                                   fds_allowed=bounds.MAX_REPLY_FDS)
         callback = ProxyFencedCallback(conn, handle) if handle != p.NULL_HANDLE else None
         return fence, callback  # type: ignore[return-value]
+
+    def execute_synchronously_with_config(self, request: Request, config: ExecutionConfig,
+                                          deadline: int | None = None) -> ExecutionResult:
+        """``EXECUTE_WITH_CONFIG`` when the driver granted ``aidl:4`` (docs/protocol.md §5.5), else the default."""
+        if not has_config_calls(self.connection):
+            return super().execute_synchronously_with_config(request, config, deadline)
+        guard = OutputGuard.of(request)
+        write = with_hints(self._writer(request, config.measure, deadline, config.loop_timeout),
+                           config.execution_hints, config.extension_name_to_prefix)
+        result = self.connection.call(Method.EXECUTE_WITH_CONFIG, write, decode_result)
+        if guard is not None:
+            guard.check()
+        return result  # type: ignore[no-any-return]
+
+    def execute_fenced_with_config(self, request: Request, wait_for: Sequence[SyncFence | None],
+                                   config: ExecutionConfig, deadline: int | None = None,
+                                   timeout_after_fence: int | None = None
+                                   ) -> tuple[SyncFence | None, FencedExecutionCallback]:
+        """``EXECUTE_FENCED_WITH_CONFIG`` when the driver granted ``aidl:4``, else the default."""
+        if not has_config_calls(self.connection):
+            return super().execute_fenced_with_config(request, wait_for, config, deadline, timeout_after_fence)
+        write = self._fenced_writer(request, wait_for, config.measure, deadline, config.loop_timeout,
+                                    timeout_after_fence)
+        return self._fenced_call(Method.EXECUTE_FENCED_WITH_CONFIG,
+                                 with_hints(write, config.execution_hints, config.extension_name_to_prefix))
 
     def configure_execution_burst(self) -> Burst:
         return configure_burst(self.connection, self)
@@ -260,6 +298,17 @@ class ProxyDevice(Device):
     ) -> PreparedModel:
         write = self._preparation_writer(model, preference, priority, deadline, model_cache, data_cache, token)
         return self._prepared(self.connection.call(Method.PREPARE_MODEL, write, _decode_handle))  # type: ignore[return-value]
+
+    def prepare_model_with_config(self, model: Model, config: PrepareModelConfig) -> PreparedModel:
+        """``PREPARE_MODEL_WITH_CONFIG`` when the driver granted ``aidl:4`` (docs/protocol.md §5.5), else the
+        default (``prepare_model``)."""
+        if not has_config_calls(self.connection):
+            return super().prepare_model_with_config(model, config)
+        write = self._preparation_writer(model, config.preference, config.priority, config.deadline,
+                                         config.model_cache, config.data_cache, config.token)
+        write = with_hints(write, config.compilation_hints, config.extension_name_to_prefix)
+        return self._prepared(  # type: ignore[return-value]
+            self.connection.call(Method.PREPARE_MODEL_WITH_CONFIG, write, _decode_handle))
 
     def prepare_model_ahead(self, model: Model, preference: ExecutionPreference | int,
                             priority: Priority | int, batch: CallBatch | None = None) -> PendingCall | None:

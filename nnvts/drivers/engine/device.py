@@ -40,13 +40,15 @@ from vts.hal.enums import (
     NUMPY_DTYPE,
     DeviceType,
     ErrorStatus,
+    HalVersion,
+    MeasureTiming,
     OperandType,
     OperationType,
     Priority,
     enum_name,
 )
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import CacheFiles, PreparedModel
+from vts.hal.interfaces import CacheFiles, Execution, PreparedModel
 from vts.hal.memory import POOL_KINDS, Memory
 from vts.hal.operations import beyond_hal_rule_broken
 from vts.hal.types import (
@@ -178,6 +180,12 @@ class EngineDevice(CheckedDevice):
     """A CPU device whose operations run on an inference engine; subclasses supply the translator."""
 
     translator: Translator
+    #: The interface the engine drivers speak: AIDL v4 (feature level 8).  This plumbing follows AIDL v4's
+    #: rules (``vts.hal.checked`` validates by ``hal_version``: no OEM types, no numberOfConsumers, 15-bit
+    #: extension prefixes), a reusable execution is checked at creation and each run reads the pools anew,
+    #: and an operation of feature level 6 or 7 a translator lacks is reported unsupported.  Each engine
+    #: device restates it, so that what it speaks is read where it is defined.
+    hal_version = HalVersion.FL8
     #: Declared speed relative to the CPU, per operand type (measured: see the subclass).
     performance: ClassVar[dict[OperandType, PerformanceInfo]] = {}
     #: The figure for operand types the engine was not measured on.
@@ -222,6 +230,14 @@ class EnginePreparedModel(CheckedPreparedModel):
         """The HAL rules and no tokens (``vts.hal.checked``), then pools of a kind nnvts defines."""
         super().check_request(request, allow_unspecified_output)
         check_pools(request.pools, "request")
+
+    def create_reusable_execution(self, request: Request, measure: MeasureTiming | int = MeasureTiming.NO,
+                                  loop_timeout: int | None = None) -> Execution:
+        """AIDL v4 ``createReusableExecution``: the request refused at creation if this model cannot take it
+        (``check_request``: the HAL rules, pools, and a subclass's driver buffers), as IPreparedModel.aidl
+        asks; each run of the ``Execution`` reads the pools anew, one run at a time."""
+        self.check_request(request)
+        return Execution(self, request, measure, loop_timeout)
 
     def _read_inputs(self, request: Request) -> list[np.ndarray]:
         graph = self.model.main

@@ -26,12 +26,14 @@ from typing import ClassVar
 from nnvts.drivers.engine.device import EngineDevice, require_engine
 from nnvts.drivers.litert.delegates import Delegate
 from nnvts.drivers.litert.translator import BUILTIN, LiteRtTranslator
-from vts.hal.enums import DeviceType, OperandType
+from vts.hal.enums import DeviceType, HalVersion, OperandType
 from vts.hal.types import PerformanceInfo
 
 
 class LiteRtDevice(EngineDevice):
     name = "litert-cpu"
+    #: AIDL v4 (feature level 8): the engine plumbing's rules and reusable executions (``nnvts.drivers.engine``).
+    hal_version = HalVersion.FL8
     performance: ClassVar[dict[OperandType, PerformanceInfo]] = {
         OperandType.TENSOR_FLOAT32: PerformanceInfo(0.4, 0.4),
         OperandType.TENSOR_QUANT8_ASYMM: PerformanceInfo(0.15, 0.15),

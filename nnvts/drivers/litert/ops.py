@@ -218,6 +218,14 @@ def _direct(name: str, tensor_inputs: int | None = None) -> Handler:
     return handler
 
 
+def _rsqrt(g: Graph, op: Operation) -> None:
+    """RSQRT, float only: TFLite's quantized RSQRT takes int8 and not uint8, and NNAPI couples the two
+    encodings (AIDL VTS QuantizationCouplingTest: refuse QUANT8_ASYMM, refuse its signed twin too)."""
+    if g.view.type_of(op.inputs[0]) in QUANTIZED:
+        raise Unsupported("quantized RSQRT: TFLite has it for int8 only, and both 8-bit encodings go together")
+    _direct("RSQRT")(g, op)
+
+
 # ---------------------------------------------------------------------------- convolutions and pooling
 
 
@@ -708,7 +716,7 @@ HANDLERS: dict[Op, Handler] = {
     Op.LOG: _direct("LOG"),
     Op.ABS: _direct("ABS"),
     Op.SQRT: _direct("SQRT"),
-    Op.RSQRT: _direct("RSQRT"),
+    Op.RSQRT: _rsqrt,
     Op.SIN: _direct("SIN"),
     Op.NEG: _direct("NEG"),
     Op.LOGICAL_NOT: _direct("LOGICAL_NOT"),

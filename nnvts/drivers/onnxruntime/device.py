@@ -31,12 +31,14 @@ from nnvts.drivers.engine.device import EngineDevice, capabilities_table, requir
 from nnvts.drivers.onnxruntime.cache import SessionCache
 from nnvts.drivers.onnxruntime.providers import NPU_BACKENDS, Provider
 from nnvts.drivers.onnxruntime.translator import CPU_PROVIDER, OrtTranslator
-from vts.hal.enums import DeviceType, OperandType
+from vts.hal.enums import DeviceType, HalVersion, OperandType
 from vts.hal.types import Capabilities, PerformanceInfo
 
 
 class OnnxRuntimeDevice(EngineDevice):
     name = "onnxruntime-cpu"
+    #: AIDL v4 (feature level 8): the engine plumbing's rules and reusable executions (``nnvts.drivers.engine``).
+    hal_version = HalVersion.FL8
     performance: ClassVar[dict[OperandType, PerformanceInfo]] = {
         OperandType.TENSOR_FLOAT32: PerformanceInfo(0.17, 0.17),
         OperandType.TENSOR_QUANT8_ASYMM: PerformanceInfo(0.075, 0.075),

@@ -748,6 +748,33 @@ static void run_and_answer(uint32_t seq, uint16_t reply, int fenced, const struc
 }
 
 /* One call (its preamble applied): decode, answer with wire_send (captured while a BATCH is served). */
+/* The hints trailer of a *_WITH_CONFIG kind (docs/protocol.md §5.5): this driver knows no hint, so it reads
+ * and ignores them all, as PrepareModelConfig.aidl and ExecutionConfig.aidl require. */
+static void skip_hints(struct reader *r)
+{
+    uint32_t n = rd_count(r, 12), len;
+    for (uint32_t i = 0; i < n; i++) {
+        rd_i64(r);
+        rd_bytes(r, &len);
+    }
+    n = rd_count(r, 12);
+    for (uint32_t i = 0; i < n; i++) {
+        rd_bytes(r, &len);
+        rd_i64(r);
+    }
+}
+
+/* The older kind a *_WITH_CONFIG kind extends (its body comes first), or 0 for any other kind. */
+static uint16_t config_base(uint16_t code)
+{
+    switch (code) {
+    case M_PREPARE_MODEL_WITH_CONFIG: return M_PREPARE_MODEL;
+    case M_EXECUTE_WITH_CONFIG: return M_EXECUTE;
+    case M_EXECUTE_FENCED_WITH_CONFIG: return M_EXECUTE_FENCED;
+    default: return 0;
+    }
+}
+
 static void serve(uint32_t seq, uint16_t code, const struct reader *args)
 {
     struct reader r = *args;
@@ -755,6 +782,15 @@ static void serve(uint32_t seq, uint16_t code, const struct reader *args)
     struct arena arena = {0};
     struct writer w;
     wr_init(&w);
+    /* A *_WITH_CONFIG kind is served as the kind it extends, its hints skipped before the end of the body. */
+    int with_config = config_base(code) != 0;
+    if (with_config) {
+        if (!aidl_granted) {
+            send_protocol_error(seq, reply, "the *_WITH_CONFIG kinds need the aidl:4 feature, not granted");
+            goto out;
+        }
+        code = config_base(code);
+    }
 
     switch (code) {
     case M_HELLO: {
@@ -837,6 +873,8 @@ static void serve(uint32_t seq, uint16_t code, const struct reader *args)
         for (uint32_t i = 0; i < n; i++)
             rd_fd(&r);
         rd_bytes(&r, &len);
+        if (with_config)
+            skip_hints(&r);
         if (!rd_end(&r))
             break;
         const char *why = validate_model(&m);
@@ -889,6 +927,8 @@ static void serve(uint32_t seq, uint16_t code, const struct reader *args)
         int64_t duration = 0;
         if (code == M_EXECUTE_FENCED && (has_duration = rd_bool(&r)))
             duration = rd_i64(&r);
+        if (with_config)
+            skip_hints(&r);
         if (!rd_end(&r))
             break;
         if (!pm) {

@@ -37,6 +37,8 @@ enum method {
     M_BATCH = 25, /* revision 3, feature "batch": several calls in one message (docs/protocol.md §5.4) */
     /* Feature "aidl:4": reusable executions, AIDL v4 IExecution (docs/protocol.md §5.5). */
     M_REUSABLE_CREATE = 26, M_REUSABLE_EXECUTE = 27, M_REUSABLE_EXECUTE_FENCED = 28,
+    /* Feature "aidl:4": the *WithConfig calls, an older kind's body + a hints trailer (docs/protocol.md §5.5). */
+    M_PREPARE_MODEL_WITH_CONFIG = 29, M_EXECUTE_WITH_CONFIG = 30, M_EXECUTE_FENCED_WITH_CONFIG = 31,
 };
 
 /* Reply statuses: ErrorStatus 0-8, then the protocol's own. */

@@ -5,6 +5,11 @@ in ``get_supported_operations``; everything else is unsupported and the
 harness skips it) and a kernel.  Scalar arguments are read from the model's
 constants at preparation, so a claimed operation never depends on a
 request for its stride or padding.
+
+An AIDL v4 driver is sent models of every feature level up to 8: the operations AIDL added (BATCH_MATMUL
+and PACK at feature level 6, MIRROR_PAD and REVERSE at 7, RESHAPE on int32 and RSQRT on quant8 among the
+new operand types) are simply absent from ``OPERATIONS`` here, so ``unsupported_reason`` reports them and
+the harness skips their cases.  Add a kernel and its support check to claim one.
 """
 
 from __future__ import annotations

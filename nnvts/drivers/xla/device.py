@@ -53,6 +53,7 @@ from vts.hal.enums import (
     DeviceType,
     ErrorStatus,
     ExecutionPreference,
+    HalVersion,
     MeasureTiming,
     OperandType,
     Priority,
@@ -95,6 +96,10 @@ MEASURED_PERFORMANCE: dict[str, dict[OperandType, PerformanceInfo]] = {
 
 
 class XlaDevice(EngineDevice):
+    #: AIDL v4 (feature level 8): the engine plumbing's rules, and reusable executions checked at creation
+    #: (driver buffers too) over this device's own asynchronous paths.
+    hal_version = HalVersion.FL8
+
     def __init__(self, backend: Backend) -> None:
         super().__init__()
         self.backend = backend
@@ -144,7 +149,7 @@ class XlaDevice(EngineDevice):
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation")
         model, executable = self.cache.load(model_cache, data_cache, token)  # authenticated, or GENERAL_FAILURE
         try:
-            check_model(model)
+            check_model(model, self.hal_version)
         except DriverError as error:
             raise DriverError(ErrorStatus.GENERAL_FAILURE, f"cached model refused: {error.message}") from None
         view = ModelView(model)

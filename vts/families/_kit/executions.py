@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vts.families.base import CaseFailure, RunOptions
+from vts.hal.config import PrepareModelConfig
 from vts.hal.enums import NO_TIMING, ErrorStatus, HalVersion, MeasureTiming, OperandType, OperationType, enum_name
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel, SyncFence, spoken_version
@@ -189,14 +190,21 @@ def refused_plainly(device: Device, model: Model) -> bool:
     return False
 
 
-def create_prepared_model(device: Device, model: Model, **kwargs: object) -> Preparation:
-    """Prepare ``model`` the way the suite does; refusal of an unsupported model is allowed."""
+def create_prepared_model(device: Device, model: Model, with_config: PrepareModelConfig | None = None,
+                          **kwargs: object) -> Preparation:
+    """Prepare ``model`` the way the suite does; refusal of an unsupported model is allowed.
+
+    ``with_config``: prepare through AIDL v4's ``prepare_model_with_config`` with that parcel instead.
+    """
     try:
         flags = supported_operations(device, model)
     except AllowedRefusal as refusal:
         return Preparation(None, (), refused=refusal.rule)
     try:
-        prepared = device.prepare_model(model, **kwargs)  # type: ignore[arg-type]
+        if with_config is not None:
+            prepared = device.prepare_model_with_config(model, with_config)
+        else:
+            prepared = device.prepare_model(model, **kwargs)  # type: ignore[arg-type]
     except DriverError as error:
         try:
             _refusal_allowed(model, error, spoken_version(device))

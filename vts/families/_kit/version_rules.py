@@ -15,6 +15,8 @@ from vts.hal.interfaces import spoken_version
 #: Checks of HIDL rules the AIDL interface (feature level 5 and later) does not have: check -> why, citing it.
 NOT_IN_AIDL: dict[str, str] = {
     "operand_consumers": "AIDL has no numberOfConsumers (Operand.aidl): a wrong count is no fault",
+    "add_operation_output.extension": "an extension operation's signature is its vendor's, and AIDL has no "
+                                      "numberOfConsumers (Operand.aidl), the one rule its extra output broke",
     "burst.negative_id": "AIDL bursts take memory identifier token -1 as 'no identity' (IBurst.aidl)",
     "burst.token_pool": "AIDL bursts take driver-managed buffers among their pools (IBurst.aidl)",
 }

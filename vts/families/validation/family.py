@@ -169,7 +169,7 @@ class ValidationFamily(Family):
 
     def _run_model_mutation(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         mutation: Mutation = case.config["mutation"]
-        lacking = rule_lacking(mutation.kind, device)
+        lacking = rule_lacking(mutation.check or mutation.kind, device)
         if lacking is not None and not options.send_ahead:
             return skipped(lacking)
         model = self._model(case, options)

@@ -43,6 +43,8 @@ class Mutation:
     query_support: bool = True  # preference/priority mutations only reach prepare_model
     preference: int = int(ExecutionPreference.FAST_SINGLE_ANSWER)
     priority: int = int(Priority.MEDIUM)
+    #: The rule's key in ``vts.families._kit.version_rules`` when it is not ``kind`` ("": the kind's).
+    check: str = ""
 
 
 MutatorEnumerate = Callable[[Model], Iterator[Mutation]]

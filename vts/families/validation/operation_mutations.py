@@ -244,9 +244,12 @@ def _apply_add_operation_input(model: Model, m: Mutation) -> None:
 
 
 def _add_operation_output(model: Model) -> Iterator[Mutation]:
-    for k in range(len(model.main.operations)):
+    for k, op in enumerate(model.main.operations):
+        # An extension operation's signature is the vendor's: what makes its extra output invalid for nnvts to
+        # call it so is HIDL's numberOfConsumers (the new output is read by nobody), a rule AIDL has not.
+        check = "add_operation_output.extension" if is_extension_type(op.type) else ""
         yield Mutation("add_operation_output", (k,), f"add_operation_output_{k}",
-                       f"{op_label(model, k)} got an extra INT32 output")
+                       f"{op_label(model, k)} got an extra INT32 output", check=check)
 
 
 def _apply_add_operation_output(model: Model, m: Mutation) -> None:

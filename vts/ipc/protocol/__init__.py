@@ -19,7 +19,7 @@ Three modules, each on the one below: ``framing`` (header, descriptors, message
 kinds), ``primitives`` (``Writer`` and ``Reader``) and ``codec`` (HAL structures);
 beside the codec, ``opening`` (the negotiated revision, ``OPEN``'s driver options and features) and
 ``batch`` (several calls in one message, revision 3) and ``aidl`` (the ``aidl:N`` features: which AIDL
-interface a driver speaks).
+interface a driver speaks) and ``hints`` (the hints trailer of AIDL v4's ``*_WITH_CONFIG`` kinds).
 Everything is named here too, so ``from vts.ipc import protocol as p`` reaches it all.
 """
 
@@ -105,6 +105,7 @@ from vts.ipc.protocol.framing import (
     send_message,
     socket_pair,
 )
+from vts.ipc.protocol.hints import WITH_CONFIG_AIDL, read_hints, write_hints
 from vts.ipc.protocol.opening import (
     BATCH_FEATURE,
     FEATURES_REVISION,
@@ -149,6 +150,7 @@ __all__ = [
     "REUSABLE_EXECUTION_AIDL",
     "REVISION_FLAG_PREFIX",
     "SOCKET_TYPE",
+    "WITH_CONFIG_AIDL",
     "ExtraTag",
     "FenceTag",
     "Message",
@@ -180,6 +182,7 @@ __all__ = [
     "read_error",
     "read_execution_result",
     "read_extensions",
+    "read_hints",
     "read_location",
     "read_model",
     "read_open_reply",
@@ -202,6 +205,7 @@ __all__ = [
     "write_error",
     "write_execution_result",
     "write_extensions",
+    "write_hints",
     "write_location",
     "write_model",
     "write_open_reply",

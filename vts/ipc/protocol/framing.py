@@ -82,6 +82,11 @@ class Method(enum.IntEnum):
     REUSABLE_CREATE = 26
     REUSABLE_EXECUTE = 27
     REUSABLE_EXECUTE_FENCED = 28
+    # AIDL v4's *WithConfig calls and their hints, with ``aidl:4`` granted (docs/protocol.md §5.5).
+    PREPARE_MODEL_WITH_CONFIG = 29
+    EXECUTE_WITH_CONFIG = 30
+    EXECUTE_FENCED_WITH_CONFIG = 31
+    BURST_EXECUTE_WITH_CONFIG = 32
 
 
 class WireStatus(enum.IntEnum):

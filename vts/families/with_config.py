@@ -1,0 +1,204 @@
+"""Golden executions through AIDL v4's ``*WithConfig`` calls (Android 13's VTS, GeneratedTestHarness.cpp).
+
+On a driver of AIDL v4 or later, Android's VTS runs each generated model twice: once prepared and executed
+through the older calls, then prepared again through ``prepareModelWithConfig`` (``{preference, priority,
+no deadline, no caches, an empty token, no hints, no extension table}``) and executed through
+``executeSynchronouslyWithConfig``, ``executeFencedWithConfig`` and ``IBurst.executeSynchronouslyWithConfig``
+(``{measureTiming, loopTimeout, {}, {}}``: ``testConfig.useConfig``).  This family is that second run: one case
+per example, prepared with an empty ``PrepareModelConfig``, executed on the three calls with timing off and
+on and judged like the generated family's executions (status, timing, shapes, values; the fenced call
+refuses outputs it cannot describe).  Each burst execution runs on a burst of its own, every pool given
+with a slot (the ``burst`` family owns the slot rules).
+No hints here: the ``hints`` family owns what hints may not change.
+
+The matrix is the generated family's economy: the first example of each model runs all six (call, timing)
+pairs, later examples each call once, the timing alternating by example.
+
+The VTS's InfiniteLoopTimeoutTest runs through the config calls too: a model marked ``expect_failure`` whose
+first operation is a WHILE that never ends gets one case, executed through both calls (timing off, then on)
+with ``ExecutionConfig.loopTimeoutDurationNs`` 1 ms: the driver must abort the loop and answer
+MISSED_DEADLINE_TRANSIENT or _PERSISTENT (GENERAL_FAILURE skips the case, as the suite's rule), within the
+timeout plus ``LOOP_TIMEOUT_SLACK_S`` (the ``infinite_loop_timeout`` family's bound, its docstring says
+why): the loop timeout of the config, not the driver's 2 s default, must reach the loop.
+
+The VTS also sends what must be refused through the config calls (ValidateModel.cpp
+``validatePrepareModelWithConfig``, ValidateRequest.cpp "synchronous / fenced / burst with empty hints"):
+each model gets one ``.invalid`` case, after a valid preparation: ``prepareModelWithConfig`` with preference 3,
+then with priority 3 (neither is an enum value), must answer INVALID_ARGUMENT; the example's request with
+its first input removed (its first output, for a model without inputs) must be refused with
+INVALID_ARGUMENT by each of the three execution calls.  The ``validation`` family owns the full mutation
+sweep on the older calls; this case shows the config calls do not bypass the checks.
+
+A driver below AIDL v4 has no such calls: every case is skipped with the rule named (opt-in family:
+``--family with_config``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from vts.families._kit.executions import Answer, Executor, prepare_for_case, timing_problems
+from vts.families._kit.fenced_path import judge_golden
+from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
+from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
+from vts.families._kit.with_config import WithConfigPath, config_rule_lacking, execute_with_config
+from vts.families.base import Case, Outcome, RunOptions, failed, passed, skipped
+from vts.families.registry import register_family
+from vts.hal.config import ExecutionConfig, PrepareModelConfig
+from vts.hal.enums import ErrorStatus, MeasureTiming, OperationType
+from vts.hal.errors import DriverError
+from vts.hal.interfaces import Device, PreparedModel
+from vts.model.casemodel import BuiltRequest, CaseModel, ConstantPolicy, build_request, close_model, to_hal_model
+
+#: What messages call an execution of this family (``with_config sync execution (timing NO)``).
+MODE = "with_config"
+
+#: What messages call an execution of a never-ending loop's case.
+LOOP_MODE = "with_config 1 ms loop timeout"
+#: The loop timeout of those executions, and how far past it they may end (as ``infinite_loop_timeout``'s).
+LOOP_TIMEOUT_NS = 1_000_000
+LOOP_TIMEOUT_SLACK_S = 0.5
+MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
+
+#: What messages call a burst execution of this family (the burst runs synchronously).
+BURST_MODE = "with_config burst"
+
+#: The (call, timing) pairs, the first example of a model runs all of them: three calls, timing off then on.
+FULL_MATRIX = ((WithConfigPath.SYNC, MeasureTiming.NO), (WithConfigPath.FENCED, MeasureTiming.YES),
+               (WithConfigPath.BURST, MeasureTiming.NO), (WithConfigPath.SYNC, MeasureTiming.YES),
+               (WithConfigPath.FENCED, MeasureTiming.NO), (WithConfigPath.BURST, MeasureTiming.YES))
+
+
+def executions_for(example_index: int) -> tuple[tuple[WithConfigPath, MeasureTiming], ...]:
+    """(call, timing) pairs an example runs through: all on the first example, then each call once, the timing
+    choices alternating by example."""
+    if example_index == 0:
+        return FULL_MATRIX
+    return FULL_MATRIX[3:] if example_index % 2 else FULL_MATRIX[:3]
+
+
+def execution_of(path: WithConfigPath, measure: MeasureTiming) -> Execution:
+    """The kit's ``Execution`` for a call: fenced on the fenced path, else synchronous (the burst's mode says so)."""
+    if path is WithConfigPath.FENCED:
+        return Execution(Executor.FENCED, measure, mode=MODE)
+    return Execution(Executor.SYNC, measure, mode=BURST_MODE if path is WithConfigPath.BURST else MODE)
+
+
+def path_of(execution: Execution) -> WithConfigPath:
+    """The ``*WithConfig`` call an execution of this family goes through."""
+    if execution.executor is Executor.FENCED:
+        return WithConfigPath.FENCED
+    return WithConfigPath.BURST if execution.mode == BURST_MODE else WithConfigPath.SYNC
+
+
+@register_family
+class WithConfigFamily(PerExampleFamily):
+    name = "with_config"
+    description = ("AIDL v4: every example prepared through prepareModelWithConfig and executed through "
+                   "executeSynchronouslyWithConfig, executeFencedWithConfig and a burst's, timing off and on")
+    #: Every case of a HIDL or older AIDL driver is a skip: not run unless asked (``--family``).
+    default = False
+
+    def model_cases(self, model: CaseModel, spec_path: str) -> Iterator[Case]:
+        if never_ends(model):
+            yield Case(f"{self.name}/{model.case_name()}", self.name, model, 0, spec_path, {"kind": "loop_timeout"})
+            return
+        yield from super().model_cases(model, spec_path)
+        if not model.expect_failure and model.examples:
+            yield Case(f"{self.name}/{model.case_name()}.invalid", self.name, model, 0, spec_path, {"kind": "invalid"})
+
+    def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
+        lacking = config_rule_lacking(device)
+        if lacking is not None:
+            return skipped(lacking)
+        assert case.model is not None
+        model = case.model
+        prepared, why = prepare_for_case(device, model, options, with_config=PrepareModelConfig())
+        if prepared is None:
+            return self.refused(model, why)
+        if case.config.get("kind") == "invalid":
+            problems = _invalid_problems(device, model, prepared, options)
+            return failed(problems[0], tuple(problems)) if problems else passed()
+        return self.run_executions(model, case.example or 0, prepared, options)
+
+    def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
+        if never_ends(model):
+            return [Execution(Executor.SYNC, MeasureTiming.NO, mode=LOOP_MODE),
+                    Execution(Executor.FENCED, MeasureTiming.YES, mode=LOOP_MODE)]
+        return [execution_of(path, measure) for path, measure in executions_for(example_index)]
+
+    def execute(self, prepared: PreparedModel, built: BuiltRequest, execution: Execution,
+                options: RunOptions) -> Answer:
+        loop_timeout = LOOP_TIMEOUT_NS if execution.mode == LOOP_MODE else None
+        config = ExecutionConfig(measure=execution.measure, loop_timeout=loop_timeout)
+        return execute_with_config(prepared, built.request, path_of(execution), config,
+                                   timeout=options.case_timeout)
+
+    def judge(self, model: CaseModel, example_index: int, executed: Executed,
+              earlier: Sequence[Executed]) -> Judgement:
+        execution = executed.execution
+        if execution.mode == LOOP_MODE:
+            return _loop_judgement(executed)
+        return judge_golden(model, example_index, executed.built, executed.answer, execution.executor,
+                            execution.measure, executed.where)
+
+
+def never_ends(model: CaseModel) -> bool:
+    """A model of the suite's InfiniteLoopTimeoutTest: ``expect_failure``, its first operation a WHILE."""
+    ops = model.main.operations
+    return bool(model.expect_failure and ops and ops[0].type == OperationType.WHILE)
+
+
+def _loop_judgement(executed: Executed) -> Judgement:
+    """A never-ending loop under the config's 1 ms loop timeout: aborted in time with a missed deadline."""
+    answer, where = executed.answer, executed.where
+    if answer.status == ErrorStatus.GENERAL_FAILURE:
+        return skipped(f"{where}: GENERAL_FAILURE")
+    if answer.status not in MISSED:
+        return failed(f"{where} returned {answer.status.name}, expected MISSED_DEADLINE_TRANSIENT or "
+                      "MISSED_DEADLINE_PERSISTENT")
+    problems = timing_problems(answer, executed.execution.measure)
+    if problems:
+        return failed(f"{where}: {problems[0]}")
+    bound = LOOP_TIMEOUT_NS / 1e9 + LOOP_TIMEOUT_SLACK_S
+    if executed.seconds > bound:
+        return failed(f"{where} took {executed.seconds:.3f} s; the config's loop timeout must abort the loop "
+                      f"within it (allowed: {bound:.3f} s)")
+    return []
+
+
+#: Configs ``prepareModelWithConfig`` must refuse: a preference and a priority that are no enum value.
+INVALID_CONFIGS = (("preference 3", PrepareModelConfig(preference=3)), ("priority 3", PrepareModelConfig(priority=3)))
+
+
+def _invalid_problems(device: Device, model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    """What the config calls failed to refuse: invalid configs, then a request missing an argument."""
+    problems = []
+    hal_model = to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions)
+    try:
+        for what, config in INVALID_CONFIGS:
+            try:
+                device.prepare_model_with_config(hal_model, config)
+            except DriverError as error:
+                if error.status != ErrorStatus.INVALID_ARGUMENT:
+                    problems.append(f"prepareModelWithConfig with {what} returned {error.status.name}, expected "
+                                    "INVALID_ARGUMENT")
+            else:
+                problems.append(f"prepareModelWithConfig accepted {what}: not an enum value, INVALID_ARGUMENT "
+                                "expected")
+    finally:
+        close_model(hal_model)
+    side = "input" if model.main.inputs else "output"
+    mutation = RequestMutation(f"remove_{side}", f"{side} 0 removed", f"remove_{side}", (0,))
+    for path in WithConfigPath:
+        built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)
+        try:
+            apply_request_mutation(built.request, built, mutation)
+            answer = execute_with_config(prepared, built.request, path, ExecutionConfig(),
+                                         timeout=options.case_timeout)
+        finally:
+            built.close()
+        if answer.status != ErrorStatus.INVALID_ARGUMENT:
+            problems.append(f"{path.value} of a request with its {mutation.description} returned "
+                            f"{answer.status.name}, expected INVALID_ARGUMENT")
+    return problems
