@@ -96,7 +96,7 @@ def test_the_configs_loop_timeout_aborts_a_never_ending_loop():
 def test_a_driver_dropping_the_configs_loop_timeout_fails_with_config():
     (result,) = _loop_results(broken_config.drops_loop_timeout())
     assert result.verdict is Verdict.FAILED
-    assert "the config's loop timeout must abort the loop" in result.reason
+    assert "loop timeout from ExecutionConfig; the loop must be aborted" in result.reason
 
 
 def test_config_calls_that_skip_the_checks_fail_the_invalid_case_only():

@@ -23,18 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from vts.families._kit.executions import Answer, execute, timing_problems
+from vts.families._kit.executions import Answer, execute
+from vts.families._kit.loop_abort import LOOP_TIMEOUT_NS, loop_abort_judgement
 from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
-from vts.families.base import Case, RunOptions, failed, skipped
+from vts.families.base import Case, RunOptions
 from vts.families.registry import register_family
-from vts.hal.enums import ErrorStatus, OperationType
+from vts.hal.enums import OperationType
 from vts.hal.interfaces import PreparedModel
 from vts.model.casemodel import BuiltRequest, CaseModel
-
-LOOP_TIMEOUT_NS = 1_000_000
-#: How far past the requested loop timeout an execution may end (documented above).
-LOOP_TIMEOUT_SLACK_S = 0.5
-MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
 
 
 @register_family
@@ -54,17 +50,4 @@ class InfiniteLoopFamily(PerExampleFamily):
 
     def judge(self, model: CaseModel, example_index: int, executed: Executed,
               earlier: Sequence[Executed]) -> Judgement:
-        answer, where = executed.answer, executed.where
-        if answer.status == ErrorStatus.GENERAL_FAILURE:
-            return skipped(f"{where}: GENERAL_FAILURE")
-        if answer.status not in MISSED:
-            return failed(f"{where} with a 1 ms loop timeout returned {answer.status.name}, expected "
-                          "MISSED_DEADLINE_TRANSIENT or MISSED_DEADLINE_PERSISTENT")
-        problems = timing_problems(answer, executed.execution.measure)
-        if problems:
-            return failed(f"{where}: {problems[0]}")
-        bound = LOOP_TIMEOUT_NS / 1e9 + LOOP_TIMEOUT_SLACK_S
-        if executed.seconds > bound:
-            return failed(f"{where} took {executed.seconds:.3f} s with a {LOOP_TIMEOUT_NS / 1e6:g} ms loop "
-                          f"timeout; the loop must be aborted within the timeout (allowed: {bound:.3f} s)")
-        return []
+        return loop_abort_judgement(executed)

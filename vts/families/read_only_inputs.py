@@ -23,7 +23,7 @@ from vts.families._kit.judge import judge_success
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.hal.enums import HalVersion, MeasureTiming
-from vts.hal.interfaces import Device, spoken_version
+from vts.hal.interfaces import Device
 from vts.hal.memory import read_only_view
 from vts.model.casemodel import CaseModel, build_request
 
@@ -46,11 +46,9 @@ class ReadOnlyInputsFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
         assert model is not None
-        speaks = spoken_version(device)
-        if speaks < HalVersion.FL5:
-            return skipped(f"input memory is read-only from AIDL v1 (feature level 5); the driver speaks "
-                           f"{speaks.interface}, whose input memory is writable")
-        prepared, why = self._prepared.for_case(case.spec_path, model, device, options)
+        prepared, why = self._prepared.for_version(
+            case, device, options, HalVersion.FL5,
+            "input memory is read-only from AIDL v1 (feature level 5): HIDL's is writable")
         if prepared is None:
             return skipped(why)
         built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)

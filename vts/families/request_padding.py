@@ -34,7 +34,7 @@ from vts.families._kit.judge import judge_success
 from vts.families.base import Case, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
-from vts.hal.interfaces import Device, PreparedModel, spoken_version
+from vts.hal.interfaces import Device, PreparedModel
 from vts.hal.types import DataLocation, RequestArgument
 from vts.model.casemodel import BuiltRequest, CaseModel, build_request
 
@@ -134,11 +134,9 @@ class RequestPaddingFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
         assert model is not None
-        speaks = spoken_version(device)
-        if speaks < HalVersion.FL5:
-            return skipped(f"DataLocation.padding is AIDL's (feature level 5+); the driver speaks "
-                           f"{speaks.interface}, whose requests have no padding")
-        prepared, why = self._prepared.for_case(case.spec_path, model, device, options)
+        prepared, why = self._prepared.for_version(
+            case, device, options, HalVersion.FL5,
+            "DataLocation.padding is AIDL's (feature level 5+): HIDL requests have no padding")
         if prepared is None:
             return skipped(why)
         built = build_request(model, model.examples[0], options.pool_kind, extensions=options.extensions)

@@ -33,7 +33,7 @@ from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, fa
 from vts.families.registry import register_family
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Device, PreparedModel, SyncFence, spoken_version
+from vts.hal.interfaces import Device, PreparedModel, SyncFence
 from vts.hal.types import NO_TIMING_INFO, Timing
 from vts.ipc.clients import set_concurrency
 from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request
@@ -113,11 +113,8 @@ class ReusableExecutionFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
         assert model is not None
-        speaks = spoken_version(device)
-        if speaks < HalVersion.FL8:
-            return skipped(f"createReusableExecution is AIDL v4's (feature level 8); the driver speaks "
-                           f"{speaks.interface}")
-        prepared, why = self._prepared.for_case(case.spec_path, model, device, options)
+        prepared, why = self._prepared.for_version(
+            case, device, options, HalVersion.FL8, "createReusableExecution is AIDL v4's (feature level 8)")
         if prepared is None:
             return skipped(why)
         if not callable(getattr(prepared, "create_reusable_execution", None)):

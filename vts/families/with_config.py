@@ -37,8 +37,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from vts.families._kit.executions import Answer, Executor, prepare_for_case, timing_problems
+from vts.families._kit.executions import Answer, Executor, prepare_for_case
 from vts.families._kit.fenced_path import judge_golden
+from vts.families._kit.loop_abort import LOOP_TIMEOUT_NS, loop_abort_judgement
 from vts.families._kit.per_example import Executed, Execution, Judgement, PerExampleFamily
 from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
 from vts.families._kit.with_config import WithConfigPath, config_rule_lacking, execute_with_config
@@ -56,9 +57,6 @@ MODE = "with_config"
 #: What messages call an execution of a never-ending loop's case.
 LOOP_MODE = "with_config 1 ms loop timeout"
 #: The loop timeout of those executions, and how far past it they may end (as ``infinite_loop_timeout``'s).
-LOOP_TIMEOUT_NS = 1_000_000
-LOOP_TIMEOUT_SLACK_S = 0.5
-MISSED = (ErrorStatus.MISSED_DEADLINE_TRANSIENT, ErrorStatus.MISSED_DEADLINE_PERSISTENT)
 
 #: What messages call a burst execution of this family (the burst runs synchronously).
 BURST_MODE = "with_config burst"
@@ -138,7 +136,7 @@ class WithConfigFamily(PerExampleFamily):
               earlier: Sequence[Executed]) -> Judgement:
         execution = executed.execution
         if execution.mode == LOOP_MODE:
-            return _loop_judgement(executed)
+            return loop_abort_judgement(executed, " from ExecutionConfig")
         return judge_golden(model, example_index, executed.built, executed.answer, execution.executor,
                             execution.measure, executed.where)
 
@@ -147,24 +145,6 @@ def never_ends(model: CaseModel) -> bool:
     """A model of the suite's InfiniteLoopTimeoutTest: ``expect_failure``, its first operation a WHILE."""
     ops = model.main.operations
     return bool(model.expect_failure and ops and ops[0].type == OperationType.WHILE)
-
-
-def _loop_judgement(executed: Executed) -> Judgement:
-    """A never-ending loop under the config's 1 ms loop timeout: aborted in time with a missed deadline."""
-    answer, where = executed.answer, executed.where
-    if answer.status == ErrorStatus.GENERAL_FAILURE:
-        return skipped(f"{where}: GENERAL_FAILURE")
-    if answer.status not in MISSED:
-        return failed(f"{where} returned {answer.status.name}, expected MISSED_DEADLINE_TRANSIENT or "
-                      "MISSED_DEADLINE_PERSISTENT")
-    problems = timing_problems(answer, executed.execution.measure)
-    if problems:
-        return failed(f"{where}: {problems[0]}")
-    bound = LOOP_TIMEOUT_NS / 1e9 + LOOP_TIMEOUT_SLACK_S
-    if executed.seconds > bound:
-        return failed(f"{where} took {executed.seconds:.3f} s; the config's loop timeout must abort the loop "
-                      f"within it (allowed: {bound:.3f} s)")
-    return []
 
 
 #: Configs ``prepareModelWithConfig`` must refuse: a preference and a priority that are no enum value.

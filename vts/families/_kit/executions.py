@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vts.families.base import CaseFailure, RunOptions
+from vts.families.base import Case, CaseFailure, RunOptions
 from vts.hal.config import PrepareModelConfig
 from vts.hal.enums import NO_TIMING, ErrorStatus, HalVersion, MeasureTiming, OperandType, OperationType, enum_name
 from vts.hal.errors import DriverError
@@ -308,6 +308,16 @@ class PreparedModelCache:
         return self.get((spec_path, model.case_name()), device,
                         lambda: to_hal_model(model, ConstantPolicy(pool_kind=options.pool_kind), options.extensions),
                         close_model)
+
+    def for_version(self, case: Case, device: Device, options: RunOptions, least: HalVersion,
+                    rule: str) -> tuple[PreparedModel | None, str]:
+        """``for_case`` for a case of a rule that interface ``least`` introduced: (None, the skip reason naming
+        ``rule`` and what the driver speaks) on a driver of an older one."""
+        speaks = spoken_version(device)
+        if speaks < least:
+            return None, f"{rule}; the driver speaks {speaks.interface}"
+        assert case.model is not None
+        return self.for_case(case.spec_path, case.model, device, options)
 
 
 def prepare_for_case(device: Device, model: CaseModel, options: RunOptions, extensions: object = None,
