@@ -23,14 +23,19 @@ import resource
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 _spent = [0.0]
-#: Where the figures go, and when they were last written (``_EVERY`` seconds apart at most while calls come).
+#: Where the figures go, and when they were last written: after the first call, then ``_EVERY`` seconds apart
+#: at most while calls come, and at exit (a host killed after the stop grace writes no exit figures).
 _directory = [""]
 _written = [0.0]
 _EVERY = 0.5
+#: This process's file: its pid is no name, each contained host is pid 2 of a PID namespace of its own (three
+#: hosts of one run wrote one file "2", the last to exit winning: a run's driver time read 0 now and then).
+_NAME = f"{os.getpid()}-{uuid.uuid4().hex}"
 _lock = threading.Lock()
 _inside = threading.local()
 
@@ -68,7 +73,7 @@ def _wrap(cls: type, names: tuple[str, ...]) -> None:
 def _write(directory: str) -> None:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     role = " ".join(os.path.basename(a) for a in sys.argv[:2])
-    with open(os.path.join(directory, str(os.getpid())), "w", encoding="utf-8") as out:
+    with open(os.path.join(directory, _NAME), "w", encoding="utf-8") as out:
         out.write(f"{_spent[0]:.6f} {usage.ru_utime + usage.ru_stime:.6f} {role}\n")
 
 
@@ -83,5 +88,5 @@ def install() -> None:
     _wrap(CheckedPreparedModel, ("execute", "execute_async", "execute_fenced"))
     _wrap(ReferenceDevice, ("allocate", "prepare_model_from_cache"))
     _directory[0] = directory
-    _written[0] = time.monotonic()
+    _written[0] = float("-inf")  # the first call's figures are written at once
     atexit.register(_write, directory)
