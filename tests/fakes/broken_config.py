@@ -8,6 +8,11 @@ golden ``with_config`` cases pass.
 ``skips_checks_with_config``: ``prepare_model_with_config`` takes a preference or priority that is no enum value
 for the default, and ``execute_synchronously_with_config`` answers an INVALID_ARGUMENT as a success with no
 outputs: caught by ``with_config``'s ``.invalid`` case only (the older calls still refuse).
+
+``declared_shapes_with_config``: ``execute_synchronously_with_config`` reports each output's shape as the model
+declares it (unknown dims stay 0) instead of the shape it computed: caught by ``with_config``'s dynamic-shape
+reruns only; its golden cases (every output fully specified) and the ``dynamic_output_shape`` family (the older
+calls) pass.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from vts.hal.config import ExecutionConfig, PrepareModelConfig
 from vts.hal.enums import ErrorStatus, ExecutionPreference, Priority
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
-from vts.hal.types import ExecutionResult, Model, Request
+from vts.hal.types import ExecutionResult, Model, OutputShape, Request
 
 
 class _DropsLoopTimeout(ReferenceDevice):
@@ -74,3 +79,27 @@ class _SkipsChecksWithConfig(ReferenceDevice):
 
 def skips_checks_with_config() -> Device:
     return _SkipsChecksWithConfig()
+
+
+class _DeclaredShapesWithConfig(ReferenceDevice):
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "broken-config-declared-shapes"
+
+    def prepare_model_with_config(self, model: Model, config: PrepareModelConfig) -> PreparedModel:
+        prepared = super().prepare_model_with_config(model, config)
+        declared = [tuple(model.main.operands[i].dimensions) for i in model.main.output_indexes]
+        sync = prepared.execute_synchronously_with_config
+
+        def as_declared(request: Request, config: ExecutionConfig, deadline: int | None = None) -> ExecutionResult:
+            result = sync(request, config, deadline)
+            shapes = tuple(OutputShape(dims, shape.is_sufficient)
+                           for dims, shape in zip(declared, result.output_shapes, strict=False))
+            return replace(result, output_shapes=shapes)
+
+        prepared.execute_synchronously_with_config = as_declared  # type: ignore[method-assign]
+        return prepared
+
+
+def declared_shapes_with_config() -> Device:
+    return _DeclaredShapesWithConfig()

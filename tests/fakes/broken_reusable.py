@@ -6,6 +6,8 @@
   serialised: caught by ``reusable_execution`` one_at_a_time.
 * ``returns_no_execution``: ``createReusableExecution`` answers no execution and no error (over the protocol:
   the null handle): caught by ``reusable_execution`` sync, fenced and one_at_a_time.
+* ``keeps_first_inputs_prepared_with_config``: ``keeps_first_inputs``, but only in models prepared through
+  ``prepareModelWithConfig``: caught by ``reusable_execution`` prepared_with_config alone.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from nnvts.drivers.reference.device import ReferenceDevice
+from vts.hal.config import PrepareModelConfig
 from vts.hal.enums import MeasureTiming
 from vts.hal.interfaces import Device, Execution, PreparedModel
 from vts.hal.memory import Memory
@@ -71,7 +74,10 @@ class _ReusableFault(ReferenceDevice):
         self.execution = execution
 
     def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
-        prepared = super().prepare_model(model, *args, **kwargs)
+        return self.broken(super().prepare_model(model, *args, **kwargs))
+
+    def broken(self, prepared: PreparedModel) -> PreparedModel:
+        """``prepared`` with its reusable executions made of the fault's kind."""
         kind = self.execution
 
         def create(request: Request, measure: MeasureTiming | int = MeasureTiming.NO,
@@ -80,6 +86,17 @@ class _ReusableFault(ReferenceDevice):
 
         prepared.create_reusable_execution = create  # type: ignore[method-assign]
         return prepared
+
+
+class _ReusableFaultWithConfig(_ReusableFault):
+    """The fault only in models prepared through ``prepare_model_with_config``: a driver with two preparation
+    paths, one of them wrong."""
+
+    def prepare_model(self, model: Model, *args: Any, **kwargs: Any) -> PreparedModel:
+        return ReferenceDevice.prepare_model(self, model, *args, **kwargs)
+
+    def prepare_model_with_config(self, model: Model, config: PrepareModelConfig) -> PreparedModel:
+        return self.broken(super().prepare_model_with_config(model, config))
 
 
 def keeps_first_inputs() -> Device:
@@ -92,3 +109,7 @@ def runs_two_at_once() -> Device:
 
 def returns_no_execution() -> Device:
     return _ReusableFault("broken-reusable-no-execution", _NoExecution)
+
+
+def keeps_first_inputs_prepared_with_config() -> Device:
+    return _ReusableFaultWithConfig("broken-reusable-first-inputs-with-config", _FirstInputsKept)

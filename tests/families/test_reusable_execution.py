@@ -26,14 +26,20 @@ def _verdicts(device) -> dict[str, Verdict]:
 
 
 def test_the_reference_passes_every_case():
-    assert _verdicts(create_device()) == dict.fromkeys(("sync", "fenced", "invalid_request", "one_at_a_time"),
-                                                       Verdict.PASSED)
+    assert _verdicts(create_device()) == dict.fromkeys(("sync", "fenced", "invalid_request", "one_at_a_time",
+                                                        "prepared_with_config"), Verdict.PASSED)
 
 
 def test_an_execution_keeping_its_first_inputs_fails_the_golden_runs():
     verdicts = _verdicts(broken_reusable.keeps_first_inputs())
     assert verdicts["sync"] is Verdict.FAILED and verdicts["fenced"] is Verdict.FAILED
     assert verdicts["one_at_a_time"] is Verdict.PASSED
+
+
+def test_the_fault_only_in_models_prepared_with_config_fails_that_case_alone():
+    verdicts = _verdicts(broken_reusable.keeps_first_inputs_prepared_with_config())
+    assert verdicts.pop("prepared_with_config") is Verdict.FAILED
+    assert set(verdicts.values()) == {Verdict.PASSED}
 
 
 def test_two_executions_at_once_fail_one_at_a_time_only():
@@ -49,4 +55,4 @@ def test_a_hidl_driver_has_no_reusable_executions():
 def test_no_execution_and_no_error_fails_every_case_that_needs_one():
     verdicts = _verdicts(broken_reusable.returns_no_execution())
     assert verdicts == {"sync": Verdict.FAILED, "fenced": Verdict.FAILED, "invalid_request": Verdict.FAILED,
-                        "one_at_a_time": Verdict.FAILED}
+                        "one_at_a_time": Verdict.FAILED, "prepared_with_config": Verdict.FAILED}

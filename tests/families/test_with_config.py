@@ -10,6 +10,7 @@ import os
 from nnvts.drivers.reference import create_device
 from tests.fakes import broken_config, broken_hints
 from vts.families.base import RunOptions
+from vts.families.dynamic_output_shape import DynamicOutputShapeFamily
 from vts.families.hints import HintsFamily
 from vts.families.with_config import WithConfigFamily
 from vts.hal.config import ExecutionConfig, PrepareModelConfig, TokenValuePair
@@ -106,3 +107,23 @@ def test_config_calls_that_skip_the_checks_fail_the_invalid_case_only():
     assert "accepted preference 3" in invalid[0].reason
     assert any("sync_with_config of a request with its input 0 removed returned NONE" in d for d in invalid[0].details)
     assert {r.verdict for name, r in results.items() if not name.endswith(".invalid")} == {Verdict.PASSED}
+
+
+def test_the_dynamic_shape_reruns_go_through_the_config_calls():
+    family = WithConfigFamily()
+    cases = [case for case in family.model_cases(_model(), SPEC) if case.config.get("kind") == "dynamic_output_shape"]
+    assert len(cases) == len(_model().examples) and all("/dynamic_output_shape/" in case.name for case in cases)
+    runner = Runner(create_device(), RunOptions())
+    assert {runner.run_case(family, case).verdict for case in cases} == {Verdict.PASSED}
+
+
+def test_config_calls_reporting_the_declared_shapes_fail_the_dynamic_reruns_only():
+    device = broken_config.declared_shapes_with_config()
+    results = _results(WithConfigFamily(), device)
+    failed = {r.name: r for r in results if r.verdict is Verdict.FAILED}
+    assert failed and all("/dynamic_output_shape/" in name for name in failed)
+    assert all(r.verdict is Verdict.PASSED for r in results if r.name not in failed)
+    reason = next(iter(failed.values())).reason
+    assert reason.startswith("unspecified sync_with_config execution (timing NO): ")
+    assert "shape [0], expected [4]" in reason
+    assert _verdicts(DynamicOutputShapeFamily(), device) == {Verdict.PASSED}

@@ -133,13 +133,19 @@ def test_reusable_executions_pass_out_of_process_on_the_drivers_own_executions()
     assert _reusable_verdicts("reference") == dict.fromkeys(KINDS, Verdict.PASSED)
 
 
-KINDS = ("sync", "fenced", "invalid_request", "one_at_a_time")
+KINDS = ("sync", "fenced", "invalid_request", "one_at_a_time", "prepared_with_config")
 
 
 def test_a_reusable_execution_keeping_its_first_inputs_is_caught_out_of_process():
     verdicts = _reusable_verdicts("tests.fakes.broken_reusable:keeps_first_inputs")
     assert verdicts["sync"] is Verdict.FAILED and verdicts["fenced"] is Verdict.FAILED
     assert verdicts["one_at_a_time"] is Verdict.PASSED
+
+
+def test_the_fault_in_models_prepared_with_config_is_caught_out_of_process_by_that_case_alone():
+    verdicts = _reusable_verdicts("tests.fakes.broken_reusable:keeps_first_inputs_prepared_with_config")
+    assert verdicts.pop("prepared_with_config") is Verdict.FAILED
+    assert set(verdicts.values()) == {Verdict.PASSED}
 
 
 def test_a_reusable_execution_running_two_at_once_is_caught_out_of_process():

@@ -62,7 +62,7 @@ def test_c_driver_speaks_aidl_v4_with_reusable_executions_and_aidl_bursts(built,
     cases = _cases(report)
     assert {c["verdict"] for c in cases.values()} <= {"passed", "skipped"}
     reusable = [c for c in cases.values() if c["family"] == "reusable_execution"]
-    assert len(reusable) == 8 and all(c["verdict"] == "passed" for c in reusable)
+    assert len(reusable) == 10 and all(c["verdict"] == "passed" for c in reusable)
     shown = nnvts("info", "--driver", built, "--json")
     assert json.loads(shown.stdout)["interface"] == "AIDL v4, feature level 8"
 

@@ -119,3 +119,19 @@ def test_each_config_call_sends_its_own_kind_with_aidl_4():
     assert {p.Method.PREPARE_MODEL_WITH_CONFIG, p.Method.EXECUTE_WITH_CONFIG, p.Method.EXECUTE_FENCED_WITH_CONFIG,
             p.Method.BURST_EXECUTE_WITH_CONFIG} <= set(sent)
     assert not {p.Method.PREPARE_MODEL, p.Method.EXECUTE, p.Method.EXECUTE_FENCED, p.Method.BURST_EXECUTE} & set(sent)
+
+
+def test_config_calls_reporting_the_declared_shapes_are_caught_out_of_process_by_the_dynamic_reruns():
+    with open(SPEC, encoding="utf-8") as file:
+        model = next(m for m in parse_spec(json.load(file)) if m.name == "relu")
+    host = _host("tests.fakes.broken_config:declared_shapes_with_config")
+    try:
+        host.start()
+        runner = IsolatedRunner(host.device, RunOptions(case_timeout=30.0), host=host)
+        family = WithConfigFamily()
+        results = [runner.run_case(family, case) for case in family.model_cases(model, SPEC)]
+    finally:
+        host.stop()
+    failed = {r.name for r in results if r.verdict is Verdict.FAILED}
+    assert failed and all("/dynamic_output_shape/" in name for name in failed)
+    assert {r.verdict for r in results if r.name not in failed} == {Verdict.PASSED}

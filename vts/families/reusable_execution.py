@@ -2,7 +2,7 @@
 
 IExecution.aidl fixes the request and its settings at ``createReusableExecution``; the client rewrites the
 request's input memory between executions and every execution must read it as it is then (a driver may
-cache mappings, never contents).  Four cases per model:
+cache mappings, never contents).  Five cases per model:
 
 * ``sync`` and ``fenced``: created once with timing, executed three times (inputs A, B, A, where the model
   has two examples with different goldens; A twice otherwise) with the input memory rewritten and the
@@ -14,6 +14,9 @@ cache mappings, never contents).  Four cases per model:
   completes before the fence is signalled ran at once.  Then the first must still answer right.  Out of
   process the host is asked to serve two calls at once (``SET_CONCURRENCY``), so it is the driver that
   refuses or serialises the second, not a host serving one call at a time.
+* ``prepared_with_config``: the ``sync`` and ``fenced`` runs again on the model prepared through
+  ``prepareModelWithConfig`` (Android 13's VTS evaluates every model a second time, so prepared, with its
+  reusable executions: GeneratedTestHarness.cpp ``Execute``, ``createPreparedModel(..., useConfig=true)``).
 
 A driver speaking less than AIDL v4 has no reusable executions: its cases are skipped, saying so.
 """
@@ -24,21 +27,22 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from vts.families._kit.executions import Answer, PreparedModelCache, timing_problems
+from vts.families._kit.executions import Answer, PreparedModelCache, prepare_for_case, timing_problems
 from vts.families._kit.fenced_path import fenced_must_refuse
 from vts.families._kit.judge import judge_success
 from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
 from vts.families._kit.request_variants import SiblingExamples, request_variants, with_examples
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
+from vts.hal.config import PrepareModelConfig
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Device, PreparedModel, SyncFence
+from vts.hal.interfaces import Device, PreparedModel, SyncFence, spoken_version
 from vts.hal.types import NO_TIMING_INFO, Timing
 from vts.ipc.clients import set_concurrency
 from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request
 
-KINDS = ("sync", "fenced", "invalid_request", "one_at_a_time")
+KINDS = ("sync", "fenced", "invalid_request", "one_at_a_time", "prepared_with_config")
 #: The byte written over every output before a run: a run that writes nothing is seen.
 SENTINEL = 0xA5
 #: Seconds the first execution's call is given to get under way before the second is launched, and the
@@ -113,18 +117,22 @@ class ReusableExecutionFamily(Family):
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         model = case.model
         assert model is not None
-        prepared, why = self._prepared.for_version(
-            case, device, options, HalVersion.FL8, "createReusableExecution is AIDL v4's (feature level 8)")
+        kind = case.config["kind"]
+        rule = "createReusableExecution is AIDL v4's (feature level 8)"
+        if kind == "prepared_with_config":
+            prepared, why = _prepared_with_config(case, device, options, rule)
+        else:
+            prepared, why = self._prepared.for_version(case, device, options, HalVersion.FL8, rule)
         if prepared is None:
             return skipped(why)
         if not callable(getattr(prepared, "create_reusable_execution", None)):
             raise CaseFailure("the prepared model of an AIDL v4 driver has no create_reusable_execution")
-        kind = case.config["kind"]
         runs: dict[str, Callable[[CaseModel, PreparedModel, RunOptions], list[str]]] = {
             "sync": lambda m, p, o: _golden_runs(m, p, o, fenced=False),
             "fenced": lambda m, p, o: _golden_runs(m, p, o, fenced=True),
             "invalid_request": _invalid_request,
             "one_at_a_time": _one_at_a_time,
+            "prepared_with_config": _both_paths,
         }
         if kind in ("fenced", "one_at_a_time") and fenced_must_refuse(model, 0):
             return skipped("an output zero-sized or not fully specified: the fenced path must refuse it (the "
@@ -138,6 +146,25 @@ class ReusableExecutionFamily(Family):
         if problems:
             return failed(problems[0], tuple(problems[:20]))
         return passed()
+
+
+def _prepared_with_config(case: Case, device: Device, options: RunOptions, rule: str
+                          ) -> tuple[PreparedModel | None, str]:
+    """The case's model prepared through ``prepareModelWithConfig`` (an empty config), for its own case only."""
+    speaks = spoken_version(device)
+    if speaks < HalVersion.FL8:
+        return None, f"{rule}; the driver speaks {speaks.interface}"
+    assert case.model is not None
+    return prepare_for_case(device, case.model, options, with_config=PrepareModelConfig())
+
+
+def _both_paths(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
+    """The golden runs, sync then fenced (fenced left out where that path must refuse the model)."""
+    problems = _golden_runs(model, prepared, options, fenced=False)
+    if problems or fenced_must_refuse(model, 0):
+        return [f"prepared through prepareModelWithConfig: {p}" for p in problems]
+    return [f"prepared through prepareModelWithConfig: {p}" for p in _golden_runs(model, prepared, options,
+                                                                                   fenced=True)]
 
 
 def _golden_runs(model: CaseModel, prepared: PreparedModel, options: RunOptions, *, fenced: bool) -> list[str]:

@@ -14,6 +14,13 @@ No hints here: the ``hints`` family owns what hints may not change.
 The matrix is the generated family's economy: the first example of each model runs all six (call, timing)
 pairs, later examples each call once, the timing alternating by example.
 
+The VTS reruns its DYNAMIC_SHAPE kind through the config calls too: each example of a model the
+``dynamic_output_shape`` family covers gets a ``with_config/dynamic_output_shape/...`` case, the model
+with every output's dims unknown prepared through ``prepareModelWithConfig`` and executed in both modes
+(UNSPECIFIED, then INSUFFICIENT with output 0 one byte short) on the sync, fenced and burst config calls,
+timing off and on, judged by that family's rules (``vts.families._kit.dynamic_shapes``): shapes reported,
+OUTPUT_INSUFFICIENT_SIZE with the shapes, the fenced call refusing outputs it cannot describe.
+
 The VTS's InfiniteLoopTimeoutTest runs through the config calls too: a model marked ``expect_failure`` whose
 first operation is a WHILE that never ends gets one case, executed through both calls (timing off, then on)
 with ``ExecutionConfig.loopTimeoutDurationNs`` 1 ms: the driver must abort the loop and answer
@@ -37,6 +44,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
+from vts.families._kit.derived_models import with_unknown_output_dims
+from vts.families._kit.dynamic_shapes import MODES, dynamic_shapes_apply, judge_dynamic, output_zero_bytes
 from vts.families._kit.executions import Answer, Executor, prepare_for_case
 from vts.families._kit.fenced_path import judge_golden
 from vts.families._kit.loop_abort import LOOP_TIMEOUT_NS, loop_abort_judgement
@@ -60,6 +69,8 @@ LOOP_MODE = "with_config 1 ms loop timeout"
 
 #: What messages call a burst execution of this family (the burst runs synchronously).
 BURST_MODE = "with_config burst"
+#: The case kind of the dynamic-shape reruns, and the folder of their names.
+DYNAMIC = "dynamic_output_shape"
 
 #: The (call, timing) pairs, the first example of a model runs all of them: three calls, timing off then on.
 FULL_MATRIX = ((WithConfigPath.SYNC, MeasureTiming.NO), (WithConfigPath.FENCED, MeasureTiming.YES),
@@ -82,8 +93,22 @@ def execution_of(path: WithConfigPath, measure: MeasureTiming) -> Execution:
     return Execution(Executor.SYNC, measure, mode=BURST_MODE if path is WithConfigPath.BURST else MODE)
 
 
+def dynamic_executions(model: CaseModel, example_index: int) -> Iterator[Execution]:
+    """Both dynamic-shape modes on the three config calls, timing off then on (INSUFFICIENT only when output 0
+    holds more than one byte, as the suite)."""
+    for mode in MODES:
+        if mode == "insufficient" and output_zero_bytes(model, example_index) <= 1:
+            continue
+        for path in WithConfigPath:
+            executor = Executor.FENCED if path is WithConfigPath.FENCED else Executor.SYNC
+            for measure in (MeasureTiming.NO, MeasureTiming.YES):
+                yield Execution(executor, measure, mode, 0 if mode == "insufficient" else None, through=path.value)
+
+
 def path_of(execution: Execution) -> WithConfigPath:
     """The ``*WithConfig`` call an execution of this family goes through."""
+    if execution.through:
+        return WithConfigPath(execution.through)
     if execution.executor is Executor.FENCED:
         return WithConfigPath.FENCED
     return WithConfigPath.BURST if execution.mode == BURST_MODE else WithConfigPath.SYNC
@@ -104,20 +129,29 @@ class WithConfigFamily(PerExampleFamily):
         yield from super().model_cases(model, spec_path)
         if not model.expect_failure and model.examples:
             yield Case(f"{self.name}/{model.case_name()}.invalid", self.name, model, 0, spec_path, {"kind": "invalid"})
+        if not model.expect_failure and dynamic_shapes_apply(model):
+            for index, example in enumerate(model.examples):
+                yield Case(f"{self.name}/{DYNAMIC}/{model.case_name(example)}", self.name, model, index, spec_path,
+                           {"kind": DYNAMIC})
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         lacking = config_rule_lacking(device)
         if lacking is not None:
             return skipped(lacking)
         assert case.model is not None
-        model = case.model
+        kind = case.config.get("kind")
+        model = with_unknown_output_dims(case.model) if kind == DYNAMIC else case.model
         prepared, why = prepare_for_case(device, model, options, with_config=PrepareModelConfig())
         if prepared is None:
             return self.refused(model, why)
-        if case.config.get("kind") == "invalid":
+        if kind == "invalid":
             problems = _invalid_problems(device, model, prepared, options)
             return failed(problems[0], tuple(problems)) if problems else passed()
-        return self.run_executions(model, case.example or 0, prepared, options)
+        example = case.example or 0
+        if kind == DYNAMIC:
+            return self.run_executions(model, example, prepared, options,
+                                       executions=dynamic_executions(model, example))
+        return self.run_executions(model, example, prepared, options)
 
     def executions(self, model: CaseModel, example_index: int) -> Iterable[Execution]:
         if never_ends(model):
@@ -137,8 +171,16 @@ class WithConfigFamily(PerExampleFamily):
         execution = executed.execution
         if execution.mode == LOOP_MODE:
             return loop_abort_judgement(executed, " from ExecutionConfig")
+        if execution.mode in MODES:
+            return judge_dynamic(model, example_index, executed, earlier)
         return judge_golden(model, example_index, executed.built, executed.answer, execution.executor,
                             execution.measure, executed.where)
+
+    def failure(self, executed: Executed, problems: list[str]) -> Outcome:
+        """A dynamic-shape rerun's problems do not name the execution (its judge is shared): name it first."""
+        if executed.execution.mode in MODES:
+            return failed(f"{executed.where}: {problems[0].lstrip(': ')}", tuple(problems))
+        return super().failure(executed, problems)
 
 
 def never_ends(model: CaseModel) -> bool:

@@ -42,11 +42,14 @@ class Execution:
     mode: str = ""
     #: Output position whose buffer is one byte short (None: every buffer fits).
     shrink_output: int | None = None
+    #: The call by name where a family drives one executor through several calls (``with_config``'s
+    #: "burst_with_config" runs synchronously); empty: the executor's own path.
+    through: str = ""
 
     @property
     def where(self) -> str:
         """How messages name this execution: ``[MODE ]PATH execution (timing YES|NO)``."""
-        where = f"{self.executor.value} execution (timing {self.measure.name})"
+        where = f"{self.through or self.executor.value} execution (timing {self.measure.name})"
         return f"{self.mode} {where}" if self.mode else where
 
 
@@ -96,14 +99,16 @@ class PerExampleFamily(Family):
         return self.run_executions(model, case.example or 0, prepared, options)
 
     def run_executions(self, model: CaseModel, example_index: int, prepared: PreparedModel,
-                       options: RunOptions, label: str = "") -> Outcome:
+                       options: RunOptions, label: str = "",
+                       executions: Iterable[Execution] | None = None) -> Outcome:
         """Every execution of the example on ``prepared``; the first judged wrong ends the case.
 
-        ``label`` names the prepared model in messages, for a family that runs several.
+        ``label`` names the prepared model in messages, for a family that runs several;
+        ``executions``: a case kind's own list instead of ``executions()``.
         """
         example = model.examples[example_index]
         earlier: list[Executed] = []
-        for execution in self.executions(model, example_index):
+        for execution in executions if executions is not None else self.executions(model, example_index):
             built = build_request(model, example, options.pool_kind, shrink_output=execution.shrink_output,
                                   extensions=options.extensions)
             try:
