@@ -6,7 +6,11 @@ device (AIDL v4 of itself), whose OPEN reply is changed by MODE:
 * ``no_aidl``: a revision-3 driver built before the ``aidl`` features: it grants ``batch`` only and so
   speaks HAL 1.3 (held to it by the host, as every driver reached over the protocol without ``aidl``);
 * ``two``: grants ``aidl:3`` and ``aidl:4`` (a driver speaks one version): the harness must not start it;
-* ``five``: grants ``aidl:5``, which the harness never asks for: the harness must not start it.
+* ``five``: grants ``aidl:5``, which the harness never asks for: the harness must not start it;
+* ``no_async``: grants ``aidl:4`` and serves no ``EXECUTE_ASYNC`` (AIDL has no asynchronous execute): the
+  kind is answered PROTOCOL_ERROR, as any unknown kind.
+
+Modes combine with a comma (``no_aidl,no_async``: a HAL 1.3 driver without ``EXECUTE_ASYNC``).
 """
 
 from __future__ import annotations
@@ -29,9 +33,12 @@ _BAD_GRANTS = {"two": ("aidl:3", "aidl:4"), "five": ("aidl:5",)}
 class AidlModeHost(DriverHost):
     def __init__(self, sock: socket.socket, mode: str) -> None:
         super().__init__(create_device(), sock, owns_process=True)
-        self.mode = mode
-        if mode in _BAD_GRANTS:
+        modes = set(mode.split(","))
+        self.mode = next((m for m in modes if m in _BAD_GRANTS), "no_aidl" if "no_aidl" in modes else "")
+        if self.mode in _BAD_GRANTS:
             self.handlers[p.Method.OPEN] = self._open_granting
+        if "no_async" in modes:
+            del self.handlers[p.Method.EXECUTE_ASYNC]
 
     def grant_aidl(self, asked: Sequence[str]) -> str | None:
         return None if self.mode == "no_aidl" else super().grant_aidl(asked)

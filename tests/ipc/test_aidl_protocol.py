@@ -129,6 +129,26 @@ def _reusable_verdicts(spec: str) -> dict[str, Verdict]:
     return {kind: result.verdict for kind, result in verdicts.items()}
 
 
+def test_an_aidl_driver_without_execute_async_is_run_through_execute_instead():
+    """AIDL has no asynchronous execute: a driver granting aidl:4 may answer EXECUTE_ASYNC PROTOCOL_ERROR, and
+    the harness's asynchronous path then runs EXECUTE for it (docs/protocol.md §6); a HAL 1.3 driver may not."""
+    host = _host(f"{AIDL_MODES} no_async")
+    try:
+        device = host.start()
+        results = _generated(host, hand_add_float()) + _generated(host, _spec("pack_basic"), limit=1)
+        assert device.connection.async_refused
+    finally:
+        host.stop()
+    assert {r.verdict for r in results} == {Verdict.PASSED}, [(r.name, r.reason) for r in results]
+    host = _host(f"{AIDL_MODES} no_aidl,no_async")
+    try:
+        host.start()
+        (result,) = _generated(host, hand_add_float(), limit=1)
+    finally:
+        host.stop()
+    assert result.verdict is Verdict.FAILED and "unknown request code 13" in result.reason + " ".join(result.details)
+
+
 def test_reusable_executions_pass_out_of_process_on_the_drivers_own_executions():
     assert _reusable_verdicts("reference") == dict.fromkeys(KINDS, Verdict.PASSED)
 

@@ -115,6 +115,9 @@ class Connection:
         self.features: frozenset[str] = frozenset()
         #: The host was lost while a case waited for a batch that also held later cases' calls.
         self.lost_in_shared_batch = False
+        #: An AIDL driver answered ``EXECUTE_ASYNC`` PROTOCOL_ERROR: AIDL has no asynchronous execute, so the
+        #: harness's asynchronous path runs ``EXECUTE`` for it from then on (docs/protocol.md §6).
+        self.async_refused = False
         self._seq = itertools.count(1)
         self._send_lock = threading.Lock()
         #: The pools and handles the host knows (public for tests of isolation between connections).
