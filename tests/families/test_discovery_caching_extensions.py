@@ -213,7 +213,11 @@ def test_info_type_checks_every_answer():
 
 
 def test_bench_command_flags_only_the_liar():
-    honest = CliRunner().invoke(cli.main, ["bench", "--driver", "reference", "--size", "32", "--json"])
+    # The honest driver runs out of process and its reference in process: at size 32 an execution takes about
+    # a millisecond, so on a loaded machine the host's wake-ups alone can skew the ratio past 5x. Flagging it
+    # only 50x off keeps this a test of the flag, not of the machine's load (a liar's lie only grows with it).
+    honest = CliRunner().invoke(cli.main, ["bench", "--driver", "reference", "--size", "32", "--json",
+                                           "--factor", "50"])
     assert honest.exit_code == 0, honest.output
     assert all(not m["flagged"] for m in json.loads(honest.output))
     liar = CliRunner().invoke(cli.main, ["bench", "--driver", "tests.fakes.broken_device:claims_10x_speed",
