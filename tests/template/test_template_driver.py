@@ -113,7 +113,7 @@ def test_the_template_passes_reusable_executions(specs, tmp_path):
            if c["verdict"] not in ("passed", "skipped")]
     assert bad == [] and code == 0
     kinds = {c["name"].rsplit(".", 1)[-1] for c in report["cases"] if c["verdict"] == "passed"}
-    assert kinds == {"sync", "fenced", "invalid_request", "one_at_a_time"}
+    assert kinds == {"sync", "fenced", "invalid_request", "one_at_a_time", "prepared_with_config"}
     assert any(c["name"].startswith("reusable_execution/conv_2d_hand.") and c["verdict"] == "passed"
                for c in report["cases"])
 

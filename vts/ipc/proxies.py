@@ -150,17 +150,21 @@ class ProxyPreparedModel(PreparedModel):
 
     def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
                       deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
-        """``EXECUTE_ASYNC``; for an AIDL driver that refuses the kind (AIDL has no asynchronous execute), the
-        base class's asynchronous path over ``execute``, for this call and every later one."""
+        """``EXECUTE_ASYNC``; for an AIDL driver that refuses its first one (AIDL has no asynchronous execute,
+        docs/protocol.md §6), the base class's asynchronous path over ``execute``, for this call and every later
+        one.  A refusal after one was served is a limit's, and is raised."""
         conn = self.connection
         if not conn.async_refused:
             try:
-                return conn.call_async(Method.EXECUTE_ASYNC, self._writer(request, measure, deadline, loop_timeout),
-                                       OutputGuard.of(request))
+                future = conn.call_async(Method.EXECUTE_ASYNC, self._writer(request, measure, deadline, loop_timeout),
+                                         OutputGuard.of(request))
             except RequestRejected:
-                if p.granted_aidl(conn.features) is None:
+                if conn.async_served or p.granted_aidl(conn.features) is None:
                     raise
                 conn.async_refused = True
+            else:
+                conn.async_served = True
+                return future
         return super().execute_async(request, measure, deadline, loop_timeout)
 
     def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
