@@ -16,7 +16,12 @@ for an AIDL driver, after IBurst.aidl, AIDL VTS's ``validateBurst``
 * -2 and lower are INVALID_ARGUMENT, and so is a token count other than the
   pool count (VTS ``validateBurst``);
 * the same memory given again with a token the burst holds is the normal
-  path (VTS gives slot 0, 1... on every execution), not a conflict;
+  path (VTS gives slot 0, 1... on every execution), not a conflict; a
+  *different* memory under a held token (in one request or across
+  requests) is INVALID_ARGUMENT: a token "uniquely identifies a memory
+  object" until released (the Android runtime releases a token before it
+  gives it to another memory), and answering from the memory first given
+  under it, as a driver caching by token would, is silently wrong;
 * a driver-managed buffer (``MemoryToken`` pool) is a pool like any other
   (VTS gives it token -1): passed on, never kept;
 * there is no "held" pool: a pool of ``None`` is a malformed request;
@@ -92,11 +97,12 @@ class TokenTable:
                 resolved.append(pool)
                 continue
             entry = kept.get(token) or self._held.get(token)
-            if entry is None or entry[0] is not pool:
-                # First time, or the client gave the token to another memory (IBurst.aidl makes a token name one
-                # memory until released; a client that breaks that gets the memory it gave, never a stale one).
+            if entry is None:
                 entry = (pool, remember(token, pool))
                 kept[token] = entry
+            elif entry[0] is not pool:
+                raise _invalid(f"memory identifier token {token} (pool {index}) names another memory: a token "
+                               "identifies one memory until it is released")
             resolved.append(entry[1])
         self._held.update(kept)
         return resolved
