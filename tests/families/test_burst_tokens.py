@@ -274,3 +274,22 @@ def test_an_aidl_burst_refusing_driver_buffers_is_caught_by_memory_domain_out_of
         runner.host.stop()
     assert results and all(r.verdict is Verdict.FAILED for r in results.values()), not_passed(results)
     assert all("burst execution with device memory" in r.reason for r in results.values()), not_passed(results)
+
+
+def test_random_inputs_catch_a_contents_cache_where_a_and_b_share_their_inputs():
+    """With A and B alike only the random inputs streamed through held token 0 tell the copy from the memory."""
+    from vts.families._kit.burst_tokens import golden_sequence
+
+    model = parse_spec(hand_add_float())[0]
+    example = model.examples[0]
+    for device, caught in ((broken_burst_tokens.caches_contents_by_token(), True), (create_device(), False)):
+        prepared, _ = prepare_for_case(device, model, RunOptions())
+        a, b = build_request(model, example), build_request(model, example)
+        try:
+            problems = golden_sequence(model, example, example, a, b, prepared.configure_execution_burst(), prepared,
+                                       RunOptions())
+        finally:
+            a.close()
+            b.close()
+        assert bool(problems) is caught, problems
+        assert not problems or problems[0].startswith("burst execution (random inputs written into A's input memory")

@@ -173,7 +173,8 @@ def _streaming(pair: _Pair, burst: Burst, prepared: PreparedModel, options: RunO
                 problems = judge_success(model, example, a, again(), MeasureTiming.NO, f"burst execution ({where})")
                 if problems:
                     return problems
-        return random_streaming(model, pair.a_example, a, again, prepared, options, "its slot held")
+        return random_streaming(model, pair.a_example, a, again, prepared, options,
+                                "random inputs written into A's held input memory")
     finally:
         a.input_pool.write(0, original)
 

@@ -112,12 +112,12 @@ class BurstMutation:
 
 
 def random_streaming(model: CaseModel, example: CaseExample, built: BuiltRequest, run: Callable[[], Answer],
-                     prepared: PreparedModel, options: RunOptions, how: str) -> list[str]:
+                     prepared: PreparedModel, options: RunOptions, where: str) -> list[str]:
     """Random inputs written into ``built``'s input memory (which the burst has seen), then ``run`` (A's request
     through the burst), judged against the same prepared model's plain execution of those inputs.
 
     A burst that keeps a copy of a memory's contents answers the old inputs; random inputs catch it even on
-    models whose two requests share their inputs.  ``how`` says how the memory was named (held slot, token).
+    models whose two requests share their inputs.  ``where`` names the step in the failure.
     The caller restores the input memory after.
     """
     plan = plan_inputs(model)
@@ -136,8 +136,8 @@ def random_streaming(model: CaseModel, example: CaseExample, built: BuiltRequest
         expected = CaseExample(drawn.name, drawn.inputs, answer_outputs(model, fresh, plain, example))
         fill(built)
         return judge_success(model, expected, built, run(), MeasureTiming.NO,
-                             f"burst execution (random inputs written into A's input memory, {how}; expected: "
-                             "the same prepared model's plain execution of them)")
+                             f"burst execution ({where}; expected: the same prepared model's plain execution of "
+                             "them)")
     finally:
         fresh.close()
 

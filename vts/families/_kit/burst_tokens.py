@@ -139,7 +139,8 @@ def _streaming(model: CaseModel, a_example: CaseExample, b_example: CaseExample,
                 problems = judge_success(model, example, a, again(), MeasureTiming.NO, f"burst execution ({where})")
                 if problems:
                     return problems
-        return random_streaming(model, a_example, a, again, prepared, options, "given again under token 0")
+        return random_streaming(model, a_example, a, again, prepared, options,
+                                "random inputs written into A's input memory, given again under token 0")
     finally:
         a.input_pool.write(0, original)
 
