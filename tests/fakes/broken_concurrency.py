@@ -17,7 +17,7 @@ from nnvts.drivers.reference.device import ReferenceDevice
 from nnvts.drivers.reference.prepared_model import ReferencePreparedModel
 from vts.hal import memory
 from vts.hal.checked import DeviceTimer
-from vts.hal.enums import ErrorStatus, MeasureTiming
+from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Burst, PreparedModel, SyncFence
 from vts.hal.memory import Memory
@@ -43,6 +43,7 @@ class _Device(ReferenceDevice):
         prepared = self.prepared_class(reference.model, reference.priority, self.scheduler, self.memory_budget,
                                        self.memory)
         prepared.device = self  # type: ignore[attr-defined]
+        prepared.hal_version = reference.hal_version  # its bursts follow the device's version, as the reference's
         return prepared
 
 
@@ -183,6 +184,7 @@ class PositionalBurstPreparedModel(ReferencePreparedModel):
 
 class PositionalBurstDevice(_Device):
     prepared_class = PositionalBurstPreparedModel
+    hal_version = HalVersion.V1_3  # a HIDL burst fault (held slots): AIDL requests carry every pool
 
 
 def burst_positions() -> ReferenceDevice:
@@ -204,6 +206,7 @@ class UnfreeingBurstPreparedModel(ReferencePreparedModel):
 
 class UnfreeingBurstDevice(_Device):
     prepared_class = UnfreeingBurstPreparedModel
+    hal_version = HalVersion.V1_3  # a HIDL burst fault (held slots): AIDL requests carry every pool
 
 
 def burst_ignores_free() -> ReferenceDevice:
@@ -312,6 +315,7 @@ class SnapshotBurstPreparedModel(ReferencePreparedModel):
 
 class SnapshotBurstDevice(_Device):
     prepared_class = SnapshotBurstPreparedModel
+    hal_version = HalVersion.V1_3  # a HIDL burst fault (held slots): AIDL requests carry every pool
 
 
 def burst_snapshots() -> ReferenceDevice:

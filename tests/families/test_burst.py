@@ -37,7 +37,7 @@ def run_cases(runner, documents, kind: str | None = None) -> dict:
 @pytest.fixture
 def add_burst():
     model = parse_spec(hand_add_float())[0]
-    prepared, _ = prepare_for_case(create_device(), model, RunOptions())
+    prepared, _ = prepare_for_case(create_device(hal="1.3"), model, RunOptions())  # HIDL's slot rules
     built = build_request(model, model.examples[0])
     yield model, prepared.configure_execution_burst(), built
     built.close()
@@ -47,7 +47,7 @@ def _sums(built) -> list[float]:
     return built.read_output(0, np.dtype("<f4"), 4).tolist()
 
 
-# -- the base Burst's rules --------------------------------------------------------------------------
+# -- the base Burst's rules under HIDL --------------------------------------------------------------------------
 
 
 def test_held_slots_are_used_until_freed(add_burst):

@@ -203,7 +203,7 @@ class _Recording(PreparedModel):
         return ExecutionResult([], Timing())
 
 
-def test_the_aidl_fallback_burst_passes_token_minus_1_and_driver_buffers_on_and_keeps_the_base_rules():
+def test_the_aidl_fallback_burst_passes_token_minus_1_and_driver_buffers_on_and_keeps_aidls_rules():
     prepared = _Recording()
     burst = AidlFallbackBurst(prepared)
     first, second, token = allocate("ashmem", 8), allocate("ashmem", 8), MemoryToken(3)
@@ -211,13 +211,20 @@ def test_the_aidl_fallback_burst_passes_token_minus_1_and_driver_buffers_on_and_
     assert prepared.requests[-1].pools == [first, second, token]
     assert burst.held_slots() == frozenset()  # nothing with no identity, no driver buffer, is kept
     burst.execute(Request([], [], [first, token]), [1, -1])
-    burst.execute(Request([], [], [None, token]), [1, -1])  # slot 1 is held
+    burst.execute(Request([], [], [first, token]), [1, -1])  # token 1 held, its memory given again
     assert prepared.requests[-1].pools == [first, token]
-    for pools, ids in (([None], [-1]), ([first], [2, 3]), ([first, second], [4, 4]), ([None], [9])):
+    assert burst.held_slots() == frozenset({1})
+    for pools, ids in (([None], [-1]), ([first], [2, 3]), ([first], [-2]), ([second], [1]),
+                       ([first, second], [4, 4])):
         with pytest.raises(DriverError) as refused:
             burst.execute(Request([], [], pools), ids)
         assert refused.value.status == ErrorStatus.INVALID_ARGUMENT
-
+    with pytest.raises(DriverError) as refused:
+        burst.free_memory(-2)
+    assert refused.value.status == ErrorStatus.INVALID_ARGUMENT
+    burst.free_memory(1)
+    burst.execute(Request([], [], [second]), [1])  # released: the token may name another memory now
+    assert prepared.requests[-1].pools == [second]
 
 
 def _burstless_host(hal: str) -> tuple[object, object]:

@@ -129,7 +129,7 @@ def test_a_burst_carries_the_padding_too():
         request.inputs[0].location = DataLocation(loc.pool_index, loc.offset, loc.length,
                                                   built.input_pool.size - loc.offset - loc.length + 1)
         with pytest.raises(DriverError) as refused:
-            burst.execute(Request(request.inputs, request.outputs, [None, None]), [0, 1])
+            burst.execute(request, [0, 1])  # AIDL: every pool given again under its held token
         assert refused.value.status == ErrorStatus.INVALID_ARGUMENT and "padding" in refused.value.message
     finally:
         built.close()

@@ -63,6 +63,10 @@ def test_c_driver_speaks_aidl_v4_with_reusable_executions_and_aidl_bursts(built,
     assert {c["verdict"] for c in cases.values()} <= {"passed", "skipped"}
     reusable = [c for c in cases.values() if c["family"] == "reusable_execution"]
     assert len(reusable) == 10 and all(c["verdict"] == "passed" for c in reusable)
+    # No bursts of its own: the harness's stand-in runs AIDL's token cases (-1, reused, released; -2 refused).
+    bursts = [c for c in cases.values() if c["family"] == "burst"]
+    assert len(bursts) == 4 and all(c["verdict"] == "passed" for c in bursts)
+    assert all("token -1" in c["reason"] for name, c in cases.items() if name.startswith("burst/validation/"))
     shown = nnvts("info", "--driver", built, "--json")
     assert json.loads(shown.stdout)["interface"] == "AIDL v4, feature level 8"
 

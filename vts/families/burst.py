@@ -1,34 +1,50 @@
-"""The burst family: HAL 1.2 burst executions, golden and malformed (VTS GeneratedTestHarness.cpp, ValidateBurst.cpp).
+"""The burst family: burst executions, golden and malformed, by the rules of the driver's interface.
 
-A burst (``PreparedModel.configure_execution_burst``) names its request
-pools by identifier (slot) and keeps each slot's memory until the client
-frees it; ``vts.hal.interfaces.Burst`` states the rules.  Two cases per
-model (not ``expect_failure``):
+HIDL 1.2/1.3 (VTS GeneratedTestHarness.cpp, ValidateBurst.cpp): a burst
+(``PreparedModel.configure_execution_burst``) names its request pools by
+identifier (slot) and keeps each slot's memory until the client frees it;
+``vts.hal.interfaces.Burst`` states the rules.  AIDL (feature level 5 on,
+IBurst.aidl; AIDL VTS's BURST executor and ``validateBurst``): every
+request carries all its pools, each with a memory identifier token (-1 for
+no identity, >= 0 for a memory the driver may keep a mapping of until
+``releaseMemoryResource``); ``vts.hal.aidl_burst`` states those rules and
+``vts.families._kit.burst_tokens`` holds the AIDL checks.  Two cases per
+model (not ``expect_failure``), whichever the version:
 
 * ``burst/SPEC.MODEL``: the example (and, where there is one, a second
   request with a golden of its own: an identical sibling model's example or
   a rolled elementwise variant, ``vts.families._kit.request_variants``)
-  through one burst, timing off and on, then requests that reuse held
+  through one burst.  HIDL: timing off and on, then requests that reuse held
   slots: request A again with its slots held, A's input slot with B's output
   slot (A's answer must land in B's output pool, nothing in A's), and A's
-  input slot freed and given again with B's input memory.  Every answer is
-  judged like a ``generated`` one; an output pool no request wrote to must
-  keep its sentinel bytes.  Between those, steady-state streaming: the
-  client rewrites the memory of A's held input slot between executions
-  (B's inputs, A's again, then random inputs drawn as the ``differential``
-  family draws them) and every answer must follow the bytes the memory
-  holds now.  A burst that keeps a copy of a slot's contents taken when it
-  was first given, instead of the memory, answers the old inputs; the
-  random inputs catch it on models whose A and B share their inputs, their
-  expected answer being the same prepared model's plain execution of them.
-* ``burst/validation/SPEC.MODEL``: VTS ValidateBurst.cpp's malformed burst
-  requests, each on a fresh burst: fewer and more identifiers than pools, an
-  identifier twice, negative and beyond-int32 identifiers, a held slot never
-  given (INT32_MAX, as VTS), a freed slot, a memory given for a slot still
-  held, a driver-buffer token, and the suite's removed input and removed
-  output sent through the burst.  Each must fail with INVALID_ARGUMENT, no
-  shapes, no timing and no byte of the output pool written.  Freeing an
-  unknown slot, and a slot twice, must leave the burst working.
+  input slot freed and given again with B's input memory.  AIDL: A and B
+  with every token -1, then with tokens 0..3, A's memories given again under
+  its held tokens, A's input with B's output memory, and token 0 released
+  and given to B's input memory.  Every answer is judged like a
+  ``generated`` one; an output pool no request wrote to must keep its
+  sentinel bytes.  Between those, steady-state streaming: the client
+  rewrites the memory of A's input (its held slot, or its held token given
+  again) between executions (B's inputs, A's again, then random inputs
+  drawn as the ``differential`` family draws them) and every answer must
+  follow the bytes the memory holds now.  A burst that keeps a copy of a
+  memory's contents taken when it was first given, instead of the memory (or
+  its mapping), answers the old inputs; the random inputs catch it on models
+  whose A and B share their inputs, their expected answer being the same
+  prepared model's plain execution of them.
+* ``burst/validation/SPEC.MODEL``: malformed burst requests, each on a
+  fresh burst, each to fail with INVALID_ARGUMENT, no shapes, no timing and
+  no byte of the output pool written.  HIDL (ValidateBurst.cpp): fewer and
+  more identifiers than pools, an identifier twice, negative and
+  beyond-int32 identifiers, a held slot never given (INT32_MAX, as VTS), a
+  freed slot, a memory given for a slot still held, a driver-buffer token,
+  and the suite's removed input and removed output sent through the burst;
+  freeing an unknown slot, and a slot twice, must leave the burst working.
+  AIDL (``validateBurst``): token -2 for each pool in turn, one token fewer
+  and one more than pools, the removed input and output with every token
+  -1, and ``releaseMemoryResource(-2)`` refused; releasing a held token must
+  succeed and leave the burst working.  The HIDL checks AIDL lacks are left
+  out with the rule named in the verdict's reason
+  (``version_rules.NOT_IN_AIDL``).
 """
 
 from __future__ import annotations
@@ -37,62 +53,37 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import numpy as np
-
-from vts.families._kit.executions import Answer, Executor, PreparedModelCache, answer_outputs, execute
+from vts.families._kit import burst_tokens
+from vts.families._kit.burst_path import (
+    BurstMutation,
+    burst_execute,
+    configure,
+    fill,
+    random_streaming,
+    rewrite_inputs,
+    untouched,
+)
+from vts.families._kit.executions import Answer, PreparedModelCache
 from vts.families._kit.judge import judge_success
-from vts.families._kit.random_inputs import plan_inputs, random_example, seed_of
 from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
 from vts.families._kit.request_variants import SiblingExamples, request_variants, with_examples
 from vts.families._kit.version_rules import rule_lacking
-from vts.families.base import Case, CaseFailure, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
+from vts.families.base import Case, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
-from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming, OperationType
+from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel
-from vts.hal.types import NO_TIMING_INFO, ExecutionResult, MemoryToken, Request
+from vts.hal.interfaces import MAX_BURST_SLOT, Burst, Device, PreparedModel, spoken_version
+from vts.hal.types import NO_TIMING_INFO, MemoryToken, Request
 from vts.model.casemodel import BuiltRequest, CaseExample, CaseModel, build_request
 
-SENTINEL = 0xA5
-#: Slots the golden sequence uses: A's input and output, B's input and output.
+#: Slots the HIDL golden sequence uses: A's input and output, B's input and output.
 A_IN, A_OUT, B_IN, B_OUT = 11, 12, 21, 22
-
-
-def burst_execute(burst: Burst, request: Request, memory_ids: list[int],
-                  measure: MeasureTiming = MeasureTiming.NO) -> Answer:
-    """One burst execution normalised to an ``Answer`` (a DriverError is its status)."""
-    try:
-        result = burst.execute(request, memory_ids, measure)
-    except DriverError as error:
-        return Answer(error.status, tuple(error.output_shapes), error.timing or NO_TIMING_INFO, error.message)
-    if not isinstance(result, ExecutionResult):
-        raise CaseFailure(f"the burst's execute returned {type(result).__name__}, not an ExecutionResult")
-    return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)
-
-
-def configure(prepared: PreparedModel) -> Burst:
-    """``configureExecutionBurst`` must succeed with a burst (ValidateBurst.cpp: NONE and a non-null context)."""
-    try:
-        burst = prepared.configure_execution_burst()
-    except DriverError as error:
-        raise CaseFailure(f"configure_execution_burst failed with {error.status.name}", (error.message,)) from None
-    if not isinstance(burst, Burst):
-        raise CaseFailure(f"configure_execution_burst returned {type(burst).__name__}, not a Burst")
-    return burst
 
 
 def held(request: Request, *given: int) -> Request:
     """``request`` with every pool held by the burst except the positions in ``given``."""
     return Request(request.inputs, request.outputs,
                    [pool if index in given else None for index, pool in enumerate(request.pools)])
-
-
-def fill(built: BuiltRequest) -> None:
-    built.output_pool.write(0, bytes([SENTINEL]) * built.output_pool.size)
-
-
-def untouched(built: BuiltRequest) -> bool:
-    return built.output_pool.read(0, built.output_pool.size) == bytes([SENTINEL]) * built.output_pool.size
 
 
 @dataclass
@@ -158,15 +149,6 @@ def _golden_sequence(pair: _Pair, burst: Burst, prepared: PreparedModel, options
                          "burst execution (slot 11 freed, then given again with B's input memory)")
 
 
-def _rewrite(pool: object, source: BuiltRequest) -> bool:
-    """Copy ``source``'s input bytes into ``pool`` (A's held input memory); False when the layouts differ."""
-    size = source.input_pool.size
-    if getattr(pool, "size", None) != size:
-        return False
-    pool.write(0, source.input_pool.read(0, size))  # type: ignore[attr-defined]
-    return True
-
-
 def _streaming(pair: _Pair, burst: Burst, prepared: PreparedModel, options: RunOptions) -> list[str]:
     """Rewrite A's held input memory between executions; each answer must follow the memory's bytes now.
 
@@ -176,58 +158,28 @@ def _streaming(pair: _Pair, burst: Burst, prepared: PreparedModel, options: RunO
     """
     model, a, b = pair.model, pair.a, pair.b
     original = a.input_pool.read(0, a.input_pool.size)
+
+    def again() -> Answer:
+        return burst_execute(burst, held(a.request), [A_IN, A_OUT])
+
     try:
         differ = original != b.input_pool.read(0, b.input_pool.size)
-        if differ and _rewrite(a.input_pool, b):
+        if differ and rewrite_inputs(a, b):
             for where, example in (("B's inputs written into A's held input memory", pair.b_example),
                                    ("A's inputs written back into the same memory", pair.a_example)):
                 if example is pair.a_example:
                     a.input_pool.write(0, original)
                 fill(a)
-                answer = burst_execute(burst, held(a.request), [A_IN, A_OUT])
-                problems = judge_success(model, example, a, answer, MeasureTiming.NO, f"burst execution ({where})")
+                problems = judge_success(model, example, a, again(), MeasureTiming.NO, f"burst execution ({where})")
                 if problems:
                     return problems
-        return _streaming_random(pair, burst, prepared, options)
+        return random_streaming(model, pair.a_example, a, again, prepared, options,
+                                "random inputs written into A's held input memory")
     finally:
         a.input_pool.write(0, original)
 
 
-def _streaming_random(pair: _Pair, burst: Burst, prepared: PreparedModel, options: RunOptions) -> list[str]:
-    """Random inputs in A's held memory, judged against the same prepared model's plain execution of them."""
-    model, a = pair.model, pair.a
-    plan = plan_inputs(model)
-    if not plan.any_varied or int(OperationType.RANDOM_MULTINOMIAL) in model.operation_types():
-        return []  # nothing to vary, or samples (two executions legitimately differ)
-    rng = np.random.Generator(np.random.PCG64(seed_of(f"burst/{model.case_name()}")))
-    drawn = random_example(model, plan, rng, "streamed")
-    drawn = CaseExample(drawn.name, drawn.inputs, pair.a_example.outputs)
-    fresh = build_request(model, drawn, options.pool_kind, extensions=options.extensions)
-    try:
-        if not _rewrite(a.input_pool, fresh):
-            return []
-        plain = execute(prepared, fresh.request, Executor.SYNC, timeout=options.case_timeout)
-        if not plain.ok:
-            return []  # the plain path is judged elsewhere; random inputs may leave a driver's domain
-        expected = CaseExample(drawn.name, drawn.inputs, answer_outputs(model, fresh, plain, pair.a_example))
-        fill(a)
-        answer = burst_execute(burst, held(a.request), [A_IN, A_OUT])
-        return judge_success(model, expected, a, answer, MeasureTiming.NO,
-                             "burst execution (random inputs written into A's held input memory; expected: "
-                             "the same prepared model's plain execution of them)")
-    finally:
-        fresh.close()
-
-
 # -- validation ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class BurstMutation:
-    slug: str
-    description: str
-    #: (burst, built request) -> (request, memory ids) to send; may run setup executions on the burst.
-    build: Callable[[Burst, BuiltRequest], tuple[Request, list[int]]]
 
 
 def _setup_then(ids: list[int], then: Callable[[Burst, BuiltRequest], tuple[Request, list[int]]]
@@ -299,14 +251,24 @@ def refusal_problems(answer: Answer, built: BuiltRequest, where: str) -> list[st
     return problems
 
 
+def _aidl(device: object) -> bool:
+    """Whether ``device`` speaks AIDL (its bursts take IBurst.aidl's memory identifier tokens)."""
+    return spoken_version(device).is_aidl
+
+
+def mutations_for(model: CaseModel, device: object) -> list[BurstMutation]:
+    """The malformed burst requests the driver's version forbids: AIDL VTS's (``burst_tokens``) for an AIDL
+    driver, HIDL's (``burst_mutations``) otherwise."""
+    if _aidl(device):
+        return burst_tokens.mutations(model)
+    return [m for m in burst_mutations(model) if rule_lacking(f"burst.{m.slug}", device) is None]
+
+
 def _validation(model: CaseModel, prepared: PreparedModel, options: RunOptions, device: object) -> list[str]:
-    """Every burst mutation refused; those the driver's version does not forbid (AIDL's token -1 and driver
-    buffers, ``version_rules``) are left out."""
+    """Every burst mutation of the driver's version refused; then the frees (HIDL) or releases (AIDL)."""
     problems: list[str] = []
     example = model.examples[0]
-    for mutation in burst_mutations(model):
-        if rule_lacking(f"burst.{mutation.slug}", device) is not None:
-            continue
+    for mutation in mutations_for(model, device):
         built = build_request(model, example, options.pool_kind, extensions=options.extensions)
         try:
             burst = configure(prepared)
@@ -316,8 +278,9 @@ def _validation(model: CaseModel, prepared: PreparedModel, options: RunOptions, 
             problems += refusal_problems(answer, built, f"{mutation.slug} ({mutation.description})")
         finally:
             built.close()
-    problems += _survives_frees(model, prepared, options)
-    return problems
+    if _aidl(device):
+        return problems + burst_tokens.release_problems(model, prepared, options)
+    return problems + _survives_frees(model, prepared, options)
 
 
 def _survives_frees(model: CaseModel, prepared: PreparedModel, options: RunOptions) -> list[str]:
@@ -375,7 +338,11 @@ class BurstFamily(Family):
         else:
             pair = _pair(model, options)
             try:
-                problems = _golden_sequence(pair, configure(prepared), prepared, options)
+                if _aidl(device):
+                    problems = burst_tokens.golden_sequence(model, pair.a_example, pair.b_example, pair.a, pair.b,
+                                                            configure(prepared), prepared, options)
+                else:
+                    problems = _golden_sequence(pair, configure(prepared), prepared, options)
             finally:
                 pair.close()
         if problems:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from vts import lazy_front
 
 if TYPE_CHECKING:
+    from vts.hal.aidl_burst import NO_IDENTITY, TokenTable, check_token, check_tokens
     from vts.hal.cache_files import CacheRejected, ModelCache
     from vts.hal.checked import CheckedDevice, CheckedPreparedModel, DeviceTimer, check_model, deadline_passed
     from vts.hal.clients import CALLING_CLIENT
@@ -142,6 +143,7 @@ _HOMES = {
         "OperandTypeRange", "OperationType", "OperationTypeRange", "PaddingScheme", "Priority", "SCALAR_TYPES",
         "enum_name", "is_extension_type", "is_scalar_type",
     ),
+    "vts.hal.aidl_burst": ("NO_IDENTITY", "TokenTable", "check_token", "check_tokens"),
     "vts.hal.config": ("ExecutionConfig", "PrepareModelConfig", "TokenValuePair", "hint_token"),
     "vts.hal.errors": ("DriverError",),
     "vts.hal.fixedpoint": (
@@ -191,6 +193,7 @@ __all__ = [
     "MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES",
     "MMAP_FD",
     "NEWEST_HAL_VERSION",
+    "NO_IDENTITY",
     "NO_TIMING",
     "NO_TIMING_INFO",
     "NUMPY_DTYPE",
@@ -259,11 +262,14 @@ __all__ = [
     "SymmPerChannelQuantParams",
     "SyncFence",
     "Timing",
+    "TokenTable",
     "TokenValuePair",
     "ValidationError",
     "allocate",
     "beyond_hal_rule_broken",
     "check_model",
+    "check_token",
+    "check_tokens",
     "combine_dims",
     "count_consumers",
     "deadline_passed",

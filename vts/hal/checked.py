@@ -19,7 +19,10 @@ and ``CheckedPreparedModel`` hold it:
   deadline already passed (MISSED_DEADLINE_PERSISTENT, through the future
   for ``execute_async``), null wait fences (INVALID_ARGUMENT), fences waited
   on, ``timeout_after_fence`` folded into the deadline, and timing measured
-  only when asked (time on device within time in driver).
+  only when asked (time on device within time in driver);
+* bursts by the device's version: every prepared model carries the device's
+  ``hal_version``, so the base ``Burst`` it configures follows HIDL's slot
+  rules or AIDL's token rules (``vts.hal.aidl_burst``) as the device speaks.
 
 The driver supplies ``unsupported_reasons`` and ``prepare_checked`` on the
 device, ``run`` on the prepared model.  ``nnvts/drivers/reference``,
@@ -115,7 +118,10 @@ class CheckedDevice(Device):
             raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"model has unsupported operations: {reasons[0]}")
         if deadline_passed(deadline):
             raise DriverError(ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation")
-        return self.prepare_checked(model, checked_priority, deadline, model_cache, data_cache, token)
+        prepared = self.prepare_checked(model, checked_priority, deadline, model_cache, data_cache, token)
+        if isinstance(prepared, PreparedModel):  # its bursts follow this version's rules (vts.hal.aidl_burst)
+            prepared.hal_version = self.hal_version
+        return prepared
 
 
 class DeviceTimer:

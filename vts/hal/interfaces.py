@@ -38,8 +38,10 @@ configure_execution_burst`` returns a ``Burst``, a session that keeps the
 memory pools of its requests by identifier (slot) until the client frees
 them.  The base ``Burst`` is a complete, correct implementation on top of
 ``PreparedModel.execute`` (Android's runtime likewise falls back to plain
-executions when a driver has no burst of its own); a driver overrides it to
-keep its mappings across requests.
+executions when a driver has no burst of its own), by the rules of the
+version the driver speaks: HIDL's slots, or AIDL's memory identifier tokens
+(``vts.hal.aidl_burst``); a driver overrides it to keep its mappings across
+requests.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 
+from vts.hal.aidl_burst import TokenTable
 from vts.hal.config import ExecutionConfig, PrepareModelConfig
 from vts.hal.enums import (
     DeviceStatus,
@@ -172,19 +175,24 @@ class Buffer(abc.ABC):
 
 
 class Burst:
-    """A burst session on one prepared model (``IBurstContext`` with ``IBurstCallback``).
+    """A burst session on one prepared model (HIDL ``IBurstContext`` with ``IBurstCallback``, AIDL ``IBurst``).
 
-    In the HAL a burst request names its pools only by identifier (an int32
-    slot); the first time the server sees a slot it asks the client for the
-    memory (``getMemories``) and keeps it until ``freeMemory(slot)``.  The
-    Python rendering passes that answer with the request: ``request.pools[i]``
-    is the memory of slot ``memory_ids[i]`` when the client gives it, or
-    ``None`` when the client relies on the burst holding it already.
+    ``execute(request, memory_ids)`` is one burst execution: ``memory_ids[i]``
+    identifies ``request.pools[i]``.  The burst follows the rules of the
+    interface its prepared model's driver speaks (``hal_version``: the
+    ``hal_version`` argument, else the prepared model's, which
+    ``vts.hal.checked.CheckedDevice`` sets to its device's).
 
-    The rules every burst enforces (INVALID_ARGUMENT, nothing executed, no
-    output written), after VTS's request and burst validation
-    (ValidateRequest.cpp, ValidateBurst.cpp) and the AOSP sample driver's
-    burst server (``ExecutionBurstServer.cpp``):
+    HIDL 1.2/1.3 (the rules below).  A burst request names its pools only by
+    identifier (an int32 slot); the first time the server sees a slot it asks
+    the client for the memory (``getMemories``) and keeps it until
+    ``freeMemory(slot)``.  The Python rendering passes that answer with the
+    request: ``request.pools[i]`` is the memory of slot ``memory_ids[i]`` when
+    the client gives it, or ``None`` when the client relies on the burst
+    holding it already.  The rules every HIDL burst enforces (INVALID_ARGUMENT,
+    nothing executed, no output written), after VTS's request and burst
+    validation (ValidateRequest.cpp, ValidateBurst.cpp) and the AOSP sample
+    driver's burst server (``ExecutionBurstServer.cpp``):
 
     * one identifier per pool (``len(memory_ids) == len(request.pools)``);
     * identifiers are int32 slots >= 0, each at most once per request;
@@ -198,15 +206,33 @@ class Burst:
     ``freeMemory`` returns nothing; the suite frees unknown and already
     freed slots and requires the service to survive).
 
-    This base class keeps the slots itself and runs each request through
-    ``PreparedModel.execute``; it is thread-safe.  Subclasses override
-    ``remember`` (to map a memory once, when it is given) or ``execute``.
+    AIDL (feature level 5 and later): every request carries all its pools,
+    each with a memory identifier token: -1 for a memory with no identity, a
+    token >= 0 that the burst may keep a mapping under until
+    ``free_memory`` (``releaseMemoryResource``), the same memory given again
+    with a held token being the normal path; -2 and lower, a token count
+    other than the pool count, a missing (``None``) pool are INVALID_ARGUMENT,
+    and so is ``free_memory`` of -2 or lower; driver-buffer pools are
+    allowed.  ``vts.hal.aidl_burst`` states and implements those rules.
+
+    This base class keeps the slots (or tokens) itself and runs each request
+    through ``PreparedModel.execute``; it is thread-safe.  Subclasses override
+    ``remember`` (to map a memory once, when it is given: never copy its
+    contents, which the client may rewrite between executions) or ``execute``.
     """
 
-    def __init__(self, prepared_model: PreparedModel) -> None:
+    def __init__(self, prepared_model: PreparedModel, hal_version: HalVersion | None = None) -> None:
         self.prepared_model = prepared_model
+        #: The interface whose burst rules apply (``spoken_version`` of the prepared model unless given).
+        self.hal_version = spoken_version(prepared_model) if hal_version is None else hal_version
         self._slots: dict[int, object] = {}
+        self._tokens = TokenTable()
         self._lock = threading.Lock()
+
+    @property
+    def aidl_rules(self) -> bool:
+        """Whether this burst follows AIDL's rules (IBurst.aidl) rather than HIDL's."""
+        return self.hal_version.is_aidl
 
     def remember(self, slot: int, memory: Memory) -> object:
         """What the burst keeps for a newly given memory (the memory itself by default)."""
@@ -214,6 +240,9 @@ class Burst:
 
     def resolve(self, request: Request, memory_ids: Sequence[int]) -> list[object]:
         """The kept object of every pool of ``request``, keeping newly given ones; INVALID_ARGUMENT per the rules."""
+        if self.aidl_rules:
+            with self._lock:
+                return self._tokens.resolve(list(request.pools), list(memory_ids), self.remember)
         pools = list(request.pools)
         ids = list(memory_ids)
         if len(ids) != len(pools):
@@ -269,17 +298,27 @@ class Burst:
         return self.execute(request, memory_ids, config.measure, deadline, config.loop_timeout)  # type: ignore[arg-type]
 
     def free_memory(self, slot: int) -> None:
-        """``freeMemory``: forget the memory of ``slot`` (no effect for a slot not held)."""
+        """HIDL ``freeMemory``: forget the memory of ``slot`` (no effect for a slot not held).  AIDL
+        ``releaseMemoryResource``: the same, and INVALID_ARGUMENT for a token below -1."""
         with self._lock:
-            self._slots.pop(slot, None)
+            if self.aidl_rules:
+                self._tokens.release(slot)
+            else:
+                self._slots.pop(slot, None)
 
     def held_slots(self) -> frozenset[int]:
+        """The slots (HIDL) or tokens (AIDL) the burst holds."""
         with self._lock:
-            return frozenset(self._slots)
+            return self._tokens.held() if self.aidl_rules else frozenset(self._slots)
 
 
 class PreparedModel(abc.ABC):
-    """A compiled model (``IPreparedModel`` 1.3)."""
+    """A compiled model (``IPreparedModel`` 1.3, or AIDL ``IPreparedModel`` where ``hal_version`` says so)."""
+
+    #: The interface the device that prepared it speaks (``Device.hal_version``): the base ``Burst`` follows that
+    #: version's burst rules.  ``vts.hal.checked.CheckedDevice`` sets it on every model it prepares; a driver
+    #: preparing models itself sets it (or gives it to ``Burst``).  HAL 1.3 unless set.
+    hal_version: HalVersion = HalVersion.V1_3
 
     @abc.abstractmethod
     def execute(

@@ -8,9 +8,10 @@ expects the burst to hold already travels as "held" (tag 0).
 
 Memory identifiers travel as ``i64`` and pools as ``PoolRef`` (a driver-buffer token included), so the
 driver sees exactly what the family sends: AIDL's token -1 and driver-buffer pools reach an AIDL driver
-(``aidl:N`` granted) as they are, and the driver judges them by its version's rules.  Where the driver has
-no bursts of its own the harness stands in with the base ``Burst`` and the rules of the version granted
-(``AidlFallbackBurst`` for AIDL: -1 is a memory with no identity, a driver buffer is a pool like any).
+(``aidl:N`` granted) as they are, and the driver judges them by its version's rules; under AIDL,
+``BURST_FREE_MEMORY`` of a token below -1 comes back INVALID_ARGUMENT (``releaseMemoryResource``) like
+any refused call.  Where the driver has no bursts of its own the harness stands in with the base ``Burst``
+and the rules of the version granted (``AidlFallbackBurst`` for AIDL, ``vts.hal.aidl_burst``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from vts.hal.config import ExecutionConfig
-from vts.hal.enums import MeasureTiming
+from vts.hal.enums import HalVersion, MeasureTiming
 from vts.hal.interfaces import Burst, PreparedModel
-from vts.hal.types import ExecutionResult, MemoryToken, Request
+from vts.hal.types import ExecutionResult, Request
 from vts.ipc import protocol as p
 from vts.ipc.config_proxy import has_config_calls, with_hints
 from vts.ipc.errors import ProtocolError, RequestRejected
@@ -40,7 +41,7 @@ class ProxyBurst(Burst):
     """A burst living in the driver host, named by handle."""
 
     def __init__(self, connection: Connection, handle: int, prepared_model: PreparedModel) -> None:
-        super().__init__(prepared_model)
+        super().__init__(prepared_model, p.granted_aidl(connection.features) or HalVersion.V1_3)
         self._connection = connection
         self.handle = handle
         weakref.finalize(self, connection.release_handle, handle)
@@ -86,28 +87,18 @@ class ProxyBurst(Burst):
         self._connection.call(Method.BURST_FREE_MEMORY, lambda w: (w.u32(self.handle), w.i64(int(slot))))
 
 
-#: AIDL's memory identifier token for a memory with no identity (IBurst.aidl).
-NO_IDENTITY = -1
-
-
 class AidlFallbackBurst(Burst):
-    """The base ``Burst`` by AIDL's rules (IBurst.aidl), for an AIDL driver without bursts of its own.
-
-    A pool given with token -1 has no identity: it serves this execution and is never kept (several may
-    come in one request).  A driver-managed buffer (a token pool) is a pool like any other, passed on and
-    never kept.  Every other pool follows the base rules (slots, held memories).
+    """The base ``Burst`` by AIDL's rules (IBurst.aidl, ``vts.hal.aidl_burst``), for an AIDL driver without
+    bursts of its own: a pool given with token -1 has no identity and serves this execution only, a token
+    >= 0 names its memory until released, a driver-managed buffer is a pool like any other; token -2 and
+    lower, and a token count other than the pool count, are INVALID_ARGUMENT.  The base ``Burst`` does it
+    all once the version is AIDL's: this class only names the version the driver granted.
     """
 
-    def resolve(self, request: Request, memory_ids: Sequence[int]) -> list[object]:
-        pools, ids = list(request.pools), list(memory_ids)
-        if len(ids) != len(pools):
-            return super().resolve(request, memory_ids)  # refused there, with the base message
-        passed = {index for index, (slot, pool) in enumerate(zip(ids, pools, strict=True))
-                  if isinstance(pool, MemoryToken) or (slot == NO_IDENTITY and pool is not None)}
-        kept = [index for index in range(len(pools)) if index not in passed]
-        resolved = iter(super().resolve(Request(request.inputs, request.outputs, [pools[i] for i in kept]),
-                                        [ids[i] for i in kept]))
-        return [pools[index] if index in passed else next(resolved) for index in range(len(pools))]
+    def __init__(self, prepared_model: PreparedModel, hal_version: HalVersion = HalVersion.FL8) -> None:
+        if not hal_version.is_aidl:
+            raise ValueError(f"AidlFallbackBurst needs an AIDL version, not {hal_version}")
+        super().__init__(prepared_model, hal_version)
 
 
 def configure_burst(connection: Connection, prepared: Any) -> Burst:
@@ -118,5 +109,6 @@ def configure_burst(connection: Connection, prepared: Any) -> Burst:
         handle = connection.call(Method.BURST_CONFIGURE, lambda w: w.u32(prepared.handle),
                                  decode=lambda r, _taken: r.u32())
     except (ProtocolError, RequestRejected):
-        return AidlFallbackBurst(prepared) if p.granted_aidl(connection.features) else Burst(prepared)
+        version = p.granted_aidl(connection.features)
+        return AidlFallbackBurst(prepared, version) if version is not None else Burst(prepared, HalVersion.V1_3)
     return ProxyBurst(connection, handle, prepared) if handle != p.NULL_HANDLE else None  # type: ignore[return-value]

@@ -28,10 +28,12 @@ docs/driver-guide.md maps each call to the Python method here.  What a vendor co
   reads the request's memory as it is then, one run at a time.
 * Bursts (``configureExecutionBurst``) are the base ``vts.hal.interfaces.Burst`` over ``execute``:
   ``IBurst.executeSynchronously`` with one memory identifier token per pool is ``Burst.execute``,
-  ``releaseMemoryResource`` is ``free_memory``; correct for any correct ``execute``.  Override it only
-  to keep a mapping per token until it is released (never the memory's contents).  The base keeps
-  HIDL's slot rules (token -1 and driver-buffer pools refused), which the harness does not hold an
-  AIDL driver to (docs/driver-guide.md, Bursts).
+  ``releaseMemoryResource`` is ``free_memory``; correct for any correct ``execute``.  It follows AIDL's
+  rules because the checked base gives every prepared model the device's ``hal_version``: token -1 (no
+  identity) and driver-buffer pools taken, a memory given again under a held token used as the memory is
+  now, token -2 and ``releaseMemoryResource(-2)`` INVALID_ARGUMENT (``vts.hal.aidl_burst``).  Override
+  it only to keep a mapping per token until it is released (never the memory's contents; the ``burst``
+  family rewrites a memory between executions) (docs/driver-guide.md, Bursts).
 
 What an AIDL v4 driver may refuse, and the template does: compilation caching (``(0, 0)`` cache files,
 ``prepare_model_from_cache`` GENERAL_FAILURE), memory domains (``allocate`` GENERAL_FAILURE, a request

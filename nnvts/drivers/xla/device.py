@@ -134,6 +134,7 @@ class XlaDevice(EngineDevice):
         program = prepared.program
         assert isinstance(program, XlaProgram)
         result = XlaPreparedModel(prepared.model, program, self)
+        result.hal_version = prepared.hal_version  # its bursts follow the device's version (vts.hal.checked)
         if model_cache or data_cache:
             try:
                 executable = serialize_executable(program)
@@ -163,7 +164,9 @@ class XlaDevice(EngineDevice):
                 program = self.translator.compile(view)
             except EngineFailure as error:
                 raise DriverError(ErrorStatus.GENERAL_FAILURE, f"cached model refused: {error}") from None
-        return XlaPreparedModel(model, program, self)
+        restored = XlaPreparedModel(model, program, self)
+        restored.hal_version = self.hal_version  # its bursts follow the device's version (vts.hal.checked)
+        return restored
 
     def allocate(self, desc: BufferDesc, prepared_models: Sequence[PreparedModel], input_roles: Sequence[BufferRole],
                  output_roles: Sequence[BufferRole]) -> tuple[Buffer, int]:

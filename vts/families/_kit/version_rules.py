@@ -19,6 +19,12 @@ NOT_IN_AIDL: dict[str, str] = {
                                       "numberOfConsumers (Operand.aidl), the one rule its extra output broke",
     "burst.negative_id": "AIDL bursts take memory identifier token -1 as 'no identity' (IBurst.aidl)",
     "burst.token_pool": "AIDL bursts take driver-managed buffers among their pools (IBurst.aidl)",
+    "burst.duplicate_id": "an AIDL token names a memory, and one memory may back two pools (IBurst.aidl)",
+    "burst.id_beyond_int32": "AIDL memory identifier tokens are int64 (IBurst.aidl)",
+    "burst.unknown_id": "an AIDL burst request carries every pool: there is no held pool to be unknown",
+    "burst.freed_id": "an AIDL burst request carries every pool: a released token is given its memory again",
+    "burst.given_while_held": "an AIDL burst is given every memory on every execution, held tokens included "
+                              "(GeneratedTestHarness.cpp)",
 }
 
 

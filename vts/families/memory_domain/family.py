@@ -13,7 +13,9 @@ Two kinds of cases (VTS GeneratedTestHarness.cpp MemoryDomainTest and MemoryDoma
 * model-driven, named ``memory_domain/SPEC.MODEL[.EXAMPLE]``: every example
   of every model that is not ``expect_failure``, executed with request pools
   in ``hardware_buffer_blob`` memory and with driver-allocated buffers for
-  every input and output (``vts.families.memory_domain.requests``).
+  every input and output, on the paths of the driver's interface (HIDL:
+  async, sync, fenced; AIDL: sync, burst with driver buffers among its
+  pools, fenced; ``vts.families.memory_domain.requests``).
 
 A driver without memory domains answers GENERAL_FAILURE to ``allocate``:
 its buffer tests are skipped and its model cases run the blob configuration

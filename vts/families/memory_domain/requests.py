@@ -1,8 +1,14 @@
 """Model cases of the memory_domain family: VTS MemoryDomainTest (GeneratedTestHarness.cpp).
 
 Every example of every model (not ``expect_failure``) runs six times, with
-outputs as the model declares them and timing off: on the async, sync and
-fenced paths, in two memory configurations.
+outputs as the model declares them and timing off: on three paths, in two
+memory configurations.  The paths are the VTS's of the driver's interface:
+HIDL's async, sync and fenced; AIDL's sync, burst and fenced (AIDL VTS has
+no async call).  The burst path is AIDL VTS's BURST executor
+(GeneratedTestHarness.cpp): a fresh burst, a memory identifier token 0,
+1, 2... for each shared-memory pool and -1 for each driver-buffer (token)
+pool, then each token released (which must succeed): the check that an
+AIDL driver takes driver buffers in a burst, as IBurst.aidl allows.
 
 * BLOB_AHWB: the request's input and output pools are
   ``hardware_buffer_blob`` memory.  A driver must map them (the HAL accepts
@@ -31,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vts.families._kit.burst_path import execute_on_fresh_burst
 from vts.families._kit.executions import (
     Answer,
     Executor,
@@ -42,7 +49,7 @@ from vts.families.base import Case, CaseFailure, Outcome, RunOptions, failed, pa
 from vts.hal import memory as hal_memory
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
-from vts.hal.interfaces import Buffer, Device, PreparedModel
+from vts.hal.interfaces import Buffer, Device, PreparedModel, spoken_version
 from vts.hal.types import BufferDesc, BufferRole, DataLocation, MemoryToken, RequestArgument
 from vts.model.casemodel import (
     BuiltRequest,
@@ -53,7 +60,21 @@ from vts.model.casemodel import (
     element_count,
 )
 
-EXECUTORS = (Executor.ASYNC, Executor.SYNC, Executor.FENCED)
+#: The burst path (AIDL VTS's Executor::BURST); the others are the kit's executors.
+BURST = "burst"
+Path = Executor | str
+#: The paths of each interface's VTS, in its order (HIDL 1.3 MemoryDomainTests, AIDL MemoryDomainTests).
+HIDL_EXECUTORS: tuple[Path, ...] = (Executor.ASYNC, Executor.SYNC, Executor.FENCED)
+AIDL_EXECUTORS: tuple[Path, ...] = (Executor.SYNC, BURST, Executor.FENCED)
+
+
+def executors_for(device: object) -> tuple[Path, ...]:
+    """The execution paths the memory_domain cases take for ``device``, by the interface it speaks."""
+    return AIDL_EXECUTORS if spoken_version(device).is_aidl else HIDL_EXECUTORS
+
+
+def _name(executor: Path) -> str:
+    return executor.value if isinstance(executor, Executor) else executor
 
 
 @dataclass(slots=True)
@@ -77,9 +98,10 @@ def run_model_case(case: Case, device: Device, options: RunOptions) -> Outcome:
     example = model.examples[case.example]
     problems: list[str] = []
     notes: list[str] = []
-    for executor in EXECUTORS:
+    executors = executors_for(device)
+    for executor in executors:
         problems += _run_blob(model, example, case.example, prepared, executor, options)
-    for executor in EXECUTORS:
+    for executor in executors:
         outcome = _run_device(model, example, case.example, prepared, device, executor, options)
         if outcome is None:
             notes.append("device-memory configuration skipped: no buffer could be allocated")
@@ -90,37 +112,42 @@ def run_model_case(case: Case, device: Device, options: RunOptions) -> Outcome:
     return passed("; ".join(notes))
 
 
-def _execute(prepared: PreparedModel, built: BuiltRequest, executor: Executor, options: RunOptions) -> Answer:
+def _execute(prepared: PreparedModel, built: BuiltRequest, executor: Path, options: RunOptions) -> Answer:
+    if executor == BURST:
+        return execute_on_fresh_burst(prepared, built.request, MeasureTiming.NO)
     if executor is Executor.FENCED:
         return execute_fenced_twice(prepared, built.request, MeasureTiming.NO, options.case_timeout)
+    assert isinstance(executor, Executor)
     return execute(prepared, built.request, executor, MeasureTiming.NO, timeout=options.case_timeout)
 
 
 def _judge(model: CaseModel, example: CaseExample, example_index: int, built: BuiltRequest, answer: Answer,
-           executor: Executor, where: str) -> list[str]:
-    return judge_golden(model, example_index, built, answer, executor, MeasureTiming.NO, where)
+           executor: Path, where: str) -> list[str]:
+    # A burst is judged as a synchronous execution (its outputs are described as the sync path's are).
+    path = executor if isinstance(executor, Executor) else Executor.SYNC
+    return judge_golden(model, example_index, built, answer, path, MeasureTiming.NO, where)
 
 
 def _run_blob(model: CaseModel, example: CaseExample, example_index: int, prepared: PreparedModel,
-              executor: Executor, options: RunOptions) -> list[str]:
+              executor: Path, options: RunOptions) -> list[str]:
     built = build_request(model, example, hal_memory.HARDWARE_BUFFER_BLOB, extensions=options.extensions)
     try:
         answer = _execute(prepared, built, executor, options)
         return _judge(model, example, example_index, built, answer, executor,
-                      f"{executor.value} execution with hardware_buffer_blob pools")
+                      f"{_name(executor)} execution with hardware_buffer_blob pools")
     finally:
         built.close()
 
 
 def _run_device(model: CaseModel, example: CaseExample, example_index: int, prepared: PreparedModel,
-                device: Device, executor: Executor, options: RunOptions) -> list[str] | None:
+                device: Device, executor: Path, options: RunOptions) -> list[str] | None:
     """Problems of the device-memory configuration on ``executor``; None if nothing could be allocated."""
     built = build_request(model, example, options.pool_kind, extensions=options.extensions)
     try:
         arguments = _allocate_all(model, example, prepared, device, options)
         if not arguments:
             return None
-        where = f"{executor.value} execution with device memory"
+        where = f"{_name(executor)} execution with device memory"
         _move_into_buffers(built, arguments, options)
         answer = _execute(prepared, built, executor, options)
         if answer.ok:
