@@ -321,6 +321,21 @@ class ProxyDevice(Device):
             return batch.add(Method.PREPARE_MODEL, write, decode, model.pools)
         return self.connection.send_ahead(Method.PREPARE_MODEL, write, decode, model.pools)
 
+    def prepare_model_with_config_ahead(self, model: Model, config: PrepareModelConfig,
+                                        batch: CallBatch | None = None) -> PendingCall | None:
+        """``prepare_model_with_config`` sent now (or added to ``batch``), its answer read later, as
+        ``prepare_model_ahead``; None when it cannot go ahead, or the driver did not grant ``aidl:4`` (then the
+        call falls back to ``prepare_model``, which the caller sends itself)."""
+        if not has_config_calls(self.connection):
+            return None
+        write = self._preparation_writer(model, config.preference, config.priority, config.deadline,
+                                         config.model_cache, config.data_cache, config.token)
+        write = with_hints(write, config.compilation_hints, config.extension_name_to_prefix)
+        decode = lambda r, taken: self._prepared(_decode_handle(r, taken))  # noqa: E731
+        if batch is not None:
+            return batch.add(Method.PREPARE_MODEL_WITH_CONFIG, write, decode, model.pools)
+        return self.connection.send_ahead(Method.PREPARE_MODEL_WITH_CONFIG, write, decode, model.pools)
+
     def _preparation_writer(self, model: Model, preference: ExecutionPreference | int, priority: Priority | int,
                             deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
                             token: bytes) -> Callable[[Writer], None]:
