@@ -10,7 +10,9 @@ ValidateModel.cpp / ValidateRequest.cpp for ``aidlVersion >= kMinAidlLevelForFL8
   ``*WithConfig`` execution skips request validation and answers an invalid request as a success with no
   outputs: the request mutations' ``sync`` (``fenced``) cases fail;
 * ``reusable_unchecked``: ``createReusableExecution`` skips validation and so do the execution's runs: the
-  ``sync`` and ``fenced`` request cases fail.
+  request mutations' ``sync`` cases fail (where the reusable execution is checked);
+* ``reusable_fenced_run_unchecked``: creation skips validation, the synchronous run refuses, the fenced run
+  accepts: the ``sync`` cases fail, naming ``[reusable executeFenced]``.
 
 ``reusable_checks_at_run`` is correct: it accepts any request at creation and refuses an invalid one on every
 run, as IPreparedModel.aidl allows; it must pass.
@@ -88,24 +90,29 @@ class _UncheckedPath(ReferenceDevice):
         elif self.path == "burst_with_config":
             prepared.configure_execution_burst = lambda: _LenientBurst(prepared)  # type: ignore[method-assign]
         else:
-            checked_at_run = self.path == "reusable_checks_at_run"
+            kind = {"reusable_checks_at_run": Execution, "reusable_fenced_run_unchecked": _UncheckedFencedRun,
+                    "reusable": _UncheckedExecution}[self.path]
             prepared.create_reusable_execution = (  # type: ignore[method-assign]
                 lambda request, measure=MeasureTiming.NO, loop_timeout=None:
-                (Execution if checked_at_run else _UncheckedExecution)(prepared, request, measure, loop_timeout))
+                kind(prepared, request, measure, loop_timeout))
         return prepared
 
 
-class _UncheckedExecution(Execution):
-    """Created without validation, and its runs answer an invalid request as a success."""
-
-    def execute(self, deadline: int | None = None) -> ExecutionResult:
-        return _lenient(lambda: super(_UncheckedExecution, self).execute(deadline), ExecutionResult)
+class _UncheckedFencedRun(Execution):
+    """Created without validation; its fenced runs answer an invalid request as a success."""
 
     def execute_fenced(self, wait_for: Sequence[Any], deadline: int | None = None,
                        timeout_after_fence: int | None = None) -> Any:
-        return _lenient(lambda: super(_UncheckedExecution, self).execute_fenced(wait_for, deadline,
+        return _lenient(lambda: super(_UncheckedFencedRun, self).execute_fenced(wait_for, deadline,
                                                                                  timeout_after_fence),
                         _fenced_success)
+
+
+class _UncheckedExecution(_UncheckedFencedRun):
+    """Created without validation, and all its runs answer an invalid request as a success."""
+
+    def execute(self, deadline: int | None = None) -> ExecutionResult:
+        return _lenient(lambda: super(_UncheckedExecution, self).execute(deadline), ExecutionResult)
 
 
 def prepares_with_config_unchecked() -> Device:
@@ -126,6 +133,10 @@ def burst_with_config_unchecked() -> Device:
 
 def reusable_unchecked() -> Device:
     return _UncheckedPath("reusable")
+
+
+def reusable_fenced_run_unchecked() -> Device:
+    return _UncheckedPath("reusable_fenced_run_unchecked")
 
 
 def reusable_checks_at_run() -> Device:

@@ -8,12 +8,12 @@ Android 13's VTS sends each mutated request, after the older calls, through the 
 so one that checks the older calls proves nothing about the new ones.
 
 The validation family has a synchronous, an asynchronous and a fenced case per mutation; each AIDL v4 call
-goes with the case of its path, so the cases of a driver below AIDL v4 stay what they were and no call is
-sent twice for one mutation:
+goes with one of them, so the cases of a driver below AIDL v4 stay what they were and no call is sent twice
+for one mutation:
 
-* ``sync``: ``executeSynchronouslyWithConfig``, the burst's ``executeSynchronouslyWithConfig``, and a reusable
-  execution created for the request and run synchronously;
-* ``fenced``: ``executeFencedWithConfig``, and a reusable execution created for the request and run fenced;
+* ``sync``: the reusable execution as the suite checks it (created once; if created, run synchronously, then
+  fenced), ``executeSynchronouslyWithConfig`` and the burst's ``executeSynchronouslyWithConfig``;
+* ``fenced``: ``executeFencedWithConfig``;
 * ``async``: nothing (AIDL has no asynchronous execution).
 
 The burst names its pools by slots 0, 1, ... (each given with its memory), where the suite uses AIDL's
@@ -49,8 +49,8 @@ def config_attempts(prepared: PreparedModel, request: Request, executor: Executo
     config = ExecutionConfig(measure)
     if executor is Executor.ASYNC:
         return
-    yield from _reusable(prepared, request, measure, fenced=executor is Executor.FENCED)
     if executor is Executor.SYNC:
+        yield from _reusable(prepared, request, measure)
         yield ("executeSynchronouslyWithConfig",
                lambda: _refusal(lambda: prepared.execute_synchronously_with_config(request, config)))
         yield "burst executeSynchronouslyWithConfig", lambda: _burst(prepared, request, config)
@@ -59,9 +59,9 @@ def config_attempts(prepared: PreparedModel, request: Request, executor: Executo
                lambda: _refusal(lambda: prepared.execute_fenced_with_config(request, [], config)))
 
 
-def _reusable(prepared: PreparedModel, request: Request, measure: MeasureTiming, *, fenced: bool
-              ) -> Iterator[Attempt]:
-    """``createReusableExecution``, then (only if it accepted the request) the run of this case's path."""
+def _reusable(prepared: PreparedModel, request: Request, measure: MeasureTiming) -> Iterator[Attempt]:
+    """``createReusableExecution``, then (only if it accepted the request) a synchronous and a fenced run
+    (ValidateRequest.cpp, validateReusableExecution)."""
     created: list[Any] = []
 
     def create() -> DriverError | None:
@@ -75,10 +75,8 @@ def _reusable(prepared: PreparedModel, request: Request, measure: MeasureTiming,
         yield "createReusableExecution", lambda: error
         return
     execution = created[0]
-    if fenced:
-        yield "reusable executeFenced", lambda: _refusal(lambda: execution.execute_fenced([]))
-    else:
-        yield "reusable executeSynchronously", lambda: _refusal(execution.execute)
+    yield "reusable executeSynchronously", lambda: _refusal(execution.execute)
+    yield "reusable executeFenced", lambda: _refusal(lambda: execution.execute_fenced([]))
 
 
 def _burst(prepared: PreparedModel, request: Request, config: ExecutionConfig) -> DriverError | None:

@@ -15,13 +15,12 @@ and gets the whole sweep:
   dimension errors the suite never tries; INVALID_ARGUMENT, synchronously on
   the asynchronous path (the launch status), no output shapes, no timing, and
   no byte of the output pool written.  For a driver of AIDL v4 the same on
-  the calls of the case's path that AIDL v4 added: the synchronous case also
-  sends the request through ``executeSynchronouslyWithConfig``, a burst's
-  ``executeSynchronouslyWithConfig`` and a reusable execution run
-  synchronously, the fenced case through ``executeFencedWithConfig`` and a
-  reusable execution run fenced; a reusable execution may instead be refused
-  at creation (``vts.families.validation.config_requests``).  A failure names
-  the call (``[executeFencedWithConfig] ...``);
+  the calls AIDL v4 added: the synchronous case also sends the request
+  through a reusable execution (refused at creation, or created and each of
+  its runs, synchronous and fenced, refused), ``executeSynchronouslyWithConfig``
+  and a burst's ``executeSynchronouslyWithConfig``, the fenced case through
+  ``executeFencedWithConfig`` (``vts.families.validation.config_requests``).
+  A failure names the call (``[executeFencedWithConfig] ...``);
 * a fenced execution waiting on a null fence (VTS VtsHalNeuralnetworks.cpp, ValidationTest).
 
 The suite skips its automatic lifetime variations (``all_inputs_as_internal``,
