@@ -363,3 +363,42 @@ def test_prepare_model_with_config_may_be_batched_where_aidl_4_is_granted(kind, 
             assert reply.status == 0 and reply.fds == []
             (status, body), (after, _) = p.read_batch_reply(Reader(reply.body), 2)
             assert (status, after) == (expected, 0), Reader(body).text()
+
+
+@pytest.mark.parametrize("hal", ["aidl", "1.3"])
+def test_the_sweeps_two_preparations_go_in_one_batch_the_second_copying_the_firsts_arguments(hal):
+    """``prepare_model_both_ways_ahead``: PREPARE_MODEL_WITH_CONFIG's arguments are PREPARE_MODEL's and an empty
+    hints trailer, copied, not encoded again; both answered as if alone.  Without aidl:4 nothing is added."""
+    from nnvts.drivers.reference.device import create_device
+    from vts.hal.errors import DriverError
+    from vts.model.casemodel import close_model, to_hal_model
+
+    harness, driver = p.socket_pair()
+    thread = threading.Thread(target=DriverHost(create_device(**({"hal": "1.3"} if hal == "1.3" else {})),
+                                                driver).serve, daemon=True)
+    thread.start()
+    (case_model,) = parse_spec(hand_add_float())
+    model = to_hal_model(case_model)
+    try:
+        device = connect(harness, timeout=5)
+        batch = device.batch_ahead()
+        pair = device.prepare_model_both_ways_ahead(model, 3, 1, batch)  # preference 3: no such preference
+        if hal == "1.3":
+            assert pair is None and len(batch) == 0
+            return
+        assert pair is not None and batch.send()
+        (first, prepared), (second, with_config) = p.read_batch_request(
+            Reader(bytes(batch.body.buf[len(p.EMPTY_PREAMBLE):]), []))
+        assert (first, second) == (Method.PREPARE_MODEL, Method.PREPARE_MODEL_WITH_CONFIG)
+        trailer = Writer()
+        p.write_hints(trailer, (), ())
+        assert with_config == prepared + bytes(trailer.buf)
+        for call in pair:
+            with pytest.raises(DriverError) as refused:
+                call.result()
+            assert refused.value.status == ErrorStatus.INVALID_ARGUMENT
+    finally:
+        close_model(model)
+        harness.close()
+        thread.join(5)
+        driver.close()

@@ -231,11 +231,13 @@ def _add_calls(device: Device, batch: Any, model: Model, mutation: Mutation, mad
         support = device.get_supported_operations_ahead(model, batch) if mutation.query_support else None  # type: ignore[attr-defined]
         preparation = config = None
         if support is not None or not mutation.query_support:
-            preparation = device.prepare_model_ahead(model, mutation.preference, mutation.priority, batch)  # type: ignore[attr-defined]
-        if preparation is not None and with_config:
-            config_ahead = getattr(device, "prepare_model_with_config_ahead", None)
-            config = config_ahead(model, preparation_config(mutation), batch) if callable(config_ahead) else None
-    if preparation is None or (with_config and config is None):
+            if not with_config:
+                preparation = device.prepare_model_ahead(model, mutation.preference, mutation.priority, batch)  # type: ignore[attr-defined]
+            else:  # the second preparation's arguments copied from the first's (the proxy's own pair)
+                both = getattr(device, "prepare_model_both_ways_ahead", None)
+                pair = both(model, mutation.preference, mutation.priority, batch) if callable(both) else None
+                preparation, config = pair if pair is not None else (None, None)
+    if preparation is None:
         batch.rollback(mark)
         return None
     return InFlight(support, preparation, config)
