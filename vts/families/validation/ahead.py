@@ -47,10 +47,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from vts.families._kit.executions import sent_unchanged
-from vts.families._kit.with_config import config_rule_lacking
+from vts.families._kit.with_config import WITH_CONFIG_VERSION
 from vts.families.validation.mutations import Mutation
 from vts.hal.config import PrepareModelConfig
-from vts.hal.interfaces import Device
+from vts.hal.interfaces import Device, spoken_version
 from vts.hal.types import Model
 from vts.ipc.client import PendingCall
 
@@ -77,8 +77,9 @@ def preparation_config(mutation: Mutation) -> PrepareModelConfig:
 
 
 def sends_with_config(device: Device) -> bool:
-    """Whether a model mutation is also sent through ``prepareModelWithConfig`` (a driver of AIDL v4 or later)."""
-    return config_rule_lacking(device) is None
+    """Whether a mutation is also sent through the calls AIDL v4 added (a driver of AIDL v4 or later, the version
+    of ``config_rule_lacking``; asked once a case, so without building its reason)."""
+    return spoken_version(device) >= WITH_CONFIG_VERSION
 
 
 @dataclass(slots=True)
