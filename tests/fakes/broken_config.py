@@ -7,7 +7,9 @@ golden ``with_config`` cases pass.
 
 ``skips_checks_with_config``: ``prepare_model_with_config`` takes a preference or priority that is no enum value
 for the default, and ``execute_synchronously_with_config`` answers an INVALID_ARGUMENT as a success with no
-outputs: caught by ``with_config``'s ``.invalid`` case only (the older calls still refuse).
+outputs: caught by ``with_config``'s ``.invalid`` case and by ``validation``'s preference and priority mutations
+(through ``prepareModelWithConfig``; the older calls still refuse, and ``validation``'s request cases run on a model
+prepared the older way).
 
 ``declared_shapes_with_config``: ``execute_synchronously_with_config`` reports each output's shape as the model
 declares it (unknown dims stay 0) instead of the shape it computed: caught by ``with_config``'s dynamic-shape

@@ -23,7 +23,7 @@ from tests.conftest import hand_add_float
 from tests.ipc.conftest import ROOT
 from vts.families.base import RunOptions
 from vts.families.validation.family import ValidationFamily
-from vts.hal.enums import HalVersion
+from vts.hal.enums import ErrorStatus, HalVersion
 from vts.ipc import protocol as p
 from vts.ipc.call_batch import CallBatch, batch_of
 from vts.ipc.client import connect
@@ -322,3 +322,83 @@ def test_the_with_config_kinds_need_aidl_4(kind, method, request):
         refused = _exchange(sock, 3, method, w.buf)
         assert refused.status == p.WireStatus.PROTOCOL_ERROR
         assert "aidl:4" in Reader(refused.body).text()
+
+
+def _prepare_with_config_arguments(preference: int) -> bytes:
+    """``PREPARE_MODEL_WITH_CONFIG``'s arguments (§5.5): the hand ADD model, ``preference``, no hints."""
+    from vts.model.casemodel import close_model, to_hal_model
+
+    (case_model,) = parse_spec(hand_add_float())
+    model = to_hal_model(case_model)
+    try:
+        assert not model.pools  # constants inline: no pool to declare
+        w = Writer()
+        p.write_model(w, model, lambda pool: 0)
+        w.i64(preference)
+        w.i64(1)  # MEDIUM
+        w.optional_i64(None)
+        w.fd_list([])
+        w.fd_list([])
+        w.raw(bytes(32))
+        p.write_hints(w, (), ())
+        return bytes(w.buf)
+    finally:
+        close_model(model)
+
+
+@pytest.mark.parametrize("kind", ["python", "c"])
+def test_prepare_model_with_config_may_be_batched_where_aidl_4_is_granted(kind, request):
+    """§5.4: the validation sweep sends a mutation's PREPARE_MODEL_WITH_CONFIG in the batch of its other calls;
+    served there as alone (an invalid preference refused), and refused alone where aidl:4 was not granted."""
+    sample_path = request.getfixturevalue("sample") if kind == "c" else ""
+    for features, expected in ((("batch", "aidl:4"), ErrorStatus.INVALID_ARGUMENT),
+                               (("batch",), p.WireStatus.PROTOCOL_ERROR)):
+        with _raw(kind, sample_path) as sock:
+            assert _open(sock, 3, features).features == features
+            w = Writer()
+            w.u32(2)
+            p.write_batch_item(w, Method.PREPARE_MODEL_WITH_CONFIG, _prepare_with_config_arguments(3))
+            p.write_batch_item(w, Method.GET_TYPE, b"")
+            reply = _exchange(sock, 3, Method.BATCH, w.buf)
+            assert reply.status == 0 and reply.fds == []
+            (status, body), (after, _) = p.read_batch_reply(Reader(reply.body), 2)
+            assert (status, after) == (expected, 0), Reader(body).text()
+
+
+@pytest.mark.parametrize("hal", ["aidl", "1.3"])
+def test_the_sweeps_two_preparations_go_in_one_batch_the_second_copying_the_firsts_arguments(hal):
+    """``prepare_model_both_ways_ahead``: PREPARE_MODEL_WITH_CONFIG's arguments are PREPARE_MODEL's and an empty
+    hints trailer, copied, not encoded again; both answered as if alone.  Without aidl:4 nothing is added."""
+    from nnvts.drivers.reference.device import create_device
+    from vts.hal.errors import DriverError
+    from vts.model.casemodel import close_model, to_hal_model
+
+    harness, driver = p.socket_pair()
+    thread = threading.Thread(target=DriverHost(create_device(**({"hal": "1.3"} if hal == "1.3" else {})),
+                                                driver).serve, daemon=True)
+    thread.start()
+    (case_model,) = parse_spec(hand_add_float())
+    model = to_hal_model(case_model)
+    try:
+        device = connect(harness, timeout=5)
+        batch = device.batch_ahead()
+        pair = device.prepare_model_both_ways_ahead(model, 3, 1, batch)  # preference 3: no such preference
+        if hal == "1.3":
+            assert pair is None and len(batch) == 0
+            return
+        assert pair is not None and batch.send()
+        (first, prepared), (second, with_config) = p.read_batch_request(
+            Reader(bytes(batch.body.buf[len(p.EMPTY_PREAMBLE):]), []))
+        assert (first, second) == (Method.PREPARE_MODEL, Method.PREPARE_MODEL_WITH_CONFIG)
+        trailer = Writer()
+        p.write_hints(trailer, (), ())
+        assert with_config == prepared + bytes(trailer.buf)
+        for call in pair:
+            with pytest.raises(DriverError) as refused:
+                call.result()
+            assert refused.value.status == ErrorStatus.INVALID_ARGUMENT
+    finally:
+        close_model(model)
+        harness.close()
+        thread.join(5)
+        driver.close()

@@ -33,8 +33,8 @@ The VTS also sends what must be refused through the config calls (ValidateModel.
 each model gets one ``.invalid`` case, after a valid preparation: ``prepareModelWithConfig`` with preference 3,
 then with priority 3 (neither is an enum value), must answer INVALID_ARGUMENT; the example's request with
 its first input removed (its first output, for a model without inputs) must be refused with
-INVALID_ARGUMENT by each of the three execution calls.  The ``validation`` family owns the full mutation
-sweep on the older calls; this case shows the config calls do not bypass the checks.
+INVALID_ARGUMENT by each of the three execution calls.  The ``validation`` family sends its full mutation
+sweep through these calls too; this case keeps the check in the family that runs them.
 
 A driver below AIDL v4 has no such calls: every case is skipped with the rule named (opt-in family:
 ``--family with_config``).

@@ -39,7 +39,7 @@ def batch_of(connection: Connection) -> CallBatch | None:
 class CallBatch:
     """Calls collected for one ``BATCH`` message; ``send`` sends them, each answer read by its ``PendingCall``."""
 
-    __slots__ = ("_calls", "_slots", "body", "connection")
+    __slots__ = ("_calls", "_last", "_slots", "body", "connection")
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
@@ -48,6 +48,8 @@ class CallBatch:
         self.body.u32(0)  # the number of calls, written by send
         self._slots: list[Slot] = []
         self._calls: list[PendingCall] = []
+        #: The arguments of the call added last (None after a rollback), for ``add_extending``.
+        self._last: bytes | None = None
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -60,11 +62,27 @@ class CallBatch:
         arguments = self.connection.encode_ahead(write, pools)
         if arguments is None or len(self.body.buf) + _ITEM_HEAD + len(arguments) > MAX_AHEAD_BODY:
             return None
+        return self._append(method, arguments, decode)
+
+    def add_extending(self, method: Method, tail: bytes, decode: Decode | None) -> PendingCall | None:
+        """Add a call whose arguments are those of the call added last followed by ``tail``, copied rather than
+        encoded again: a kind whose body extends another's, as each ``*_WITH_CONFIG`` kind's extends its older
+        kind's (docs/protocol.md §5.5).  None if it cannot go (no call added last, a full batch)."""
+        last = self._last
+        if last is None or method not in p.BATCH_METHODS or len(self._slots) >= p.MAX_BATCH_ITEMS:
+            return None
+        arguments = last + tail
+        if len(self.body.buf) + _ITEM_HEAD + len(arguments) > MAX_AHEAD_BODY:
+            return None
+        return self._append(method, arguments, decode)
+
+    def _append(self, method: Method, arguments: bytes, decode: Decode | None) -> PendingCall:
         p.write_batch_item(self.body, method, arguments)
         slot = Slot(method)
         call = PendingCall(self.connection, 0, slot, decode)
         self._slots.append(slot)
         self._calls.append(call)
+        self._last = arguments
         return call
 
     def mark(self) -> tuple[int, int]:
@@ -76,6 +94,7 @@ class CallBatch:
         calls, size = mark
         del self._slots[calls:], self._calls[calls:]
         del self.body.buf[size:]
+        self._last = None
 
     @property
     def calls(self) -> tuple[PendingCall, ...]:

@@ -238,6 +238,16 @@ class ProxyPreparedModel(PreparedModel):
                                 ProxyFencedCallback)
 
 
+def _no_hints() -> bytes:
+    w = Writer()
+    p.write_hints(w, (), ())
+    return bytes(w.buf)
+
+
+#: The hints trailer of a ``*_WITH_CONFIG`` kind with no hint and no extension table.
+_NO_HINTS = _no_hints()
+
+
 class ProxyDevice(Device):
     """A driver served by a host process, seen through one connection."""
 
@@ -333,6 +343,41 @@ class ProxyDevice(Device):
         if batch is not None:
             return batch.add(Method.PREPARE_MODEL, write, decode, model.pools)
         return self.connection.send_ahead(Method.PREPARE_MODEL, write, decode, model.pools)
+
+    def prepare_model_with_config_ahead(self, model: Model, config: PrepareModelConfig,
+                                        batch: CallBatch | None = None) -> PendingCall | None:
+        """``prepare_model_with_config`` sent now (or added to ``batch``), its answer read later, as
+        ``prepare_model_ahead``; None when it cannot go ahead, or the driver did not grant ``aidl:4`` (then the
+        call falls back to ``prepare_model``, which the caller sends itself)."""
+        if not has_config_calls(self.connection):
+            return None
+        write = self._preparation_writer(model, config.preference, config.priority, config.deadline,
+                                         config.model_cache, config.data_cache, config.token)
+        write = with_hints(write, config.compilation_hints, config.extension_name_to_prefix)
+        decode = lambda r, taken: self._prepared(_decode_handle(r, taken))  # noqa: E731
+        if batch is not None:
+            return batch.add(Method.PREPARE_MODEL_WITH_CONFIG, write, decode, model.pools)
+        return self.connection.send_ahead(Method.PREPARE_MODEL_WITH_CONFIG, write, decode, model.pools)
+
+    def prepare_model_both_ways_ahead(self, model: Model, preference: ExecutionPreference | int,
+                                      priority: Priority | int, batch: CallBatch
+                                      ) -> tuple[PendingCall, PendingCall] | None:
+        """``prepare_model`` and ``prepare_model_with_config`` of ``model`` with the same preference and priority and
+        nothing else (no deadline, cache or hint: the validation sweep's pair, ValidateModel.cpp) added to
+        ``batch``, the model encoded once: the second call's arguments are the first's and an empty hints trailer
+        (docs/protocol.md §5.5).  None, and nothing added, when either cannot go or the driver did not grant
+        ``aidl:4``."""
+        if not has_config_calls(self.connection):
+            return None
+        mark = batch.mark()
+        preparation = self.prepare_model_ahead(model, preference, priority, batch)
+        decode = lambda r, taken: self._prepared(_decode_handle(r, taken))  # noqa: E731
+        with_config = (batch.add_extending(Method.PREPARE_MODEL_WITH_CONFIG, _NO_HINTS, decode)
+                       if preparation is not None else None)
+        if preparation is None or with_config is None:
+            batch.rollback(mark)
+            return None
+        return preparation, with_config
 
     def _preparation_writer(self, model: Model, preference: ExecutionPreference | int, priority: Priority | int,
                             deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,

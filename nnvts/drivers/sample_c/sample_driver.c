@@ -1088,6 +1088,7 @@ static int batchable(uint32_t code)
     case M_GET_SUPPORTED_EXTENSIONS: case M_GET_SUPPORTED_OPERATIONS: case M_GET_NUMBER_OF_CACHE_FILES_NEEDED:
     case M_PREPARE_MODEL: case M_PREPARE_MODEL_FROM_CACHE: case M_ALLOCATE: case M_EXECUTE:
     case M_FENCED_GET_EXECUTION_INFO: case M_BUFFER_COPY_TO: case M_BUFFER_COPY_FROM:
+    case M_PREPARE_MODEL_WITH_CONFIG: /* aidl:4 only: serve() refuses it, alone, without the grant */
         return 1;
     default:
         return 0;

@@ -7,16 +7,25 @@ and gets the whole sweep:
 
 * model mutations (``vts.families.validation.mutations``): the support query and
   ``prepare_model`` must both answer INVALID_ARGUMENT (preference and priority
-  mutations reach only ``prepare_model``);
+  mutations reach only ``prepare_model``), and for a driver of AIDL v4
+  (feature level 8) ``prepareModelWithConfig`` too, given the mutation's
+  preference and priority (ValidateModel.cpp, validatePrepareModelWithConfig);
 * request mutations on the synchronous, asynchronous and fenced paths: the
   suite's removed input/output, plus pool index, offset, length and
   dimension errors the suite never tries; INVALID_ARGUMENT, synchronously on
   the asynchronous path (the launch status), no output shapes, no timing, and
-  no byte of the output pool written;
+  no byte of the output pool written.  For a driver of AIDL v4 the same on
+  the calls AIDL v4 added: the synchronous case also sends the request
+  through a reusable execution (refused at creation, or created and each of
+  its runs, synchronous and fenced, refused), ``executeSynchronouslyWithConfig``
+  and a burst's ``executeSynchronouslyWithConfig``, the fenced case through
+  ``executeFencedWithConfig`` (``vts.families.validation.config_requests``).
+  A failure names the call (``[executeFencedWithConfig] ...``);
 * a fenced execution waiting on a null fence (VTS VtsHalNeuralnetworks.cpp, ValidationTest).
 
 The suite skips its automatic lifetime variations (``all_inputs_as_internal``,
-``all_tensors_as_inputs``); so do we.
+``all_tensors_as_inputs``); so do we.  A driver below AIDL v4 gets the same
+cases, judged on the older calls alone.
 """
 
 from __future__ import annotations
@@ -24,13 +33,22 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from functools import reduce
+from typing import Any
 
 from vts.families._kit.executions import Executor, PreparedModelCache, null_fence, sent_unchanged
 from vts.families._kit.request_mutations import RequestMutation, apply_request_mutation
 from vts.families._kit.version_rules import rule_lacking
 from vts.families.base import Case, CaseFailure, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.registry import register_family
-from vts.families.validation.ahead import InFlight, Mutations, SentAhead, send_pair
+from vts.families.validation.ahead import (
+    InFlight,
+    Mutations,
+    SentAhead,
+    preparation_config,
+    send_pair,
+    sends_with_config,
+)
+from vts.families.validation.config_requests import CallFailed, config_attempts, refusal_problems
 from vts.families.validation.mutations import Mutation, apply_mutation, enumerate_mutations
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
@@ -76,6 +94,11 @@ def _request_mutations(model: CaseModel) -> list[RequestMutation]:
 def _measure_for(message: str) -> MeasureTiming:
     """The suite's choice: timing requested when the XOR of the message bytes is odd."""
     return MeasureTiming.YES if reduce(lambda a, b: a ^ b, message.encode(), 0) & 1 else MeasureTiming.NO
+
+
+def _untouched(built: BuiltRequest) -> bool:
+    """Whether the output pool still holds the sentinel the case wrote over it."""
+    return built.output_pool.read(0, built.output_pool.size) == bytes([_SENTINEL]) * built.output_pool.size
 
 
 def _excluded(model: CaseModel) -> bool:
@@ -164,7 +187,7 @@ class ValidationFamily(Family):
         if prepared is None:
             return skipped(why)
         if kind == "request":
-            return self._run_request_mutation(case, prepared, options)
+            return self._run_request_mutation(case, prepared, options, sends_with_config(device))
         return self._run_null_fence(case, prepared, options)
 
     def _run_model_mutation(self, case: Case, device: Device, options: RunOptions) -> Outcome:
@@ -191,40 +214,60 @@ class ValidationFamily(Family):
 
     def _judge_alone(self, mutation: Mutation, model: Model, device: Device) -> Outcome:
         mutated = apply_mutation(model, mutation)
-        in_flight = send_pair(device, mutated, mutation, model)  # one exchange where the driver takes batches
+        with_config = sends_with_config(device)
+        # One exchange where the driver takes batches.
+        in_flight = send_pair(device, mutated, mutation, model, with_config)
         if in_flight is not None:
             return self._judge_sent_ahead(mutation, in_flight, model, device)
-        with sent_unchanged(device, mutated, model):  # sent twice, encoded once (a driver host's proxy)
+        with sent_unchanged(device, mutated, model):  # sent two or three times, encoded once (a host's proxy)
             return self._judge_model_mutation(
                 mutation, (lambda: device.get_supported_operations(mutated)) if mutation.query_support else None,
-                lambda: device.prepare_model(mutated, mutation.preference, mutation.priority))
+                lambda: device.prepare_model(mutated, mutation.preference, mutation.priority),
+                (lambda: device.prepare_model_with_config(mutated, preparation_config(mutation)))
+                if with_config else None)
 
     def _judge_sent_ahead(self, mutation: Mutation, in_flight: InFlight, model: Model, device: Device) -> Outcome:
-        support, preparation = in_flight.support, in_flight.preparation
-        if preparation is None:  # the query went ahead, the preparation could not (a full socket): sent now
-            def prepare_now() -> object:
-                mutated = apply_mutation(model, mutation)
-                with sent_unchanged(device, mutated, model):
-                    return device.prepare_model(mutated, mutation.preference, mutation.priority)
+        """Judged from the answers to the calls sent ahead; a call that could not go ahead (a full socket) is
+        sent now, in its turn."""
+        mutated: list[Model] = []
 
-            return self._judge_model_mutation(mutation, support.result if support is not None else None,
-                                              prepare_now)
-        read = False
+        def now(call: Callable[[Model], object]) -> object:
+            if not mutated:
+                mutated.append(apply_mutation(model, mutation))
+            with sent_unchanged(device, mutated[0], model):
+                return call(mutated[0])
 
-        def prepare() -> object:
-            nonlocal read
-            read = True
-            return preparation.result()
+        pending = [call for call in (in_flight.preparation, in_flight.with_config) if call is not None]
+        unread = set(map(id, pending))
 
-        outcome = self._judge_model_mutation(mutation, support.result if support is not None else None, prepare)
-        if not read:  # the query failed the case: the preparation's answer is read all the same, and a
-            with contextlib.suppress(DriverError):  # prepared model it names released, not kept
-                preparation.result()
+        def answer(call: Any) -> Callable[[], object]:
+            def read() -> object:
+                unread.discard(id(call))
+                return call.result()
+            return read
+
+        prepare = (answer(in_flight.preparation) if in_flight.preparation is not None
+                   else lambda: now(lambda m: device.prepare_model(m, mutation.preference, mutation.priority)))
+        with_config: Callable[[], object] | None = None
+        if in_flight.with_config is not None:
+            with_config = answer(in_flight.with_config)
+        elif sends_with_config(device):
+            with_config = lambda: now(  # noqa: E731
+                lambda m: device.prepare_model_with_config(m, preparation_config(mutation)))
+        support = in_flight.support
+        outcome = self._judge_model_mutation(mutation, support.result if support is not None else None, prepare,
+                                             with_config)
+        for call in pending:  # a call before failed the case: the answer is read all the same, and a
+            if id(call) in unread:  # prepared model it names released, not kept
+                with contextlib.suppress(DriverError):
+                    call.result()
         return outcome
 
     @staticmethod
     def _judge_model_mutation(mutation: Mutation, support: Callable[[], object] | None,
-                              prepare: Callable[[], object]) -> Outcome:
+                              prepare: Callable[[], object],
+                              with_config: Callable[[], object] | None = None) -> Outcome:
+        """``with_config``: ``prepareModelWithConfig``, judged after ``prepare_model`` (a driver of AIDL v4)."""
         what = mutation.description
         if support is not None:  # None: a preference or priority mutation, which only prepare_model sees
             try:
@@ -240,10 +283,23 @@ class ValidationFamily(Family):
             if error.status != ErrorStatus.INVALID_ARGUMENT:
                 return failed(f"prepare_model returned {error.status.name}, expected INVALID_ARGUMENT: {what}",
                               (error.message,))
+        else:
+            return failed(f"prepare_model accepted an invalid model: {what}")
+        if with_config is None:
             return passed(f"refused: {what}")
-        return failed(f"prepare_model accepted an invalid model: {what}")
+        try:
+            with_config()
+        except DriverError as error:
+            if error.status != ErrorStatus.INVALID_ARGUMENT:
+                return failed(f"[prepareModelWithConfig] returned {error.status.name}, expected INVALID_ARGUMENT: "
+                              f"{what}", (error.message,))
+            return passed(f"refused: {what}")
+        return failed(f"[prepareModelWithConfig] accepted an invalid model: {what}")
 
-    def _run_request_mutation(self, case: Case, prepared: PreparedModel, options: RunOptions) -> Outcome:
+    def _run_request_mutation(self, case: Case, prepared: PreparedModel, options: RunOptions,
+                              with_config: bool = False) -> Outcome:
+        """``with_config``: then the AIDL v4 calls of the case's path too (``config_requests``), after the older
+        call and judged alike."""
         assert case.model is not None
         mutation: RequestMutation = case.config["mutation"]
         executor: Executor = case.config["executor"]
@@ -265,10 +321,18 @@ class ValidationFamily(Family):
                 problems.append(f"{len(error.output_shapes)} output shapes returned with {error.status.name}")
             if error.timing is not None and error.timing.measured:
                 problems.append("timing reported for a refused execution")
-            if built.output_pool.read(0, built.output_pool.size) != bytes([_SENTINEL]) * built.output_pool.size:
+            if not _untouched(built):
                 problems.append("the driver wrote into the output pool of a refused request")
             if problems:
                 return failed(problems[0], tuple(problems))
+            if with_config:
+                try:
+                    for call, attempt in config_attempts(prepared, request, executor, measure):
+                        problems = refusal_problems(call, attempt(), lambda: _untouched(built), mutation.description)
+                        if problems:
+                            return failed(problems[0], tuple(problems))
+                except CallFailed as error:
+                    return failed(str(error))
             refused = True
             return passed(f"refused: {mutation.description}")
         finally:

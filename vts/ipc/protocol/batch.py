@@ -36,6 +36,9 @@ BATCH_METHODS = frozenset({
     Method.GET_SUPPORTED_EXTENSIONS, Method.GET_SUPPORTED_OPERATIONS, Method.GET_NUMBER_OF_CACHE_FILES_NEEDED,
     Method.PREPARE_MODEL, Method.PREPARE_MODEL_FROM_CACHE, Method.ALLOCATE, Method.EXECUTE,
     Method.FENCED_GET_EXECUTION_INFO, Method.BUFFER_COPY_TO, Method.BUFFER_COPY_FROM,
+    # aidl:4 only (a host that did not grant it refuses the call, alone): the validation sweep sends a model
+    # mutation's prepareModelWithConfig in the batch of its query and preparation.
+    Method.PREPARE_MODEL_WITH_CONFIG,
 })
 #: At most this many calls in one ``BATCH`` (a bound on both ends).
 MAX_BATCH_ITEMS = 64
