@@ -7,8 +7,8 @@ device (AIDL v4 of itself), whose OPEN reply is changed by MODE:
   speaks HAL 1.3 (held to it by the host, as every driver reached over the protocol without ``aidl``);
 * ``two``: grants ``aidl:3`` and ``aidl:4`` (a driver speaks one version): the harness must not start it;
 * ``five``: grants ``aidl:5``, which the harness never asks for: the harness must not start it;
-* ``no_async``: grants ``aidl:4`` and serves no ``EXECUTE_ASYNC`` (AIDL has no asynchronous execute): the
-  kind is answered PROTOCOL_ERROR, as any unknown kind.
+* ``no_async``: grants ``aidl:4`` but not ``execute_async``, and serves no ``EXECUTE_ASYNC`` (AIDL has no
+  asynchronous execute): the kind, if sent, is answered PROTOCOL_ERROR, as any unknown kind.
 
 Modes combine with a comma (``no_aidl,no_async``: a HAL 1.3 driver without ``EXECUTE_ASYNC``).
 """
@@ -37,8 +37,12 @@ class AidlModeHost(DriverHost):
         self.mode = next((m for m in modes if m in _BAD_GRANTS), "no_aidl" if "no_aidl" in modes else "")
         if self.mode in _BAD_GRANTS:
             self.handlers[p.Method.OPEN] = self._open_granting
-        if "no_async" in modes:
+        self.no_async = "no_async" in modes
+        if self.no_async:
             del self.handlers[p.Method.EXECUTE_ASYNC]
+
+    def features(self) -> tuple[str, ...]:
+        return tuple(f for f in super().features() if not (self.no_async and f == p.ASYNC_FEATURE))
 
     def grant_aidl(self, asked: Sequence[str]) -> str | None:
         return None if self.mode == "no_aidl" else super().grant_aidl(asked)

@@ -175,7 +175,8 @@ def test_drivers_of_each_revision_pass_the_validation_sweep(spec, request):
         device = host.start()
         second = spec == SECOND_REVISION
         assert device.connection.revision == (2 if second else 3)
-        assert device.connection.features == (frozenset() if second else {p.BATCH_FEATURE, "aidl:4"})
+        granted = {"reference": {p.BATCH_FEATURE, "aidl:4", p.ASYNC_FEATURE}, SECOND_REVISION: frozenset()}
+        assert device.connection.features == granted.get(spec, {p.BATCH_FEATURE, "aidl:4"})  # the C sample: no async
         assert (device.batch_ahead() is None) == second
         verdicts = _validation_sweep(host)
     finally:
@@ -240,7 +241,7 @@ def _scripted_driver(sock: socket.socket, granted: tuple[str, ...]) -> None:
     r = Reader(opened.body)
     p.read_preamble(r)
     revision, _, asked = p.read_open_request(r)
-    assert (revision, asked) == (3, (p.BATCH_FEATURE, "aidl:1", "aidl:2", "aidl:3", "aidl:4"))
+    assert (revision, asked) == (3, (p.BATCH_FEATURE, "aidl:1", "aidl:2", "aidl:3", "aidl:4", p.ASYNC_FEATURE))
     w = Writer()
     p.write_open_reply(w, p.OpenReply(3, "nnvts-scripted", (), granted))
     p.send_message(sock, opened.seq, Method.OPEN | p.REPLY, 0, w.buf)

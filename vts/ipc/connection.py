@@ -115,11 +115,6 @@ class Connection:
         self.features: frozenset[str] = frozenset()
         #: The host was lost while a case waited for a batch that also held later cases' calls.
         self.lost_in_shared_batch = False
-        #: An AIDL driver answered its first ``EXECUTE_ASYNC`` PROTOCOL_ERROR: AIDL has no asynchronous execute,
-        #: so the harness's asynchronous path runs ``EXECUTE`` for it from then on (docs/protocol.md §6).  Once
-        #: one was served, a refusal is a limit's (§5.2), never taken for the kind's absence.
-        self.async_refused = False
-        self.async_served = False
         self._seq = itertools.count(1)
         self._send_lock = threading.Lock()
         #: The pools and handles the host knows (public for tests of isolation between connections).

@@ -156,8 +156,9 @@ class HalCalls:
         return [*flags, p.revision_flag()]
 
     def features(self) -> tuple[str, ...]:
-        """The features this host grants when asked in OPEN (revision 3): ``batch``."""
-        return (p.BATCH_FEATURE,)
+        """The features this host grants when asked in OPEN (revision 3): ``batch``, and ``execute_async``
+        (it serves ``EXECUTE_ASYNC`` whatever interface its driver speaks)."""
+        return (p.BATCH_FEATURE, p.ASYNC_FEATURE)
 
     def grant_aidl(self, asked: Sequence[str]) -> str | None:
         """The ``aidl:N`` feature granted of those ``asked`` in OPEN (revision 3), None for HAL 1.3; the device

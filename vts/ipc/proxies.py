@@ -150,22 +150,13 @@ class ProxyPreparedModel(PreparedModel):
 
     def execute_async(self, request: Request, measure: MeasureTiming = MeasureTiming.NO,
                       deadline: int | None = None, loop_timeout: int | None = None) -> Future[ExecutionResult]:
-        """``EXECUTE_ASYNC``; for an AIDL driver that refuses its first one (AIDL has no asynchronous execute,
-        docs/protocol.md §6), the base class's asynchronous path over ``execute``, for this call and every later
-        one.  A refusal after one was served is a limit's, and is raised."""
+        """``EXECUTE_ASYNC``; for an AIDL driver that did not grant ``execute_async`` (AIDL has no asynchronous
+        execute, docs/protocol.md §6), the base class's asynchronous path over ``execute``."""
         conn = self.connection
-        if not conn.async_refused:
-            try:
-                future = conn.call_async(Method.EXECUTE_ASYNC, self._writer(request, measure, deadline, loop_timeout),
-                                         OutputGuard.of(request))
-            except RequestRejected:
-                if conn.async_served or p.granted_aidl(conn.features) is None:
-                    raise
-                conn.async_refused = True
-            else:
-                conn.async_served = True
-                return future
-        return super().execute_async(request, measure, deadline, loop_timeout)
+        if p.ASYNC_FEATURE not in conn.features and p.granted_aidl(conn.features) is not None:
+            return super().execute_async(request, measure, deadline, loop_timeout)
+        return conn.call_async(Method.EXECUTE_ASYNC, self._writer(request, measure, deadline, loop_timeout),
+                               OutputGuard.of(request))
 
     def execute_fenced(self, request: Request, wait_for: Sequence[SyncFence | None],
                        measure: MeasureTiming = MeasureTiming.NO, deadline: int | None = None,

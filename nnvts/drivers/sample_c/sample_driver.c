@@ -656,7 +656,8 @@ static void open_driver(uint32_t seq, struct reader *r, struct writer *w)
         }
     }
     /* Revision 3: the features asked for; this driver grants "batch" (BATCH messages, §5.4) and "aidl:4" (AIDL
-     * v4's rules and reusable executions, §5.3, §5.5). */
+     * v4's rules and reusable executions, §5.3, §5.5).  Not "execute_async": AIDL has no asynchronous execute,
+     * so with aidl:4 granted the harness sends it no EXECUTE_ASYNC (§6); as a HAL 1.3 driver it serves them. */
     int batch = 0, aidl = 0;
     uint32_t nfeatures = revision >= FEATURES_REVISION ? rd_count(r, 4) : 0;
     for (uint32_t i = 0; i < nfeatures && !r->err; i++) {

@@ -107,6 +107,7 @@ from vts.ipc.protocol.framing import (
 )
 from vts.ipc.protocol.hints import WITH_CONFIG_AIDL, read_hints, write_hints
 from vts.ipc.protocol.opening import (
+    ASYNC_FEATURE,
     BATCH_FEATURE,
     FEATURES_REVISION,
     OPTIONS_REVISION,
@@ -129,6 +130,7 @@ from vts.ipc.protocol.primitives import (
 __all__ = [
     "AIDL_FEATURES",
     "AIDL_FEATURE_PREFIX",
+    "ASYNC_FEATURE",
     "BATCH_FEATURE",
     "BATCH_METHODS",
     "BODY_IN_FD",

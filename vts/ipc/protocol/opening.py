@@ -28,6 +28,7 @@ from vts.ipc.errors import ProtocolError
 from vts.ipc.protocol.primitives import Reader, Writer
 
 __all__ = [
+    "ASYNC_FEATURE",
     "BATCH_FEATURE",
     "FEATURES_REVISION",
     "OPTIONS_REVISION",
@@ -51,6 +52,10 @@ OPTIONS_REVISION = 2
 FEATURES_REVISION = 3
 #: Feature: ``BATCH`` messages, several calls and their answers in one exchange (docs/protocol.md §5.4).
 BATCH_FEATURE = "batch"
+#: Feature: ``EXECUTE_ASYNC`` served by a driver that granted ``aidl:N`` (docs/protocol.md §6).  AIDL has no
+#: asynchronous execute, so an AIDL driver need not serve it: without this feature the harness runs its
+#: asynchronous path through ``EXECUTE``.  A driver granting no ``aidl`` is HAL 1.3 and serves it regardless.
+ASYNC_FEATURE = "execute_async"
 #: At most this many features asked or granted in one ``OPEN``, each a name of at most 64 characters.
 MAX_FEATURES = 64
 _MAX_FEATURE_NAME = 64
