@@ -15,6 +15,10 @@ prepared the older way).
 declares it (unknown dims stay 0) instead of the shape it computed: caught by ``with_config``'s dynamic-shape
 reruns only; its golden cases (every output fully specified) and the ``dynamic_output_shape`` family (the older
 calls) pass.
+
+``refuses_buffers_with_config``: ``execute_synchronously_with_config`` refuses a request naming a driver-allocated
+buffer (INVALID_ARGUMENT), as a config path written without memory domains would, while the older calls take it:
+caught by ``with_config``'s memory-domain reruns only; the ``memory_domain`` family passes.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from vts.hal.config import ExecutionConfig, PrepareModelConfig
 from vts.hal.enums import ErrorStatus, ExecutionPreference, Priority
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Device, PreparedModel
-from vts.hal.types import ExecutionResult, Model, OutputShape, Request
+from vts.hal.types import ExecutionResult, MemoryToken, Model, OutputShape, Request
 
 
 class _DropsLoopTimeout(ReferenceDevice):
@@ -105,3 +109,25 @@ class _DeclaredShapesWithConfig(ReferenceDevice):
 
 def declared_shapes_with_config() -> Device:
     return _DeclaredShapesWithConfig()
+
+
+class _RefusesBuffersWithConfig(ReferenceDevice):
+    def __init__(self) -> None:
+        super().__init__()
+        self.name = "broken-config-refuses-buffers"
+
+    def prepare_model_with_config(self, model: Model, config: PrepareModelConfig) -> PreparedModel:
+        prepared = super().prepare_model_with_config(model, config)
+        sync = prepared.execute_synchronously_with_config
+
+        def no_buffers(request: Request, config: ExecutionConfig, deadline: int | None = None) -> ExecutionResult:
+            if any(isinstance(pool, MemoryToken) for pool in request.pools):
+                raise DriverError(ErrorStatus.INVALID_ARGUMENT, "driver buffers are not taken on this path")
+            return sync(request, config, deadline)
+
+        prepared.execute_synchronously_with_config = no_buffers  # type: ignore[method-assign]
+        return prepared
+
+
+def refuses_buffers_with_config() -> Device:
+    return _RefusesBuffersWithConfig()

@@ -13,10 +13,10 @@ from tests.families.test_concurrency import corpus_documents, isolated, not_pass
 from tests.ipc.conftest import hand_mul_float
 from vts.families._kit.burst_path import execute_on_fresh_burst, vts_tokens
 from vts.families._kit.burst_tokens import mutations
+from vts.families._kit.device_memory_runs import AIDL_EXECUTORS, BURST, HIDL_EXECUTORS, executors_for
 from vts.families._kit.executions import Executor, prepare_for_case
 from vts.families.base import RunOptions
 from vts.families.memory_domain.family import MemoryDomainFamily
-from vts.families.memory_domain.requests import AIDL_EXECUTORS, BURST, HIDL_EXECUTORS, executors_for
 from vts.hal import memory as hal_memory
 from vts.hal.enums import ErrorStatus, HalVersion, MeasureTiming
 from vts.hal.errors import DriverError

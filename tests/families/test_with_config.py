@@ -12,6 +12,7 @@ from tests.fakes import broken_config, broken_hints
 from vts.families.base import RunOptions
 from vts.families.dynamic_output_shape import DynamicOutputShapeFamily
 from vts.families.hints import HintsFamily
+from vts.families.memory_domain.family import MemoryDomainFamily
 from vts.families.with_config import WithConfigFamily
 from vts.hal.config import ExecutionConfig, PrepareModelConfig, TokenValuePair
 from vts.hal.enums import MeasureTiming
@@ -127,3 +128,13 @@ def test_config_calls_reporting_the_declared_shapes_fail_the_dynamic_reruns_only
     assert reason.startswith("unspecified sync_with_config execution (timing NO): ")
     assert "shape [0], expected [4]" in reason
     assert _verdicts(DynamicOutputShapeFamily(), device) == {Verdict.PASSED}
+
+
+def test_config_calls_refusing_driver_buffers_fail_the_memory_domain_reruns_only():
+    device = broken_config.refuses_buffers_with_config()
+    results = _results(WithConfigFamily(), device)
+    memory = [r for r in results if "/memory_domain/" in r.name]
+    assert memory and {r.verdict for r in memory} == {Verdict.FAILED}
+    assert "sync_with_config execution with device memory" in memory[0].reason
+    assert {r.verdict for r in results if r not in memory} == {Verdict.PASSED}
+    assert _verdicts(MemoryDomainFamily(), device) == {Verdict.PASSED}

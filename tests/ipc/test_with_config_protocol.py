@@ -121,10 +121,12 @@ def test_each_config_call_sends_its_own_kind_with_aidl_4():
     assert not {p.Method.PREPARE_MODEL, p.Method.EXECUTE, p.Method.EXECUTE_FENCED, p.Method.BURST_EXECUTE} & set(sent)
 
 
-def test_config_calls_reporting_the_declared_shapes_are_caught_out_of_process_by_the_dynamic_reruns():
+@pytest.mark.parametrize(("fake", "caught_in"), [("declared_shapes_with_config", "/dynamic_output_shape/"),
+                                                ("refuses_buffers_with_config", "/memory_domain/")])
+def test_config_calls_breaking_a_rerun_are_caught_out_of_process_by_that_rerun(fake, caught_in):
     with open(SPEC, encoding="utf-8") as file:
         model = next(m for m in parse_spec(json.load(file)) if m.name == "relu")
-    host = _host("tests.fakes.broken_config:declared_shapes_with_config")
+    host = _host(f"tests.fakes.broken_config:{fake}")
     try:
         host.start()
         runner = IsolatedRunner(host.device, RunOptions(case_timeout=30.0), host=host)
@@ -133,5 +135,5 @@ def test_config_calls_reporting_the_declared_shapes_are_caught_out_of_process_by
     finally:
         host.stop()
     failed = {r.name for r in results if r.verdict is Verdict.FAILED}
-    assert failed and all("/dynamic_output_shape/" in name for name in failed)
+    assert failed and all(caught_in in name for name in failed)
     assert {r.verdict for r in results if r.name not in failed} == {Verdict.PASSED}

@@ -21,6 +21,12 @@ with every output's dims unknown prepared through ``prepareModelWithConfig`` and
 timing off and on, judged by that family's rules (``vts.families._kit.dynamic_shapes``): shapes reported,
 OUTPUT_INSUFFICIENT_SIZE with the shapes, the fenced call refusing outputs it cannot describe.
 
+Its MEMORY_DOMAIN kind is rerun the same way: each example of a model (not ``expect_failure``) gets a
+``with_config/memory_domain/...`` case running the ``memory_domain`` family's model case
+(``vts.families._kit.device_memory_runs``: hardware_buffer_blob pools, then driver-allocated buffers for
+every input and output) on the model prepared through ``prepareModelWithConfig``, through the sync, burst
+(driver buffers at token -1) and fenced config calls.
+
 The VTS's InfiniteLoopTimeoutTest runs through the config calls too: a model marked ``expect_failure`` whose
 first operation is a WHILE that never ends gets one case, executed through both calls (timing off, then on)
 with ``ExecutionConfig.loopTimeoutDurationNs`` 1 ms: the driver must abort the loop and answer
@@ -45,6 +51,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from vts.families._kit.derived_models import with_unknown_output_dims
+from vts.families._kit.device_memory_runs import run_model_case
 from vts.families._kit.dynamic_shapes import MODES, dynamic_shapes_apply, judge_dynamic, output_zero_bytes
 from vts.families._kit.executions import Answer, Executor, prepare_for_case
 from vts.families._kit.fenced_path import judge_golden
@@ -71,6 +78,8 @@ LOOP_MODE = "with_config 1 ms loop timeout"
 BURST_MODE = "with_config burst"
 #: The case kind of the dynamic-shape reruns, and the folder of their names.
 DYNAMIC = "dynamic_output_shape"
+#: The case kind of the memory-domain reruns, and the folder of their names.
+MEMORY = "memory_domain"
 
 #: The (call, timing) pairs, the first example of a model runs all of them: three calls, timing off then on.
 FULL_MATRIX = ((WithConfigPath.SYNC, MeasureTiming.NO), (WithConfigPath.FENCED, MeasureTiming.YES),
@@ -129,10 +138,14 @@ class WithConfigFamily(PerExampleFamily):
         yield from super().model_cases(model, spec_path)
         if not model.expect_failure and model.examples:
             yield Case(f"{self.name}/{model.case_name()}.invalid", self.name, model, 0, spec_path, {"kind": "invalid"})
-        if not model.expect_failure and dynamic_shapes_apply(model):
+        if model.expect_failure:
+            return
+        for kind in (DYNAMIC, MEMORY):
+            if kind == DYNAMIC and not dynamic_shapes_apply(model):
+                continue
             for index, example in enumerate(model.examples):
-                yield Case(f"{self.name}/{DYNAMIC}/{model.case_name(example)}", self.name, model, index, spec_path,
-                           {"kind": DYNAMIC})
+                yield Case(f"{self.name}/{kind}/{model.case_name(example)}", self.name, model, index, spec_path,
+                           {"kind": kind})
 
     def run(self, case: Case, device: Device, options: RunOptions) -> Outcome:
         lacking = config_rule_lacking(device)
@@ -140,6 +153,8 @@ class WithConfigFamily(PerExampleFamily):
             return skipped(lacking)
         assert case.model is not None
         kind = case.config.get("kind")
+        if kind == MEMORY:
+            return run_model_case(case, device, options, with_config=True)
         model = with_unknown_output_dims(case.model) if kind == DYNAMIC else case.model
         prepared, why = prepare_for_case(device, model, options, with_config=PrepareModelConfig())
         if prepared is None:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import enum
 
+from vts.families._kit.burst_path import vts_tokens
 from vts.families._kit.executions import Answer
+from vts.hal.aidl_burst import NO_IDENTITY
 from vts.hal.config import ExecutionConfig
 from vts.hal.enums import ErrorStatus, HalVersion
 from vts.hal.errors import DriverError
@@ -33,8 +35,9 @@ class WithConfigPath(enum.Enum):
 
     SYNC = "sync_with_config"
     FENCED = "fenced_with_config"
-    #: ``IBurst.executeSynchronouslyWithConfig`` on a burst configured for the execution, every pool given
-    #: with a slot of its own (GeneratedTestHarness.cpp, Executor::BURST with ``useConfig``).
+    #: ``IBurst.executeSynchronouslyWithConfig`` on a burst configured for the execution: a token 0, 1, ... for
+    #: each shared-memory pool, -1 for each driver buffer (GeneratedTestHarness.cpp, Executor::BURST with
+    #: ``useConfig``).
     BURST = "burst_with_config"
 
 
@@ -76,10 +79,11 @@ def _burst_with_config(prepared: PreparedModel, request: Request, config: Execut
     if burst is None:
         return Answer(ErrorStatus.GENERAL_FAILURE, (), NO_TIMING_INFO,
                       "configureExecutionBurst returned no burst and no error")
-    slots = list(range(len(request.pools)))
+    tokens = vts_tokens(request)
     try:
-        result = burst.execute_with_config(request, slots, config, deadline)
+        result = burst.execute_with_config(request, tokens, config, deadline)
     finally:
-        for slot in slots:
-            burst.free_memory(slot)
+        for token in tokens:
+            if token != NO_IDENTITY:
+                burst.free_memory(token)
     return Answer(ErrorStatus.NONE, tuple(result.output_shapes), result.timing)

@@ -15,7 +15,7 @@ Two kinds of cases (VTS GeneratedTestHarness.cpp MemoryDomainTest and MemoryDoma
   in ``hardware_buffer_blob`` memory and with driver-allocated buffers for
   every input and output, on the paths of the driver's interface (HIDL:
   async, sync, fenced; AIDL: sync, burst with driver buffers among its
-  pools, fenced; ``vts.families.memory_domain.requests``).
+  pools, fenced; ``vts.families._kit.device_memory_runs``).
 
 A driver without memory domains answers GENERAL_FAILURE to ``allocate``:
 its buffer tests are skipped and its model cases run the blob configuration
@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from vts.families._kit.device_memory_runs import run_model_case
 from vts.families._kit.executions import Executor
 from vts.families.base import Case, DeviceInfo, Family, Outcome, RunOptions, failed, passed, skipped
 from vts.families.memory_domain.allocate_checks import ALLOCATE_TESTS, COPY_TESTS, MemoryTest
 from vts.families.memory_domain.context import MemoryContext, Unsupported
 from vts.families.memory_domain.execution_checks import EXECUTION_TESTS
-from vts.families.memory_domain.requests import run_model_case
 from vts.families.registry import register_family
 from vts.hal.enums import HalVersion, OperandType
 from vts.hal.interfaces import Device

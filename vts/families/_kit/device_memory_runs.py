@@ -1,5 +1,10 @@
 """Model cases of the memory_domain family: VTS MemoryDomainTest (GeneratedTestHarness.cpp).
 
+In the kit because two families run them: ``memory_domain``, and ``with_config``, which reruns them
+through AIDL v4's config calls (``with_config=True``: the model prepared through ``prepareModelWithConfig``,
+every execution through ``executeSynchronouslyWithConfig``, a burst's ``executeSynchronouslyWithConfig``
+and ``executeFencedWithConfig``, as Android 13's VTS reruns its MEMORY_DOMAIN kind with ``useConfig``).
+
 Every example of every model (not ``expect_failure``) runs six times, with
 outputs as the model declares them and timing off: on three paths, in two
 memory configurations.  The paths are the VTS's of the driver's interface:
@@ -45,8 +50,10 @@ from vts.families._kit.executions import (
     prepare_for_case,
 )
 from vts.families._kit.fenced_path import execute_fenced_twice, judge_golden
+from vts.families._kit.with_config import WithConfigPath, execute_with_config
 from vts.families.base import Case, CaseFailure, Outcome, RunOptions, failed, passed, skipped
 from vts.hal import memory as hal_memory
+from vts.hal.config import ExecutionConfig, PrepareModelConfig
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import Buffer, Device, PreparedModel, spoken_version
@@ -62,7 +69,9 @@ from vts.model.casemodel import (
 
 #: The burst path (AIDL VTS's Executor::BURST); the others are the kit's executors.
 BURST = "burst"
-Path = Executor | str
+Path = Executor | WithConfigPath | str
+#: The config calls of the ``with_config`` rerun, in AIDL VTS's order (sync, burst, fenced).
+CONFIG_PATHS = (WithConfigPath.SYNC, WithConfigPath.BURST, WithConfigPath.FENCED)
 #: The paths of each interface's VTS, in its order (HIDL 1.3 MemoryDomainTests, AIDL MemoryDomainTests).
 HIDL_EXECUTORS: tuple[Path, ...] = (Executor.ASYNC, Executor.SYNC, Executor.FENCED)
 AIDL_EXECUTORS: tuple[Path, ...] = (Executor.SYNC, BURST, Executor.FENCED)
@@ -74,7 +83,7 @@ def executors_for(device: object) -> tuple[Path, ...]:
 
 
 def _name(executor: Path) -> str:
-    return executor.value if isinstance(executor, Executor) else executor
+    return executor.value if isinstance(executor, (Executor, WithConfigPath)) else executor
 
 
 @dataclass(slots=True)
@@ -89,16 +98,21 @@ class DeviceArgument:
     size: int
 
 
-def run_model_case(case: Case, device: Device, options: RunOptions) -> Outcome:
+def run_model_case(case: Case, device: Device, options: RunOptions, with_config: bool = False) -> Outcome:
+    """Both memory configurations of the case's example on every path; ``with_config``: through AIDL v4's
+    config calls, on the model prepared through ``prepareModelWithConfig`` (the caller checked the version)."""
     model = case.model
     assert model is not None and case.example is not None
-    prepared, why = prepare_for_case(device, model, options)
+    if with_config:
+        prepared, why = prepare_for_case(device, model, options, with_config=PrepareModelConfig())
+    else:
+        prepared, why = prepare_for_case(device, model, options)
     if prepared is None:
         return skipped(why)
     example = model.examples[case.example]
     problems: list[str] = []
     notes: list[str] = []
-    executors = executors_for(device)
+    executors: tuple[Path, ...] = tuple(CONFIG_PATHS) if with_config else executors_for(device)
     for executor in executors:
         problems += _run_blob(model, example, case.example, prepared, executor, options)
     for executor in executors:
@@ -113,6 +127,8 @@ def run_model_case(case: Case, device: Device, options: RunOptions) -> Outcome:
 
 
 def _execute(prepared: PreparedModel, built: BuiltRequest, executor: Path, options: RunOptions) -> Answer:
+    if isinstance(executor, WithConfigPath):
+        return execute_with_config(prepared, built.request, executor, ExecutionConfig(), timeout=options.case_timeout)
     if executor == BURST:
         return execute_on_fresh_burst(prepared, built.request, MeasureTiming.NO)
     if executor is Executor.FENCED:
@@ -124,7 +140,10 @@ def _execute(prepared: PreparedModel, built: BuiltRequest, executor: Path, optio
 def _judge(model: CaseModel, example: CaseExample, example_index: int, built: BuiltRequest, answer: Answer,
            executor: Path, where: str) -> list[str]:
     # A burst is judged as a synchronous execution (its outputs are described as the sync path's are).
-    path = executor if isinstance(executor, Executor) else Executor.SYNC
+    if isinstance(executor, WithConfigPath):
+        path = Executor.FENCED if executor is WithConfigPath.FENCED else Executor.SYNC
+    else:
+        path = executor if isinstance(executor, Executor) else Executor.SYNC
     return judge_golden(model, example_index, built, answer, path, MeasureTiming.NO, where)
 
 
