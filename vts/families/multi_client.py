@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Callable, Iterator
 
 from vts.families._kit.concurrent_calls import run_concurrently
@@ -60,6 +59,8 @@ from vts.model.casemodel import BuiltRequest, CaseModel, build_request, dtype_of
 REQUESTS = 6
 #: Seconds client B has to finish its requests while client A hangs (a tiny model: milliseconds of work).
 HUNG_BUDGET = 10.0
+#: Seconds client A's hung call is given to reach the driver before client B starts, when the call does not return.
+REACH_S = 0.05
 _SENTINEL = 0xA5
 
 TESTS = ("Results", "Tokens", "Handles", "HungClient", "ClosedClient")
@@ -236,16 +237,21 @@ def hung_client_test(clients: Clients, model: CaseModel, options: RunOptions) ->
     never = SyncFence()
     hung = build_request(model, model.examples[0], options.pool_kind)
     answer: list[object] = []
+    returned = threading.Event()
 
     def wait_forever() -> None:
         try:
             answer.append(prep_a.execute_fenced(hung.request, [never], MeasureTiming.NO))
         except BaseException as error:  # judged below only as "A's call ended"
             answer.append(error)
+        returned.set()
 
     thread = threading.Thread(target=wait_forever, daemon=True, name="nnvts-hung-client")
     thread.start()
-    time.sleep(0.05)  # let A's request reach the driver first
+    # Let A's request reach the driver first: a driver that answers executeFenced at once (a fence that signals
+    # later) has it once the call returned; one that holds the call until its fences signal never returns, and
+    # is given REACH_S to get there.
+    returned.wait(REACH_S)
     try:
         jobs = make_jobs([("client B", prep_b, model)], REQUESTS, options)
         problems = [f"while client A's request hangs: {problem}"
