@@ -56,11 +56,13 @@ from dataclasses import dataclass
 from vts.families._kit import burst_tokens
 from vts.families._kit.burst_path import (
     BurstMutation,
+    Step,
     burst_execute,
     configure,
     fill,
     random_streaming,
     rewrite_inputs,
+    run_steps,
     untouched,
 )
 from vts.families._kit.executions import Answer, PreparedModelCache
@@ -116,7 +118,7 @@ def _pair(model: CaseModel, options: RunOptions) -> _Pair:
 def _golden_sequence(pair: _Pair, burst: Burst, prepared: PreparedModel, options: RunOptions) -> list[str]:
     """The burst golden steps; the first problem ends the sequence (later steps build on earlier ones)."""
     model, a, b = pair.model, pair.a, pair.b
-    steps: list[tuple[str, Callable[[], Answer], BuiltRequest, CaseExample, MeasureTiming, tuple[BuiltRequest, ...]]]
+    steps: list[Step]
     steps = [
         ("A, memories given (slots 11, 12)", lambda: burst_execute(burst, a.request, [A_IN, A_OUT]),
          a, pair.a_example, MeasureTiming.NO, ()),
@@ -127,15 +129,9 @@ def _golden_sequence(pair: _Pair, burst: Burst, prepared: PreparedModel, options
         ("A's input slot 11 with B's output slot 22, both held", lambda: burst_execute(
             burst, held(a.request), [A_IN, B_OUT]), pair.crossed(), pair.a_example, MeasureTiming.NO, (a,)),
     ]
-    for where, run, view, example, measure, quiet in steps:
-        fill(a)
-        fill(b)
-        answer = run()
-        problems = judge_success(model, example, view, answer, measure, f"burst execution ({where})")
-        problems += [f"burst execution ({where}) wrote to an output pool it does not name" for other in quiet
-                     if not untouched(other)]
-        if problems:
-            return problems
+    problems = run_steps(model, steps, a, b)
+    if problems:
+        return problems
     problems = _streaming(pair, burst, prepared, options)
     if problems:
         return problems

@@ -149,3 +149,23 @@ def rewrite_inputs(built: BuiltRequest, source: BuiltRequest) -> bool:
         return False
     built.input_pool.write(0, source.input_pool.read(0, size))
     return True
+
+
+#: One golden step of a burst sequence: (where, run, the request it reads, its example, timing, pools it must
+#: leave untouched).
+Step = tuple[str, Callable[[], Answer], BuiltRequest, CaseExample, MeasureTiming, tuple[BuiltRequest, ...]]
+
+
+def run_steps(model: CaseModel, steps: list[Step], a: BuiltRequest, b: BuiltRequest) -> list[str]:
+    """Each golden step of a burst sequence: both output pools filled, the step run and judged, and the pools
+    it does not name (``quiet``) untouched; the first step with a problem ends the sequence."""
+    for where, run, view, example, measure, quiet in steps:
+        fill(a)
+        fill(b)
+        answer = run()
+        problems = judge_success(model, example, view, answer, measure, f"burst execution ({where})")
+        problems += [f"burst execution ({where}) wrote to an output pool it does not name" for other in quiet
+                     if not untouched(other)]
+        if problems:
+            return problems
+    return []

@@ -35,13 +35,14 @@ from collections.abc import Callable
 
 from vts.families._kit.burst_path import (
     BurstMutation,
+    Step,
     burst_execute,
     configure,
     fill,
     random_streaming,
     release,
     rewrite_inputs,
-    untouched,
+    run_steps,
     vts_tokens,
 )
 from vts.families._kit.executions import Answer
@@ -62,7 +63,6 @@ A_IN, A_OUT, B_IN, B_OUT = 0, 1, 2, 3
 #: ``build_request`` places the inputs in pool 0 and the outputs in pool 1.
 REQUEST_POOLS = 2
 
-Step = tuple[str, Callable[[], Answer], BuiltRequest, CaseExample, MeasureTiming, tuple[BuiltRequest, ...]]
 
 
 def _with_pools(built: BuiltRequest, input_pool: object, output_pool: object) -> Request:
@@ -88,7 +88,7 @@ def golden_sequence(model: CaseModel, a_example: CaseExample, b_example: CaseExa
          lambda: burst_execute(burst, _with_pools(a, a.input_pool, b.output_pool), [A_IN, B_OUT]),
          crossed, a_example, MeasureTiming.NO, (a,)),
     ]
-    problems = _run_steps(model, steps, a, b)
+    problems = run_steps(model, steps, a, b)
     if problems:
         return problems
     problems = _streaming(model, a_example, b_example, a, b, burst, prepared, options)
@@ -104,19 +104,6 @@ def golden_sequence(model: CaseModel, a_example: CaseExample, b_example: CaseExa
     view = BuiltRequest(b.request, b.input_pool, a.output_pool, b.output_locations)
     return judge_success(model, b_example, view, answer, MeasureTiming.NO,
                          "burst execution (token 0 released, then given to B's input memory)")
-
-
-def _run_steps(model: CaseModel, steps: list[Step], a: BuiltRequest, b: BuiltRequest) -> list[str]:
-    for where, run, view, example, measure, quiet in steps:
-        fill(a)
-        fill(b)
-        answer = run()
-        problems = judge_success(model, example, view, answer, measure, f"burst execution ({where})")
-        problems += [f"burst execution ({where}) wrote to an output pool it does not name" for other in quiet
-                     if not untouched(other)]
-        if problems:
-            return problems
-    return []
 
 
 def _streaming(model: CaseModel, a_example: CaseExample, b_example: CaseExample, a: BuiltRequest,
