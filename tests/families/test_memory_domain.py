@@ -11,7 +11,7 @@ import pytest
 
 from nnvts.drivers.reference import ReferenceDevice, create_device
 from tests.conftest import CORPUS, hand_add_float, hand_add_quant8
-from tests.fakes import broken_memory
+from tests.fakes import broken_burst_tokens, broken_memory
 from vts.families.base import RunOptions
 from vts.families.memory_domain.family import MemoryDomainFamily
 from vts.families.registry import families
@@ -29,9 +29,12 @@ CORPUS_SAMPLES = ("V1_2/add_v1_2.json.gz", "V1_0/conv_float.json.gz", "V1_2/box_
 
 
 def device_results(device, options: RunOptions | None = None) -> dict:
+    """Every device case's result, but those of the other interface's execution path (skipped, named)."""
     family = MemoryDomainFamily()
     runner = Runner(device, options or RunOptions(case_timeout=60))
-    return {case.name: runner.run_case(family, case) for case in family.device_cases()}
+    results = {case.name: runner.run_case(family, case) for case in family.device_cases()}
+    return {name: r for name, r in results.items()
+            if not (r.verdict is Verdict.SKIPPED and r.reason.startswith("not a path of"))}
 
 
 def model_results(family_name: str, device, documents, options: RunOptions | None = None) -> dict:
@@ -71,13 +74,32 @@ def test_device_cases_cover_the_catalogue():
                                                                                          beyond_the_suite)]
     assert len(allocate) == 13 * 4 + 2 * 2  # ConflictScale/ZeroPoint only for the quantized types
     assert len(copy) == 7 * 4
-    assert len(execution) == (6 * 3 + 2) * 4  # InvalidDimensions not on fenced
+    assert len(execution) == (6 * 4 + 3) * 4  # async (HIDL), sync, fenced, burst (AIDL); InvalidDimensions not fenced
     assert "memory_domain/Execution.InvalidDimensions.TENSOR_FLOAT16.fenced" not in names
 
 
 def test_reference_passes_every_device_case():
     results = device_results(create_device())
     assert results and not not_passed(results)
+
+
+def test_each_interface_runs_its_own_vts_execution_paths():
+    """AIDL VTS's MemoryDomainExecutionTest runs sync, burst (driver buffers at -1) and fenced; HIDL 1.3's async,
+    sync and fenced: the other interface's path is skipped, named, and the reference passes its own."""
+    family = MemoryDomainFamily()
+    for device, ran, left in ((create_device(), ".burst", ".async"), (create_device(hal="1.3"), ".async", ".burst")):
+        runner = Runner(device, RunOptions(case_timeout=60))
+        cases = [c for c in family.device_cases() if c.name.startswith("memory_domain/Execution.InvalidToken.")]
+        results = {c.name: runner.run_case(family, c) for c in cases}
+        assert {r.verdict for n, r in results.items() if n.endswith(ran)} == {Verdict.PASSED}
+        skipped = [r for n, r in results.items() if n.endswith(left)]
+        assert skipped and all(r.verdict is Verdict.SKIPPED and r.reason.startswith("not a path of") for r in skipped)
+
+
+def test_an_aidl_burst_refusing_driver_buffers_fails_the_burst_execution_tests():
+    results = device_results(broken_burst_tokens.hidl_rules())
+    failed = {n for n, r in results.items() if r.verdict is Verdict.FAILED}
+    assert failed and all(n.endswith(".burst") for n in failed)
 
 
 def test_reference_passes_model_cases():

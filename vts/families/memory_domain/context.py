@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 
+from vts.families._kit.burst_path import execute_on_fresh_burst
+from vts.families._kit.device_memory_runs import BURST
 from vts.families._kit.executions import Executor, create_prepared_model, unsupported_names
 from vts.families.base import CaseFailure, RunOptions
 from vts.hal import memory as hal_memory
@@ -83,7 +85,7 @@ def token_pool(token: int) -> MemoryToken:
 class MemoryContext:
     """One memory-domain test: device, test operand, executor, and the problems found so far."""
 
-    def __init__(self, device: Device, spec: OperandSpec, executor: Executor | None,
+    def __init__(self, device: Device, spec: OperandSpec, executor: Executor | str | None,
                  options: RunOptions) -> None:
         self.device = device
         self.spec = spec
@@ -173,12 +175,15 @@ class MemoryContext:
     def execute(self, prepared: PreparedModel, request: Request, expected: ErrorStatus, what: str) -> None:
         assert self.executor is not None
         status = self._run(prepared, request)
-        self._expect(expected, status, f"{self.executor.value} execution with {what}")
+        path = self.executor.value if isinstance(self.executor, Executor) else self.executor
+        self._expect(expected, status, f"{path} execution with {what}")
 
     def _run(self, prepared: PreparedModel, request: Request) -> ErrorStatus:
         executor = self.executor
         timeout = self.options.case_timeout
         try:
+            if executor == BURST:
+                return self._run_burst(prepared, request)
             if executor is Executor.SYNC:
                 self._no_timing(prepared.execute(request, MeasureTiming.NO).timing, "sync")
             elif executor is Executor.ASYNC:
@@ -196,6 +201,18 @@ class MemoryContext:
                 self.problem(f"timing reported with {error.status.name}")
             return error.status
         return NONE
+
+    def _run_burst(self, prepared: PreparedModel, request: Request) -> ErrorStatus:
+        """AIDL VTS's BURST executor: a fresh burst, shared pools at tokens 0, 1, ..., driver buffers at -1."""
+        answer = execute_on_fresh_burst(prepared, request, MeasureTiming.NO)
+        if answer.ok:
+            self._no_timing(answer.timing, "burst")
+            return NONE
+        if answer.output_shapes:
+            self.problem(f"{answer.status.name} returned with {len(answer.output_shapes)} output shapes")
+        if answer.timing.measured:
+            self.problem(f"timing reported with {answer.status.name}")
+        return answer.status
 
     def _run_fenced(self, prepared: PreparedModel, request: Request, timeout: float) -> ErrorStatus:
         fence, callback = prepared.execute_fenced(request, [], MeasureTiming.NO)
