@@ -7,6 +7,9 @@ device (AIDL v4 of itself), whose OPEN reply is changed by MODE:
   speaks HAL 1.3 (held to it by the host, as every driver reached over the protocol without ``aidl``);
 * ``two``: grants ``aidl:3`` and ``aidl:4`` (a driver speaks one version): the harness must not start it;
 * ``five``: grants ``aidl:5``, which the harness never asks for: the harness must not start it;
+* ``first_batch``: a driver written to ``batch``'s first text: it grants ``aidl:4`` and ``batch`` but not
+  ``batch_config``, and answers ``PREPARE_MODEL_WITH_CONFIG`` inside a ``BATCH`` PROTOCOL_ERROR (alone it
+  serves it);
 * ``no_async``: grants ``aidl:4`` but not ``execute_async``, and serves no ``EXECUTE_ASYNC`` (AIDL has no
   asynchronous execute): the kind, if sent, is answered PROTOCOL_ERROR, as any unknown kind.
 
@@ -40,9 +43,15 @@ class AidlModeHost(DriverHost):
         self.no_async = "no_async" in modes
         if self.no_async:
             del self.handlers[p.Method.EXECUTE_ASYNC]
+        self.first_batch = "first_batch" in modes
+        if self.first_batch:
+            self.batch_methods = p.BATCH_METHODS - set(p.BATCHED_WITH_FEATURE)
 
     def features(self) -> tuple[str, ...]:
-        return tuple(f for f in super().features() if not (self.no_async and f == p.ASYNC_FEATURE))
+        left_out = {p.ASYNC_FEATURE} if self.no_async else set()
+        if self.first_batch:
+            left_out |= set(p.BATCHED_WITH_FEATURE.values())
+        return tuple(f for f in super().features() if f not in left_out)
 
     def grant_aidl(self, asked: Sequence[str]) -> str | None:
         return None if self.mode == "no_aidl" else super().grant_aidl(asked)

@@ -171,12 +171,14 @@ def test_an_aidl_v4_driver_gets_each_call_once_a_mutation_with_the_mutations_pre
         (ExecutionPreference.FAST_SINGLE_ANSWER, -1), (ExecutionPreference.FAST_SINGLE_ANSWER, 3)}
 
 
-# Out of process: the driver grants batch and aidl:4 (as nnvts run asks), or only aidl:4 (one call a message).
+# Out of process: the driver grants batch, batch_config and aidl:4 (as nnvts run asks), or only aidl:4 (one call a
+# message).
 
 
 @pytest.fixture(params=["batched", "one_by_one"])
 def batched(request, monkeypatch) -> bool:
-    wanted = (p.BATCH_FEATURE, *p.AIDL_FEATURES) if request.param == "batched" else tuple(p.AIDL_FEATURES)
+    batch = (p.BATCH_FEATURE, *p.BATCHED_WITH_FEATURE.values())
+    wanted = (*batch, *p.AIDL_FEATURES) if request.param == "batched" else tuple(p.AIDL_FEATURES)
     monkeypatch.setattr(opening, "WANTED_FEATURES", wanted)
     return request.param == "batched"
 

@@ -60,7 +60,7 @@ def test_the_reference_out_of_process_speaks_aidl_v4_and_runs_feature_level_6():
     try:
         device = host.start()
         assert device.hal_version is HalVersion.FL8
-        assert {"aidl:4", "batch", "execute_async"} == device.connection.features
+        assert {"aidl:4", "batch", "batch_config", "execute_async"} == device.connection.features
         results = _generated(host, _spec("pack_basic")) + _generated(host, _spec("batch_matmul_hand"))
     finally:
         host.stop()
@@ -72,7 +72,7 @@ def test_with_hal_1_3_the_reference_grants_no_aidl_and_is_judged_as_1_3():
     try:
         device = host.start()
         assert device.hal_version is HalVersion.V1_3
-        assert device.connection.features == {"batch", "execute_async"}
+        assert device.connection.features == {"batch", "batch_config", "execute_async"}
         pack = _generated(host, _spec("pack_basic"), limit=1)
         added = _generated(host, hand_add_float())
         prepared = device.prepare_model(to_hal_model(parse_spec(hand_add_float())[0]))
@@ -136,7 +136,7 @@ def test_an_aidl_driver_without_execute_async_is_run_through_execute_instead():
     host = _host(f"{AIDL_MODES} no_async")
     try:
         device = host.start()
-        assert device.connection.features == {"aidl:4", "batch"}
+        assert device.connection.features == {"aidl:4", "batch", "batch_config"}
         results = _generated(host, hand_add_float()) + _generated(host, _spec("pack_basic"), limit=1)
     finally:
         host.stop()

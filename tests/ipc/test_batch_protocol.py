@@ -166,6 +166,20 @@ def _validation_sweep(host: HostProcess) -> dict[str, Verdict]:
     return {case.name: runner.run_case(family, case).verdict for case in family.model_cases(model, "<inline>")}
 
 
+def test_a_driver_of_batchs_first_text_is_never_sent_prepare_model_with_config_in_a_batch():
+    """It grants batch and aidl:4 but not batch_config, and answers PREPARE_MODEL_WITH_CONFIG inside a BATCH with
+    PROTOCOL_ERROR (§5.4): the sweep sends it that call outside the batch, and every case passes."""
+    host = _hosted(f"exec:{sys.executable} -m tests.fakes.protocol_aidl first_batch")
+    try:
+        device = host.start()
+        assert device.connection.features == {p.BATCH_FEATURE, "aidl:4", p.ASYNC_FEATURE}
+        verdicts = _validation_sweep(host)
+    finally:
+        host.stop()
+    assert verdicts and set(verdicts.values()) <= {Verdict.PASSED, Verdict.SKIPPED}
+    assert Verdict.PASSED in set(verdicts.values())
+
+
 @pytest.mark.parametrize("spec", ["reference", SECOND_REVISION, "sample"])
 def test_drivers_of_each_revision_pass_the_validation_sweep(spec, request):
     if spec == "sample":
@@ -175,8 +189,10 @@ def test_drivers_of_each_revision_pass_the_validation_sweep(spec, request):
         device = host.start()
         second = spec == SECOND_REVISION
         assert device.connection.revision == (2 if second else 3)
-        granted = {"reference": {p.BATCH_FEATURE, "aidl:4", p.ASYNC_FEATURE}, SECOND_REVISION: frozenset()}
-        assert device.connection.features == granted.get(spec, {p.BATCH_FEATURE, "aidl:4"})  # the C sample: no async
+        granted = {"reference": {p.BATCH_FEATURE, "batch_config", "aidl:4", p.ASYNC_FEATURE},
+                   SECOND_REVISION: frozenset()}
+        # The C sample: no execute_async (it is an AIDL v4 driver).
+        assert device.connection.features == granted.get(spec, {p.BATCH_FEATURE, "batch_config", "aidl:4"})
         assert (device.batch_ahead() is None) == second
         verdicts = _validation_sweep(host)
     finally:
@@ -241,7 +257,8 @@ def _scripted_driver(sock: socket.socket, granted: tuple[str, ...]) -> None:
     r = Reader(opened.body)
     p.read_preamble(r)
     revision, _, asked = p.read_open_request(r)
-    assert (revision, asked) == (3, (p.BATCH_FEATURE, "aidl:1", "aidl:2", "aidl:3", "aidl:4", p.ASYNC_FEATURE))
+    assert (revision, asked) == (3, (p.BATCH_FEATURE, "aidl:1", "aidl:2", "aidl:3", "aidl:4", p.ASYNC_FEATURE,
+                                     "batch_config"))
     w = Writer()
     p.write_open_reply(w, p.OpenReply(3, "nnvts-scripted", (), granted))
     p.send_message(sock, opened.seq, Method.OPEN | p.REPLY, 0, w.buf)
@@ -283,7 +300,7 @@ def test_feature_names_are_bounded_and_plain():
 
 
 def test_nnvts_info_names_the_revision_and_the_features(nnvts, sample):
-    for spec, expected in ((f"exec:{sample}", {"revision": 3, "features": ["aidl:4", "batch"]}),
+    for spec, expected in ((f"exec:{sample}", {"revision": 3, "features": ["aidl:4", "batch", "batch_config"]}),
                            (SECOND_REVISION, {"revision": 2, "features": []})):
         shown = nnvts("info", "--driver", spec, "--json")
         assert shown.returncode == 0, shown.stderr

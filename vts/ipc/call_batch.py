@@ -57,7 +57,7 @@ class CallBatch:
     def add(self, method: Method, write: Callable[[Writer], None], decode: Decode | None,
             pools: Sequence[Any] = ()) -> PendingCall | None:
         """Add a call; its ``PendingCall`` (answered once the batch is sent), or None if it cannot go ahead."""
-        if method not in p.BATCH_METHODS or len(self._slots) >= p.MAX_BATCH_ITEMS:
+        if not self._batchable(method):
             return None
         arguments = self.connection.encode_ahead(write, pools)
         if arguments is None or len(self.body.buf) + _ITEM_HEAD + len(arguments) > MAX_AHEAD_BODY:
@@ -69,12 +69,20 @@ class CallBatch:
         encoded again: a kind whose body extends another's, as each ``*_WITH_CONFIG`` kind's extends its older
         kind's (docs/protocol.md §5.5).  None if it cannot go (no call added last, a full batch)."""
         last = self._last
-        if last is None or method not in p.BATCH_METHODS or len(self._slots) >= p.MAX_BATCH_ITEMS:
+        if last is None or not self._batchable(method):
             return None
         arguments = last + tail
         if len(self.body.buf) + _ITEM_HEAD + len(arguments) > MAX_AHEAD_BODY:
             return None
         return self._append(method, arguments, decode)
+
+    def _batchable(self, method: Method) -> bool:
+        """Whether ``method`` may join this batch: a batchable kind (its feature granted, where it needs one)
+        and room for one more call."""
+        if method not in p.BATCH_METHODS or len(self._slots) >= p.MAX_BATCH_ITEMS:
+            return False
+        feature = p.BATCHED_WITH_FEATURE.get(method)
+        return feature is None or feature in self.connection.features
 
     def _append(self, method: Method, arguments: bytes, decode: Decode | None) -> PendingCall:
         p.write_batch_item(self.body, method, arguments)

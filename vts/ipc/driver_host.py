@@ -82,6 +82,8 @@ class DriverHost(HalCalls):
         #: Bumped by every preamble that may change the pool table (see ``HalCalls._read_model``).
         self.pools_generation = 0
         #: Method code -> handler: the HAL's methods and the session kinds (``host_sessions``).
+        #: The kinds this host serves inside a ``BATCH`` (docs/protocol.md §5.4).
+        self.batch_methods: frozenset[int] = p.BATCH_METHODS
         self.handlers: dict[int, Handler] = {**self.hal_handlers(), **host_handlers(self), **execution_handlers(self),
                                              **config_handlers(self), p.Method.BATCH: self._batch}
         #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).
@@ -313,7 +315,7 @@ class DriverHost(HalCalls):
         w.u32(len(items))
         afters: list[Callable[[], None]] = []
         for code, arguments in items:
-            if code not in p.BATCH_METHODS:
+            if code not in self.batch_methods:
                 p.write_batch_answer(w, WireStatus.PROTOCOL_ERROR, text_body(f"request code {code} cannot be batched"))
                 continue
             status, body, fds, writer, after = self._answer(code, Reader(arguments, r.fds), seq, taken)

@@ -658,7 +658,7 @@ static void open_driver(uint32_t seq, struct reader *r, struct writer *w)
     /* Revision 3: the features asked for; this driver grants "batch" (BATCH messages, §5.4) and "aidl:4" (AIDL
      * v4's rules and reusable executions, §5.3, §5.5).  Not "execute_async": AIDL has no asynchronous execute,
      * so with aidl:4 granted the harness sends it no EXECUTE_ASYNC (§6); as a HAL 1.3 driver it serves them. */
-    int batch = 0, aidl = 0;
+    int batch = 0, aidl = 0, batch_config = 0;
     uint32_t nfeatures = revision >= FEATURES_REVISION ? rd_count(r, 4) : 0;
     for (uint32_t i = 0; i < nfeatures && !r->err; i++) {
         uint32_t n;
@@ -667,6 +667,8 @@ static void open_driver(uint32_t seq, struct reader *r, struct writer *w)
             batch = 1;
         if (!r->err && n == 6 && memcmp(feature, "aidl:4", 6) == 0)
             aidl = 1;
+        if (!r->err && n == 12 && memcmp(feature, "batch_config", 12) == 0)
+            batch_config = 1; /* PREPARE_MODEL_WITH_CONFIG inside a BATCH (§5.4) */
     }
     if (!rd_end(r)) {
         send_protocol_error(seq, reply, r->err ? r->err : "malformed OPEN");
@@ -687,11 +689,15 @@ static void open_driver(uint32_t seq, struct reader *r, struct writer *w)
     wr_str(w, DEFAULT_NAME);
     wr_str(w, "the device name after nnvts- (1 to 64 letters, digits, _ . -)");
     if (revision >= FEATURES_REVISION) {
-        wr_u32(w, (uint32_t)(batch + aidl)); /* the features granted: those asked for that this driver serves */
+        batch_config &= batch;
+        /* the features granted: those asked for that this driver serves */
+        wr_u32(w, (uint32_t)(batch + aidl + batch_config));
         if (batch)
             wr_str(w, "batch");
         if (aidl)
             wr_str(w, "aidl:4");
+        if (batch_config)
+            wr_str(w, "batch_config");
     }
     wire_send(sock, seq, reply, S_NONE, w);
 }

@@ -35,6 +35,7 @@ from vts.ipc.protocol.aidl import (
 )
 from vts.ipc.protocol.batch import (
     BATCH_METHODS,
+    BATCHED_WITH_FEATURE,
     MAX_BATCH_ITEMS,
     read_batch_reply,
     read_batch_request,
@@ -131,6 +132,7 @@ __all__ = [
     "AIDL_FEATURES",
     "AIDL_FEATURE_PREFIX",
     "ASYNC_FEATURE",
+    "BATCHED_WITH_FEATURE",
     "BATCH_FEATURE",
     "BATCH_METHODS",
     "BODY_IN_FD",

@@ -22,6 +22,7 @@ from vts.ipc.protocol.framing import Method
 from vts.ipc.protocol.primitives import Reader, Writer
 
 __all__ = [
+    "BATCHED_WITH_FEATURE",
     "BATCH_METHODS",
     "MAX_BATCH_ITEMS",
     "read_batch_reply",
@@ -37,9 +38,14 @@ BATCH_METHODS = frozenset({
     Method.PREPARE_MODEL, Method.PREPARE_MODEL_FROM_CACHE, Method.ALLOCATE, Method.EXECUTE,
     Method.FENCED_GET_EXECUTION_INFO, Method.BUFFER_COPY_TO, Method.BUFFER_COPY_FROM,
     # aidl:4 only (a host that did not grant it refuses the call, alone): the validation sweep sends a model
-    # mutation's prepareModelWithConfig in the batch of its query and preparation.
+    # mutation's prepareModelWithConfig in the batch of its query and preparation, to a driver that granted
+    # ``batch_config`` too (``BATCHED_WITH_FEATURE``).
     Method.PREPARE_MODEL_WITH_CONFIG,
 })
+#: Calls the harness batches only for a driver that granted the named feature besides ``batch``: kinds made
+#: batchable after ``batch`` was first published, so a driver written to that first text, which answers them
+#: PROTOCOL_ERROR inside a ``BATCH``, is never sent them there (docs/protocol.md §5.4).
+BATCHED_WITH_FEATURE = {Method.PREPARE_MODEL_WITH_CONFIG: "batch_config"}
 #: At most this many calls in one ``BATCH`` (a bound on both ends).
 MAX_BATCH_ITEMS = 64
 
