@@ -14,6 +14,8 @@ the process's own CPU (``getrusage``) when it exits.  So, per case:
 * ``total``: CPU of every process of the run;
 * ``driver``: thread CPU inside the driver's entry points, wherever they ran;
 * ``harness``: the rest (harness, protocol on both sides, the host's loop), and its ratio to the driver;
+  beyond the fixed cost, split in two: the harness's own process and the driver hosts' processes less
+  their driver's work (decoding calls, encoding answers, the host's loop);
 * ``fixed``: the CPU of the same command selecting no case (``-k`` of a name that matches nothing: the
   interpreters' start-up, imports, the check of the specs, naming the cases), and the ratio of the
   harness's CPU beyond it to the driver's: the marginal cost of a case, what a larger run converges to.
@@ -45,6 +47,13 @@ _NOTHING = "zzz-no-case-is-named-this"
 
 def _run(args: list[str], tree: str) -> tuple[float, float, str]:
     """(driver seconds, CPU seconds of every process, the command's stdout) of one ``nnvts`` command."""
+    driver, cpu, _, stdout = _run_split(args, tree)
+    return driver, cpu, stdout
+
+
+def _run_split(args: list[str], tree: str) -> tuple[float, float, float, str]:
+    """``_run``'s figures, and the CPU seconds of the driver hosts' processes among them (their driver's work
+    included)."""
     with tempfile.TemporaryDirectory(prefix="nnvts-driver-share-") as directory:
         site = os.path.join(directory, "site")
         times = os.path.join(directory, "times")
@@ -60,13 +69,15 @@ def _run(args: list[str], tree: str) -> tuple[float, float, str]:
                                *args], cwd=tree, env=env, capture_output=True, text=True)
         if done.returncode not in (0, 1, 5):  # 5: no case selected (the fixed-cost run)
             sys.exit(f"nnvts {' '.join(args)} ended with {done.returncode}: {done.stderr.strip()[-400:]}")
-        driver = cpu = 0.0
+        driver = cpu = hosts = 0.0
         for name in os.listdir(times):
             with open(os.path.join(times, name), encoding="utf-8") as handle:
-                spent, own, *_ = handle.read().split()
+                spent, own, *role = handle.read().split()
             driver += float(spent)
             cpu += float(own)
-        return driver, cpu, done.stdout
+            if "host.py" in role:  # the harness is "-c run" (bench's own entry), a host "host.py --driver"
+                hosts += float(own)
+        return driver, cpu, hosts, done.stdout
 
 
 def measure(family: str, selection: list[str], isolation: list[str], tree: str) -> dict[str, float]:
@@ -74,13 +85,16 @@ def measure(family: str, selection: list[str], isolation: list[str], tree: str) 
     base = ["run", "--driver", "reference", "--quiet", "-j", "1", "--family", family, *isolation, *selection]
     _, _, listed = _run(["list", "--count", "--family", family, *selection], tree)
     cases = int(listed.strip().splitlines()[-1])
-    _, fixed, _ = _run([*base, "-k", _NOTHING], tree)
-    driver, cpu, _ = _run(base, tree)
+    _, fixed, fixed_hosts, _ = _run_split([*base, "-k", _NOTHING], tree)
+    driver, cpu, hosts, _ = _run_split(base, tree)
     per_case = 1000 / max(cases, 1)
     harness = cpu - driver
     return {"cases": cases, "total": cpu * per_case, "driver": driver * per_case, "harness": harness * per_case,
             "ratio": harness / driver if driver else float("nan"), "fixed": fixed,
-            "marginal": (harness - fixed) / driver if driver else float("nan")}
+            "marginal": (harness - fixed) / driver if driver else float("nan"),
+            # beyond fixed, ms a case: the harness's own process(es), and the hosts' CPU less their driver's work
+            "harness_process": (cpu - hosts - (fixed - fixed_hosts)) * per_case,
+            "host_less_driver": (hosts - driver - fixed_hosts) * per_case}
 
 
 def main() -> None:
@@ -104,15 +118,18 @@ def main() -> None:
         print(f"tree {chr(65 + index)}: {tree}")
     print(f"load average before: {os.getloadavg()}; {os.cpu_count()} CPUs")
     print(f"{'family':<22} {'isolation':<15} {'tree':<4} {'cases':>7} {'total':>8} {'driver':>8} {'harness':>8} "
-          f"{'harness/driver':>15} {'fixed (s)':>10} {'beyond fixed':>13}")
+          f"{'harness/driver':>15} {'fixed (s)':>10} {'beyond fixed':>13} {'harness proc':>13} {'host - driver':>14}")
     for family in options.families.split(","):
         for label, isolation in isolations:
             for index, tree in enumerate(trees):
                 row = measure(family, selection, isolation, tree)
                 print(f"{family:<22} {label:<15} {chr(65 + index):<4} {row['cases']:>7.0f} {row['total']:>8.3f} "
                       f"{row['driver']:>8.3f} {row['harness']:>8.3f} {row['ratio']:>14.2f}x {row['fixed']:>10.2f} "
-                      f"{row['marginal']:>12.2f}x", flush=True)
-    print("ms a case (everything included); beyond fixed: (harness CPU - the fixed cost) / driver CPU")
+                      f"{row['marginal']:>12.2f}x {row['harness_process']:>13.3f} {row['host_less_driver']:>14.3f}",
+                      flush=True)
+    print("ms a case (everything included); beyond fixed: (harness CPU - the fixed cost) / driver CPU; "
+          "harness proc and host - driver: ms a case beyond fixed, the harness's process and the driver hosts' "
+          "(less the driver's own work), the two parts of 'harness' (in process: all in the first)")
     print(f"load average after: {os.getloadavg()}")
 
 

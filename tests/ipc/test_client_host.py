@@ -17,6 +17,7 @@ from tests.conftest import hand_add_float
 from tests.fakes.misbehaving import raising_device
 from tests.ipc.conftest import hand_mul_float
 from vts.families._kit.executions import Executor, execute
+from vts.hal.config import PrepareModelConfig
 from vts.hal.enums import ErrorStatus, MeasureTiming
 from vts.hal.errors import DriverError
 from vts.hal.interfaces import SyncFence
@@ -277,6 +278,10 @@ class _RecordingDevice:
         self.models.append(model)
         return self.inner.prepare_model(model, *args)
 
+    def prepare_model_with_config(self, model, config):
+        self.models.append(model)
+        return self.inner.prepare_model_with_config(model, config)
+
 
 def test_a_model_sent_again_is_decoded_once_until_the_pools_change(served, monkeypatch):
     decoded = []
@@ -288,15 +293,16 @@ def test_a_model_sent_again_is_decoded_once_until_the_pools_change(served, monke
     hal_model = to_hal_model(model)
     assert device.get_supported_operations(hal_model) == [True]
     prepared = device.prepare_model(hal_model)
-    assert len(decoded) == 1 and recording.models[0] is recording.models[1]
+    assert device.prepare_model_with_config(hal_model, PrepareModelConfig()) is not None  # AIDL v4's third send
+    assert len(decoded) == 1 and recording.models[0] is recording.models[1] is recording.models[2]
     other = hal_model.copy()
     other.main.operands[0].dimensions = [4]  # a different model: decoded, and not taken for the first
     device.get_supported_operations(other)
-    assert len(decoded) == 2 and recording.models[2].main.operands[0].dimensions == [4]
+    assert len(decoded) == 2 and recording.models[3].main.operands[0].dimensions == [4]
     built = build_request(model, model.examples[0])
     execute(prepared, built.request, Executor.SYNC, MeasureTiming.NO)  # declares pools: the memo goes
     device.get_supported_operations(other)
-    assert len(decoded) == 3 and recording.models[3] is not recording.models[2]
+    assert len(decoded) == 3 and recording.models[4] is not recording.models[3]
     built.close()
 
 

@@ -79,7 +79,7 @@ class DriverHost(HalCalls):
         self._send_lock = threading.Lock()
         self._table_lock = threading.Lock()
         self._stopped = threading.Event()
-        #: Bumped by every preamble that may change the pool table (see ``HalCalls._read_model``).
+        #: Bumped by every preamble that may change the pool table (see ``HalCalls.decoded_model``).
         self.pools_generation = 0
         #: Method code -> handler: the HAL's methods and the session kinds (``host_sessions``).
         #: The kinds this host serves inside a ``BATCH`` (docs/protocol.md §5.4).

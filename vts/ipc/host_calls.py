@@ -80,7 +80,7 @@ class HalCalls:
     #: Set by the host: what this connection may hold (None: a spawned host), its handles' objects.
     limits: ConnectionLimits | None
     objects: dict[int, object]
-    #: Bumped by the host at every preamble that may change the pool table (see ``_read_model``).
+    #: Bumped by the host at every preamble that may change the pool table (see ``decoded_model``).
     pools_generation: int
 
     def __init__(self, device: Device, opened_with: OpenedWith | None = None) -> None:
@@ -201,12 +201,13 @@ class HalCalls:
         exts = self.device.get_supported_extensions()
         return encode_answer(lambda w: p.write_extensions(w, list(exts)), "get_supported_extensions", exts), None
 
-    def _read_model(self, r: Reader) -> Model:
+    def decoded_model(self, r: Reader) -> Model:
         """The model at the reader, decoded once when the same bytes come again.
 
         The harness sends a model to ``get_supported_operations`` and then the same model to
-        ``prepare_model`` (every validation mutation, every prepared model): the second decode was a
-        quarter of the host's time in a validation sweep.  The encoding is deterministic and
+        ``prepare_model`` (every validation mutation, every prepared model), and to a driver of AIDL v4
+        ``prepare_model_with_config`` after them: each decode after the first was a quarter of the host's
+        time in a validation sweep.  The encoding is deterministic and
         self-delimiting, so bytes equal to the last model's decode to an equal model with the same pool
         ids, and the pool table has not changed since (a model decoded before any later preamble, even
         on another reader thread, is never reused).  The driver gets the
@@ -224,7 +225,7 @@ class HalCalls:
         return model
 
     def _supported_operations(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
-        model = self._read_model(r)
+        model = self.decoded_model(r)
         r.end()
         flags = self.device.get_supported_operations(model)
 
@@ -255,7 +256,7 @@ class HalCalls:
         return encode_answer(write, "get_number_of_cache_files_needed", counts), None
 
     def _prepare_model(self, r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
-        model = self._read_model(r)
+        model = self.decoded_model(r)
         preference = r.i64()
         priority = r.i64()
         deadline = r.optional_i64()

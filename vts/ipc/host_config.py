@@ -44,7 +44,7 @@ def config_handlers(host: DriverHost) -> dict[int, Handler]:
 
     def prepare(r: Reader, seq: int, taken: set[int]) -> tuple[Writer, None]:
         granted(Method.PREPARE_MODEL_WITH_CONFIG)
-        model = p.read_model(r, host.pool)
+        model = host.decoded_model(r)  # the same bytes as the prepare_model before it: decoded once
         preference, priority, deadline = r.i64(), r.i64(), r.optional_i64()
         model_cache, data_cache, token = r.fd_list(), r.fd_list(), r.raw()
         hints, table = p.read_hints(r)
