@@ -43,6 +43,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 _SITECUSTOMIZE = "from bench import driver_time_probe\ndriver_time_probe.install()\n"
 _NOTHING = "zzz-no-case-is-named-this"
+_ENTRY = "import sys; from vts.cli.main import main; main(sys.argv[1:])"
+#: ``--floor``: the family's cases judged at once (a pass, no call to the driver), everything around them as run.
+_STUBBED_ENTRY = ("import sys; from vts.families.base import passed; from vts.families.registry import families; "
+                  "families()[sys.argv[1]].run = lambda self, case, device, options: passed('floor'); "
+                  "from vts.cli.main import main; main(sys.argv[2:])")
 
 
 def _run(args: list[str], tree: str) -> tuple[float, float, str]:
@@ -51,9 +56,9 @@ def _run(args: list[str], tree: str) -> tuple[float, float, str]:
     return driver, cpu, stdout
 
 
-def _run_split(args: list[str], tree: str) -> tuple[float, float, float, str]:
+def _run_split(args: list[str], tree: str, stub: str | None = None) -> tuple[float, float, float, str]:
     """``_run``'s figures, and the CPU seconds of the driver hosts' processes among them (their driver's work
-    included)."""
+    included); ``stub``: a family whose cases pass at once (``--floor``)."""
     with tempfile.TemporaryDirectory(prefix="nnvts-driver-share-") as directory:
         site = os.path.join(directory, "site")
         times = os.path.join(directory, "times")
@@ -65,8 +70,8 @@ def _run_split(args: list[str], tree: str) -> tuple[float, float, float, str]:
         # nothing per case: bench/README.md, driver sandbox).
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([site, tree]), NNVTS_DRIVER_TIME_DIR=times,
                    NNVTS_SANDBOX="none")
-        done = subprocess.run([PYTHON, "-c", "import sys; from vts.cli.main import main; main(sys.argv[1:])",
-                               *args], cwd=tree, env=env, capture_output=True, text=True)
+        entry = [_ENTRY] if stub is None else [_STUBBED_ENTRY, stub]
+        done = subprocess.run([PYTHON, "-c", *entry, *args], cwd=tree, env=env, capture_output=True, text=True)
         if done.returncode not in (0, 1, 5):  # 5: no case selected (the fixed-cost run)
             sys.exit(f"nnvts {' '.join(args)} ended with {done.returncode}: {done.stderr.strip()[-400:]}")
         driver = cpu = hosts = 0.0
@@ -80,8 +85,10 @@ def _run_split(args: list[str], tree: str) -> tuple[float, float, float, str]:
         return driver, cpu, hosts, done.stdout
 
 
-def measure(family: str, selection: list[str], isolation: list[str], tree: str) -> dict[str, float]:
-    """Cases; ms a case of the run's CPU, the driver's and the harness's; the fixed cost (s); both ratios."""
+def measure(family: str, selection: list[str], isolation: list[str], tree: str, floor: bool = False
+            ) -> dict[str, float]:
+    """Cases; ms a case of the run's CPU, the driver's and the harness's; the fixed cost (s); both ratios;
+    ``floor``: the harness process's CPU a case, beyond fixed, with every case passing at once."""
     base = ["run", "--driver", "reference", "--quiet", "-j", "1", "--family", family, *isolation, *selection]
     _, _, listed = _run(["list", "--count", "--family", family, *selection], tree)
     cases = int(listed.strip().splitlines()[-1])
@@ -94,7 +101,15 @@ def measure(family: str, selection: list[str], isolation: list[str], tree: str) 
             "marginal": (harness - fixed) / driver if driver else float("nan"),
             # beyond fixed, ms a case: the harness's own process(es), and the hosts' CPU less their driver's work
             "harness_process": (cpu - hosts - (fixed - fixed_hosts)) * per_case,
-            "host_less_driver": (hosts - driver - fixed_hosts) * per_case}
+            "host_less_driver": (hosts - driver - fixed_hosts) * per_case,
+            "floor": _floor(family, base, tree, fixed - fixed_hosts) * per_case if floor else float("nan")}
+
+
+def _floor(family: str, base: list[str], tree: str, fixed_harness: float) -> float:
+    """The harness process's CPU seconds beyond ``fixed_harness`` when the family's cases pass at once: what the
+    runner costs around a case (selection, the case's attempt and deadline, its result, the summary)."""
+    _, cpu, hosts, _ = _run_split(base, tree, stub=family)
+    return cpu - hosts - fixed_harness
 
 
 def main() -> None:
@@ -105,6 +120,8 @@ def main() -> None:
     parser.add_argument("--tree", action="append",
                         help="the checkout to measure (default: this one); give it twice (a 'before' tree and this "
                              "one) for an A/B in one sitting, each family's rows of the trees interleaved")
+    parser.add_argument("--floor", action="store_true",
+                        help="also run each family with its cases passing at once: the runner's own cost a case")
     parser.add_argument("--isolation", choices=("both", "in", "out"), default="both",
                         help="in process, out of process, or both (default)")
     options = parser.parse_args()
@@ -118,18 +135,21 @@ def main() -> None:
         print(f"tree {chr(65 + index)}: {tree}")
     print(f"load average before: {os.getloadavg()}; {os.cpu_count()} CPUs")
     print(f"{'family':<22} {'isolation':<15} {'tree':<4} {'cases':>7} {'total':>8} {'driver':>8} {'harness':>8} "
-          f"{'harness/driver':>15} {'fixed (s)':>10} {'beyond fixed':>13} {'harness proc':>13} {'host - driver':>14}")
+          f"{'harness/driver':>15} {'fixed (s)':>10} {'beyond fixed':>13} {'harness proc':>13} {'host - driver':>14}"
+          f"{' runner floor' if options.floor else ''}")
     for family in options.families.split(","):
         for label, isolation in isolations:
             for index, tree in enumerate(trees):
-                row = measure(family, selection, isolation, tree)
+                row = measure(family, selection, isolation, tree, options.floor)
+                floor = f" {row['floor']:>13.3f}" if options.floor else ""
                 print(f"{family:<22} {label:<15} {chr(65 + index):<4} {row['cases']:>7.0f} {row['total']:>8.3f} "
                       f"{row['driver']:>8.3f} {row['harness']:>8.3f} {row['ratio']:>14.2f}x {row['fixed']:>10.2f} "
-                      f"{row['marginal']:>12.2f}x {row['harness_process']:>13.3f} {row['host_less_driver']:>14.3f}",
-                      flush=True)
+                      f"{row['marginal']:>12.2f}x {row['harness_process']:>13.3f} {row['host_less_driver']:>14.3f}"
+                      f"{floor}", flush=True)
     print("ms a case (everything included); beyond fixed: (harness CPU - the fixed cost) / driver CPU; "
           "harness proc and host - driver: ms a case beyond fixed, the harness's process and the driver hosts' "
-          "(less the driver's own work), the two parts of 'harness' (in process: all in the first)")
+          "(less the driver's own work), the two parts of 'harness' (in process: all in the first); runner floor: "
+          "the harness process's ms a case beyond fixed with every case passing at once")
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -420,3 +420,42 @@ def test_the_sweeps_two_preparations_go_in_one_batch_the_second_copying_the_firs
         harness.close()
         thread.join(5)
         driver.close()
+
+
+def test_a_preparation_after_its_query_in_a_batch_copies_the_querys_arguments():
+    """PREPARE_MODEL's arguments begin with the model, the query's whole arguments: after the query of the same
+    model in a batch they are copied and extended, the model encoded once (byte for byte what the ordinary
+    encoding gives); after another model's query, or alone, the model is encoded as usual."""
+    from nnvts.drivers.reference.device import create_device
+    from vts.model.casemodel import close_model, to_hal_model
+
+    harness, driver = p.socket_pair()
+    thread = threading.Thread(target=DriverHost(create_device(), driver).serve, daemon=True)
+    thread.start()
+    (case_model,) = parse_spec(hand_add_float())
+    model, other = to_hal_model(case_model), to_hal_model(case_model)
+    try:
+        device = connect(harness, timeout=5)
+        written = []
+        write_model = device.connection.write_model
+        device.connection.write_model = lambda w, m: written.append(m) or write_model(w, m)  # type: ignore[method-assign]
+        batch = device.batch_ahead()
+        query = device.get_supported_operations_ahead(model, batch)
+        preparation = device.prepare_model_ahead(model, 1, 2, batch)
+        assert written == [model]
+        device.get_supported_operations_ahead(model, batch)
+        device.prepare_model_ahead(other, 1, 2, batch)  # another model (equal, not the same): encoded
+        assert written == [model, model, other]
+        assert query is not None and preparation is not None and batch.send()
+        items = p.read_batch_request(Reader(bytes(batch.body.buf[len(p.EMPTY_PREAMBLE):]), []))
+        assert [code for code, _ in items] == [Method.GET_SUPPORTED_OPERATIONS, Method.PREPARE_MODEL] * 2
+        (_, query_args), (_, copied), _, (_, encoded) = items
+        assert copied.startswith(query_args) and copied == encoded
+        assert query.result() == [True]
+        assert preparation.result() is not None
+    finally:
+        close_model(model)
+        close_model(other)
+        harness.close()
+        thread.join(5)
+        driver.close()

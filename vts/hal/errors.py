@@ -25,7 +25,7 @@ class DriverError(Exception):
         output_shapes: Sequence[OutputShape] = (),
         timing: Timing | None = None,
     ) -> None:
-        self.status = ErrorStatus(status)
+        self.status = status if type(status) is ErrorStatus else ErrorStatus(status)
         self.message = message
         self.output_shapes = tuple(output_shapes)
         self.timing = timing

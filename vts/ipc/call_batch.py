@@ -2,9 +2,9 @@
 
 ``Connection.send_ahead`` already lets the host work while the harness
 judges; each call still costs both processes a message.  A ``CallBatch``
-collects calls (their arguments encoded at once, so a model pinned by
-``model_sent_unchanged`` is encoded once for its query and its
-preparation), then sends them in one message; each call's answer is read by
+collects calls (their arguments encoded at once; a preparation after the
+query of the same model copies the query's arguments and adds its own,
+``add_extending``), then sends them in one message; each call's answer is read by
 its own ``PendingCall``, under its reader's deadline, exactly as if it had
 gone alone.  Only for a driver that granted the ``batch`` feature
 (``Connection.batch``), and only under ``send_ahead``'s rules: a batch never
@@ -39,7 +39,7 @@ def batch_of(connection: Connection) -> CallBatch | None:
 class CallBatch:
     """Calls collected for one ``BATCH`` message; ``send`` sends them, each answer read by its ``PendingCall``."""
 
-    __slots__ = ("_calls", "_last", "_slots", "body", "connection")
+    __slots__ = ("_calls", "_last", "_last_model", "_slots", "body", "connection")
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
@@ -50,19 +50,31 @@ class CallBatch:
         self._calls: list[PendingCall] = []
         #: The arguments of the call added last (None after a rollback), for ``add_extending``.
         self._last: bytes | None = None
+        #: The model whose encoding those arguments are, and nothing else (``add(model=...)``), or None.
+        self._last_model: object | None = None
 
     def __len__(self) -> int:
         return len(self._slots)
 
     def add(self, method: Method, write: Callable[[Writer], None], decode: Decode | None,
-            pools: Sequence[Any] = ()) -> PendingCall | None:
-        """Add a call; its ``PendingCall`` (answered once the batch is sent), or None if it cannot go ahead."""
+            pools: Sequence[Any] = (), model: object | None = None) -> PendingCall | None:
+        """Add a call; its ``PendingCall`` (answered once the batch is sent), or None if it cannot go ahead.
+
+        ``model``: the call's arguments are that model's encoding and nothing else (``GET_SUPPORTED_OPERATIONS``),
+        so a call whose arguments begin with it may extend them (``extends_model``)."""
         if not self._batchable(method):
             return None
         arguments = self.connection.encode_ahead(write, pools)
         if arguments is None or len(self.body.buf) + _ITEM_HEAD + len(arguments) > MAX_AHEAD_BODY:
             return None
-        return self._append(method, arguments, decode)
+        call = self._append(method, arguments, decode)
+        self._last_model = model
+        return call
+
+    def extends_model(self, model: object) -> bool:
+        """Whether the call added last carries ``model``'s encoding alone (``add(model=...)``), for the next call
+        to extend (``add_extending``) rather than encode the model again."""
+        return self._last is not None and self._last_model is model
 
     def add_extending(self, method: Method, tail: bytes, decode: Decode | None) -> PendingCall | None:
         """Add a call whose arguments are those of the call added last followed by ``tail``, copied rather than
@@ -90,7 +102,7 @@ class CallBatch:
         call = PendingCall(self.connection, 0, slot, decode)
         self._slots.append(slot)
         self._calls.append(call)
-        self._last = arguments
+        self._last, self._last_model = arguments, None
         return call
 
     def mark(self) -> tuple[int, int]:
@@ -102,7 +114,7 @@ class CallBatch:
         calls, size = mark
         del self._slots[calls:], self._calls[calls:]
         del self.body.buf[size:]
-        self._last = None
+        self._last = self._last_model = None
 
     @property
     def calls(self) -> tuple[PendingCall, ...]:

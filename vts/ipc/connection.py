@@ -388,10 +388,11 @@ def _all_declared(table: PoolTable, pools: Sequence[Any]) -> bool:
 
 def _error_answer(status: int, reader: Reader, what: str) -> Exception:
     """The exception an answer with a status other than NONE stands for (its body read exactly)."""
-    if status in ErrorStatus._value2member_map_:
+    member = ErrorStatus._value2member_map_.get(status)
+    if member is not None:
         text, shapes, timing = p.read_error(reader)
         reader.end()
-        return DriverError(ErrorStatus(status), text, output_shapes=shapes, timing=timing)
+        return DriverError(member, text, output_shapes=shapes, timing=timing)  # type: ignore[arg-type]
     if status == WireStatus.DRIVER_EXCEPTION:
         type_name = reader.text(bounds.MAX_TYPE_NAME)
         text = reader.text()

@@ -239,6 +239,18 @@ def _no_hints() -> bytes:
 _NO_HINTS = _no_hints()
 
 
+def _write_preparation_tail(w: Writer, preference: ExecutionPreference | int, priority: Priority | int,
+                            deadline: int | None, model_cache: CacheFiles, data_cache: CacheFiles,
+                            token: bytes) -> None:
+    """``PREPARE_MODEL``'s arguments after the model (docs/protocol.md §5)."""
+    w.i64(int(preference))
+    w.i64(int(priority))
+    w.optional_i64(deadline)
+    w.fd_list(list(model_cache))
+    w.fd_list(list(data_cache))
+    w.raw(bytes(token))
+
+
 class ProxyDevice(Device):
     """A driver served by a host process, seen through one connection."""
 
@@ -290,7 +302,7 @@ class ProxyDevice(Device):
         (``Connection.send_ahead``; nnvts, not HAL): ``result()`` returns or raises what the call would have."""
         write = lambda w: self.connection.write_model(w, model)  # noqa: E731
         if batch is not None:
-            return batch.add(Method.GET_SUPPORTED_OPERATIONS, write, _decode_flags, model.pools)
+            return batch.add(Method.GET_SUPPORTED_OPERATIONS, write, _decode_flags, model.pools, model=model)
         return self.connection.send_ahead(Method.GET_SUPPORTED_OPERATIONS, write, _decode_flags, model.pools)
 
     def get_number_of_cache_files_needed(self) -> tuple[int, int]:
@@ -329,8 +341,12 @@ class ProxyDevice(Device):
         """``prepare_model`` (no deadline, no cache) sent now (or added to ``batch``), its answer read later
         (``Connection.send_ahead``; nnvts, not HAL): ``result()`` returns the prepared model or raises what the
         call would have."""
-        write = self._preparation_writer(model, preference, priority, None, (), (), bytes(32))
         decode = lambda r, taken: self._prepared(_decode_handle(r, taken))  # noqa: E731
+        if batch is not None and batch.extends_model(model):  # after its query: the model's bytes copied
+            tail = Writer()
+            _write_preparation_tail(tail, preference, priority, None, (), (), bytes(32))
+            return batch.add_extending(Method.PREPARE_MODEL, bytes(tail.buf), decode)
+        write = self._preparation_writer(model, preference, priority, None, (), (), bytes(32))
         if batch is not None:
             return batch.add(Method.PREPARE_MODEL, write, decode, model.pools)
         return self.connection.send_ahead(Method.PREPARE_MODEL, write, decode, model.pools)
@@ -375,12 +391,7 @@ class ProxyDevice(Device):
                             token: bytes) -> Callable[[Writer], None]:
         def write(w: Writer) -> None:
             self.connection.write_model(w, model)
-            w.i64(int(preference))
-            w.i64(int(priority))
-            w.optional_i64(deadline)
-            w.fd_list(list(model_cache))
-            w.fd_list(list(data_cache))
-            w.raw(bytes(token))
+            _write_preparation_tail(w, preference, priority, deadline, model_cache, data_cache, token)
 
         return write
 

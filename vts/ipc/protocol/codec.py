@@ -491,9 +491,16 @@ def write_error(w: Writer, message: str, shapes: Sequence[OutputShape], timing: 
 
 def read_error(r: Reader) -> tuple[str, tuple[OutputShape, ...], Timing | None]:
     message = r.text()
+    if r.data[r.pos:r.pos + 5] == _NO_SHAPES_NO_TIMING:  # most errors (a refusal): nothing but the message
+        r.pos += 5
+        return message, (), None
     shapes = read_output_shapes(r)
     timing = read_timing(r) if r.boolean() else None
     return message, shapes, timing
+
+
+#: An error body's tail with no output shape (u32 0) and no timing (u8 0).
+_NO_SHAPES_NO_TIMING = bytes(5)
 
 
 def _write_perf(w: Writer, info: PerformanceInfo) -> None:
