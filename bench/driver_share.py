@@ -44,7 +44,8 @@ PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
 _SITECUSTOMIZE = "from bench import driver_time_probe\ndriver_time_probe.install()\n"
 _NOTHING = "zzz-no-case-is-named-this"
 _ENTRY = "import sys; from vts.cli.main import main; main(sys.argv[1:])"
-#: ``--floor``: the family's cases judged at once (a pass, no call to the driver), everything around them as run.
+#: ``--floor``: the family's cases judged at once (a pass, no call to the driver), everything around them as run;
+#: with ``-j 1`` only (as ``measure`` runs), where this process judges the cases, not a worker of its own.
 _STUBBED_ENTRY = ("import sys; from vts.families.base import passed; from vts.families.registry import families; "
                   "families()[sys.argv[1]].run = lambda self, case, device, options: passed('floor'); "
                   "from vts.cli.main import main; main(sys.argv[2:])")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -25,3 +26,15 @@ def test_a_run_that_selects_nothing_spends_no_driver_time():
             "-k", driver_share._NOTHING]
     driver, cpu, _ = driver_share._run(args, driver_share.ROOT)
     assert driver == 0 and cpu > 0
+
+
+def test_the_hosts_cpu_is_told_apart_and_the_floor_passes_every_case_at_once(tmp_path):
+    args = ["run", "--driver", "reference", "--quiet", "--family", "validation", "--specs", SPEC]
+    driver, cpu, hosts, _ = driver_share._run_split(args, driver_share.ROOT)
+    assert 0 < driver < hosts < cpu  # out of process the driver runs in its host, the host in the run
+    # --floor: every case passes at once (the host still starts and describes its device).
+    report = tmp_path / "floor.json"
+    _, cpu, hosts, _ = driver_share._run_split([*args, "-j", "1", "--json", str(report)], driver_share.ROOT,
+                                               stub="validation")  # one worker: this process judges
+    cases = json.loads(report.read_text())["cases"]
+    assert 0 < hosts < cpu and cases and {case["reason"] for case in cases} == {"floor"}

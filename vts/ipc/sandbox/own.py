@@ -61,8 +61,8 @@ def _place(fd, path, is_dir):
         open(path, "a").close()
     _ok(_libc.syscall(429, fd, b"", _AT_FDCWD, path.encode(), 4), f"bind {path}")
     os.close(fd)
-def _tmpfs(path, size, flags=0):
-    options = f"size={size},mode=1777".encode()
+def _tmpfs(path, size, flags=0, mode="1777"):
+    options = f"size={size},mode={mode}".encode()
     _ok(_libc.mount(b"tmpfs", path.encode(), b"tmpfs", 2 | 4 | flags, options), f"tmpfs on {path}")
 _devices = [(f"/dev/{n}", _clone(f"/dev/{n}")) for n in ("null", "zero", "full", "random", "urandom", "tty")
             if os.path.exists(f"/dev/{n}")]
@@ -73,7 +73,7 @@ _null = _clone("/dev/null")
 _masks = [(p, _clone("/dev/null")) for p in _cfg["files"]]
 os.close(_null)
 _readonly(_AT_FDCWD, b"/", 0)
-_tmpfs("/dev", 1 << 20)
+_tmpfs("/dev", 1 << 20, mode="0755")  # not sticky: O_CREAT on a device there is refused (may_create_in_sticky)
 for path, fd in _devices:
     _place(fd, path, False)
 for name, target in (("fd", ""), ("stdin", "/0"), ("stdout", "/1"), ("stderr", "/2")):
