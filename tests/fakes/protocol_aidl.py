@@ -50,7 +50,7 @@ class AidlModeHost(DriverHost):
     def features(self) -> tuple[str, ...]:
         left_out = {p.ASYNC_FEATURE} if self.no_async else set()
         if self.first_batch:
-            left_out |= set(p.BATCHED_WITH_FEATURE.values())
+            left_out |= set(p.BATCH_EXTRA_FEATURES)
         return tuple(f for f in super().features() if f not in left_out)
 
     def grant_aidl(self, asked: Sequence[str]) -> str | None:

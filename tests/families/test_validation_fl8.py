@@ -177,7 +177,7 @@ def test_an_aidl_v4_driver_gets_each_call_once_a_mutation_with_the_mutations_pre
 
 @pytest.fixture(params=["batched", "one_by_one"])
 def batched(request, monkeypatch) -> bool:
-    batch = (p.BATCH_FEATURE, *p.BATCHED_WITH_FEATURE.values())
+    batch = (p.BATCH_FEATURE, *p.BATCH_EXTRA_FEATURES)
     wanted = (*batch, *p.AIDL_FEATURES) if request.param == "batched" else tuple(p.AIDL_FEATURES)
     monkeypatch.setattr(opening, "WANTED_FEATURES", wanted)
     return request.param == "batched"

@@ -107,3 +107,20 @@ def survivors(mark: str) -> list[int]:
             except OSError:
                 pass
     return found
+
+
+def confined_shell(root, script: str) -> tuple[int, bytes]:
+    """``/bin/sh -c script`` run as the corpus import runs a generator (the drivers' sandbox, seeing ``root``):
+    its exit status and its output (stdout and stderr together)."""
+    from vts.spec.aosp.sandbox import _release, start_confined
+
+    read, write = os.pipe()
+    try:
+        proc, launch = start_confined(root, lambda fd: ["/bin/sh", "-c", script], write, {"PATH": "/usr/bin:/bin"},
+                                      1 << 30)
+        os.close(write)
+        out, _ = proc.communicate(timeout=30)
+        _release(launch)
+    finally:
+        os.close(read)
+    return proc.returncode, out

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.hostile.conftest import confined_shell
 from tests.spec.aosp_helpers import AOSP_NN, SPECS, SYNTHETIC_ADD, make_tree, nnvts
 
 pytestmark = pytest.mark.skipif(not AOSP_NN.is_dir(), reason="../shared/aosp-nn not present")
@@ -88,7 +89,6 @@ def test_the_first_wall_holds_without_the_hook(tmp_path):
     nobody for a root harness), writes fail inside the import's folder as outside it, a file only root may
     read stays unread, and a process left in the background dies with the child."""
     from vts.ipc.sandbox import probe
-    from vts.spec.aosp.sandbox import _release, start_confined
 
     if not probe().sandboxed:
         pytest.skip(f"no sandbox here: {probe().reason}")
@@ -105,17 +105,11 @@ def test_the_first_wall_holds_without_the_hook(tmp_path):
     script = (f"echo $(id -u) $(head -n 1 /proc/self/uid_map); "
               f"touch {outside} 2>/dev/null; (sleep 1; touch {marker}) & touch {work}/inside.txt "
               f"2>/dev/null; cat {owned} 2>/dev/null; exit 0")
-    read, write = os.pipe()
     try:
-        proc, launch = start_confined(root, lambda fd: ["/bin/sh", "-c", script], write, {"PATH": "/usr/bin:/bin"},
-                                      1 << 30)
-        os.close(write)
-        out, _ = proc.communicate(timeout=30)
-        _release(launch)
+        returncode, out = confined_shell(root, script)
     finally:
-        os.close(read)
         owned.unlink()
-    assert proc.returncode == 0, out
+    assert returncode == 0, out
     uid, inside, outside_uid, count, *rest = out.decode().split()
     assert uid != "0" or os.geteuid() != 0 or (inside, outside_uid, count) == ("0", "65534", "1"), out
     assert rest == [], out  # nothing read

@@ -25,7 +25,7 @@ import pytest
 
 from tests.fakes.escape import LIMIT_ENV, OWNED_ENV, PTH_NAME, SECRET_ENV, STREAM_ENV, TARGET_ENV
 from tests.fakes.hostile import PORT_ENV
-from tests.hostile.conftest import run_harness
+from tests.hostile.conftest import confined_shell, run_harness
 from tests.ipc.conftest import ROOT, nnvts_command, nnvts_env
 from vts.ipc.sandbox import probe
 
@@ -215,21 +215,8 @@ def test_the_usual_devices_work(tmp_path, monkeypatch, kind):
     """``> /dev/null`` (an open with O_CREAT) works in either sandbox: nnvts's own once made /dev a sticky
     world-writable tmpfs, where the kernel refuses O_CREAT on a device owned by another user (EACCES)."""
     from vts.ipc.sandbox import core
-    from vts.spec.aosp.sandbox import _release, start_confined
 
     monkeypatch.setattr(core, "_probed", None)  # found again, under this test's NNVTS_SANDBOX
     assert probe().name == kind
-
-    root = tmp_path / "root"
-    root.mkdir()
-    script = "echo x > /dev/null && echo null; head -c 3 /dev/zero | wc -c"
-    read, write = os.pipe()
-    try:
-        proc, launch = start_confined(root, lambda fd: ["/bin/sh", "-c", script], write, {"PATH": "/usr/bin:/bin"},
-                                      1 << 30)
-        os.close(write)
-        out, _ = proc.communicate(timeout=30)
-        _release(launch)
-    finally:
-        os.close(read)
+    _, out = confined_shell(tmp_path, "echo x > /dev/null && echo null; head -c 3 /dev/zero | wc -c")
     assert out.decode().split() == ["null", "3"], out

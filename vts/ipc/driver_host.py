@@ -81,9 +81,9 @@ class DriverHost(HalCalls):
         self._stopped = threading.Event()
         #: Bumped by every preamble that may change the pool table (see ``HalCalls.decoded_model``).
         self.pools_generation = 0
-        #: Method code -> handler: the HAL's methods and the session kinds (``host_sessions``).
         #: The kinds this host serves inside a ``BATCH`` (docs/protocol.md §5.4).
         self.batch_methods: frozenset[int] = p.BATCH_METHODS
+        #: Method code -> handler: the HAL's methods and the session kinds (``host_sessions``).
         self.handlers: dict[int, Handler] = {**self.hal_handlers(), **host_handlers(self), **execution_handlers(self),
                                              **config_handlers(self), p.Method.BATCH: self._batch}
         #: Indexes of the threads taking turns as reader (0 is the thread that called ``serve``).

@@ -159,7 +159,7 @@ class HalCalls:
         """The features this host grants when asked in OPEN (revision 3): ``batch`` and ``batch_config`` (it
         serves every kind of ``BATCH_METHODS`` in a batch), and ``execute_async`` (it serves ``EXECUTE_ASYNC``
         whatever interface its driver speaks)."""
-        return (p.BATCH_FEATURE, *sorted(set(p.BATCHED_WITH_FEATURE.values())), p.ASYNC_FEATURE)
+        return (p.BATCH_FEATURE, *p.BATCH_EXTRA_FEATURES, p.ASYNC_FEATURE)
 
     def grant_aidl(self, asked: Sequence[str]) -> str | None:
         """The ``aidl:N`` feature granted of those ``asked`` in OPEN (revision 3), None for HAL 1.3; the device

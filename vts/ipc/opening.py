@@ -31,8 +31,7 @@ __all__ = ["WANTED_FEATURES", "hello", "open_driver"]
 #: What the harness calls itself in HELLO (informative only).
 CLIENT_NAME = "nnvts"
 #: The features the harness asks for in a revision-3 OPEN (docs/protocol.md §5.3).
-WANTED_FEATURES: tuple[str, ...] = (p.BATCH_FEATURE, *p.AIDL_FEATURES, p.ASYNC_FEATURE,
-                                    *sorted(set(p.BATCHED_WITH_FEATURE.values())))
+WANTED_FEATURES: tuple[str, ...] = (p.BATCH_FEATURE, *p.AIDL_FEATURES, p.ASYNC_FEATURE, *p.BATCH_EXTRA_FEATURES)
 
 
 def hello(connection: Connection) -> None:

@@ -34,6 +34,7 @@ from vts.ipc.protocol.aidl import (
     granted_aidl,
 )
 from vts.ipc.protocol.batch import (
+    BATCH_EXTRA_FEATURES,
     BATCH_METHODS,
     BATCHED_WITH_FEATURE,
     MAX_BATCH_ITEMS,
@@ -133,6 +134,7 @@ __all__ = [
     "AIDL_FEATURE_PREFIX",
     "ASYNC_FEATURE",
     "BATCHED_WITH_FEATURE",
+    "BATCH_EXTRA_FEATURES",
     "BATCH_FEATURE",
     "BATCH_METHODS",
     "BODY_IN_FD",

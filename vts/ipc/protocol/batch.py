@@ -23,6 +23,7 @@ from vts.ipc.protocol.primitives import Reader, Writer
 
 __all__ = [
     "BATCHED_WITH_FEATURE",
+    "BATCH_EXTRA_FEATURES",
     "BATCH_METHODS",
     "MAX_BATCH_ITEMS",
     "read_batch_reply",
@@ -46,6 +47,8 @@ BATCH_METHODS = frozenset({
 #: batchable after ``batch`` was first published, so a driver written to that first text, which answers them
 #: PROTOCOL_ERROR inside a ``BATCH``, is never sent them there (docs/protocol.md §5.4).
 BATCHED_WITH_FEATURE = {Method.PREPARE_MODEL_WITH_CONFIG: "batch_config"}
+#: Those features, each once, in a stable order (what the harness asks for and a host serving them all grants).
+BATCH_EXTRA_FEATURES: tuple[str, ...] = tuple(sorted(set(BATCHED_WITH_FEATURE.values())))
 #: At most this many calls in one ``BATCH`` (a bound on both ends).
 MAX_BATCH_ITEMS = 64
 
